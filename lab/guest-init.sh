@@ -1,0 +1,85 @@
+#!/bin/sh
+# PID 1 of the Soft-RoCE lab guest (busybox sh): load the RDMA modules, mount the host's root
+# read-only and the repository writable, bring up rxe0 on a veth, run the command, power off.
+# The host side (lab/lab.sh) reads <run dir>/status afterwards: the command's exit code, or
+# "setup: <what failed>".
+PATH=/bin
+export PATH
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+# ttyS0 is the kernel's console (a log file on the host); ttyS1 and ttyS2 are the command's
+# stdout and stderr. Raw mode: bytes pass unchanged, as through a pipe.
+stty raw -echo </dev/ttyS1
+stty raw -echo </dev/ttyS2
+exec >/dev/ttyS1 2>/dev/ttyS2
+
+run_rel=""
+verbose=0
+for word in $(cat /proc/cmdline); do
+    case "$word" in
+        rdmalab.run=*) run_rel=${word#rdmalab.run=} ;;
+        rdmalab.verbose=1) verbose=1 ;;
+    esac
+done
+
+say() { [ "$verbose" = 1 ] && echo "lab-guest: [$(cut -d" " -f1 /proc/uptime) s] $*" >&2; }
+fail() {
+    echo "lab-guest: $*" >&2
+    [ -w /lab/work/"$run_rel" ] && echo "setup: $*" >/lab/work/"$run_rel"/status
+    sync
+    poweroff -f
+}
+
+# Module order comes from the host's `modprobe --show-depends` (see lab/lab.sh).
+while read -r module; do
+    insmod /lab/modules/"$module" || fail "insmod $module failed"
+done </lab/modules.order
+
+say "modules loaded"
+mkdir -p /host /lab/work
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=524288 hostroot /host ||
+    fail "mounting the host root over 9p failed"
+mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=524288 work /lab/work ||
+    fail "mounting the repository over 9p failed"
+[ -n "$run_rel" ] && [ -d /lab/work/"$run_rel" ] || fail "run directory '$run_rel' not found"
+run_dir=/lab/work/$run_rel
+work_path=$(cat "$run_dir"/workdir) || fail "no workdir file in the run directory"
+
+# The repository appears at its own path inside the chroot, writable; the rest is read-only.
+mount -o bind /lab/work /host"$work_path" || fail "bind-mounting the repository at $work_path failed"
+mount -t proc proc /host/proc
+mount -t sysfs sysfs /host/sys
+mount -t devtmpfs devtmpfs /host/dev
+mkdir -p /host/dev/shm /host/dev/pts 2>/dev/null
+mount -t tmpfs tmpfs /host/dev/shm
+mount -t devpts devpts /host/dev/pts
+mount -t tmpfs tmpfs /host/tmp
+mount -t tmpfs tmpfs /host/run
+mount -t tmpfs tmpfs /host/var/tmp
+hostname rdmalab-lab
+say "host root mounted"
+
+# One rxe device on one end of a veth pair. Server and client both use its one address:
+# rxe loops the packets back. No NIC exists (-nic none): nothing leaves this guest.
+in_root() { chroot /host /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+in_root ip link set lo up || fail "ip link set lo up failed"
+in_root ip link add veth0 type veth peer name veth1 || fail "creating the veth pair failed"
+in_root ip addr add 198.51.100.1/24 dev veth0 || fail "assigning 198.51.100.1 to veth0 failed"
+in_root ip link set veth1 up || fail "ip link set veth1 up failed"
+in_root ip link set veth0 up || fail "ip link set veth0 up failed"
+in_root rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0 type rxe netdev veth0 failed"
+tries=0
+until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
+    tries=$((tries + 1))
+    [ $tries -gt 100 ] && fail "rxe0 port 1 did not become ACTIVE within 5 s"
+    usleep 50000
+done
+say "rxe0 is ACTIVE on veth0 (198.51.100.1)"
+
+# The command itself: a bash script the host wrote, run inside the host's root.
+: >"$run_dir"/started
+chroot /host /bin/bash "$work_path/$run_rel/command.sh" </dev/null >/dev/ttyS1 2>/dev/ttyS2
+echo $? >"$run_dir"/status
+sync
+poweroff -f
