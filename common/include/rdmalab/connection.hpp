@@ -1,0 +1,111 @@
+// One RC connection set up through rdma_cm, in the steps every connected lesson takes:
+// resolve (client) or wait for a request (server); create PD, CQ and QP; connect or accept
+// with private data; disconnect. Read src/connection.cpp once: it is the rdma_cm lesson.
+#pragma once
+
+#include "rdmalab/options.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <rdma/rdma_cma.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rdmalab {
+
+struct EventChannelDeleter {
+    void operator()(rdma_event_channel* channel) const noexcept { rdma_destroy_event_channel(channel); }
+};
+using EventChannel = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
+
+struct CmIdDeleter {
+    void operator()(rdma_cm_id* id) const noexcept;
+};
+using CmId = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
+
+// The QP rdma_create_qp attached to an id; released with rdma_destroy_qp.
+struct CmQpDeleter {
+    void operator()(rdma_cm_id* id) const noexcept { rdma_destroy_qp(id); }
+};
+using CmQp = std::unique_ptr<rdma_cm_id, CmQpDeleter>;
+
+// A copy of an rdma_cm event, taken BEFORE rdma_ack_cm_event: acking frees the event and the
+// private data it points to.
+struct CmEvent {
+    rdma_cm_event_type type{};
+    int status = 0;
+    rdma_cm_id* id = nullptr;  // for CONNECT_REQUEST: the new id that represents this client
+    std::vector<std::uint8_t> private_data;
+    std::uint8_t initiator_depth = 0;      // what the peer asked for (connect request)
+    std::uint8_t responder_resources = 0;
+};
+
+// Waits up to timeout for the next event on channel; throws on timeout or failure.
+CmEvent wait_for_cm_event(rdma_event_channel* channel, std::chrono::milliseconds timeout);
+
+struct QueueSizes {
+    std::uint32_t send = 16;   // max outstanding send-queue WRs
+    std::uint32_t recv = 16;   // max outstanding receive WRs
+    std::uint32_t completions = 32;
+};
+
+class Connection {
+public:
+    // Client step 1: rdma_resolve_addr then rdma_resolve_route; afterwards context() is known.
+    static Connection resolve(const ConnectionOptions& options);
+    // Server step 1: listen and wait for one client's connection request.
+    static Connection wait_for_client(const ConnectionOptions& options);
+
+    // Step 2: ibv_alloc_pd, ibv_create_cq, rdma_create_qp (RC, one shared CQ).
+    void create_queues(const QueueSizes& sizes);
+
+    // Step 3, client: rdma_connect with our private data; returns the server's private data.
+    std::vector<std::uint8_t> connect(std::span<const std::uint8_t> private_data = {});
+    // Step 3, server: rdma_accept with our private data; returns once ESTABLISHED.
+    void accept(std::span<const std::uint8_t> private_data = {});
+
+    // Step 4: rdma_disconnect and wait for DISCONNECTED (either side may start it).
+    void disconnect();
+    // Wait for the peer to disconnect.
+    void wait_for_disconnect();
+
+    // Polls the connection's CQ with the connection's timeout (see wait_for_completion).
+    ibv_wc wait_for_completion(std::string_view what);
+
+    ibv_context* context() const { return id_->verbs; }
+    ibv_pd* pd() const { return pd_.get(); }
+    ibv_cq* cq() const { return cq_.get(); }
+    ibv_qp* qp() const { return id_->qp; }
+    const ConnectionOptions& options() const { return options_; }
+    // Largest message the port carries (ibv_port_attr::max_msg_sz).
+    std::size_t max_message_size() const;
+    // Throws unless size fits this device's limits for one message and one MR.
+    void require_size_fits(std::size_t size) const;
+    // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)": what the connection really uses.
+    std::string path_description() const;
+
+private:
+    explicit Connection(const ConnectionOptions& options);
+    void require_device();
+    void check_gid_index();
+    CmEvent expect_event(rdma_cm_event_type expected, std::chrono::milliseconds timeout);
+    std::chrono::milliseconds timeout() const;
+
+    ConnectionOptions options_;
+    // Declared in creation order: destroyed in reverse (QP, CQ, PD, ids, channel).
+    EventChannel channel_;
+    CmId listener_;
+    CmId id_;
+    ProtectionDomain pd_;
+    CompletionQueue cq_;
+    CmQp qp_;
+    std::uint8_t peer_initiator_depth_ = 0;      // from the client's connect request
+    std::uint8_t peer_responder_resources_ = 0;
+    bool disconnected_ = false;
+};
+
+}  // namespace rdmalab

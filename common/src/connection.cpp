@@ -1,0 +1,287 @@
+// rdma_cm connection setup shared by the connected lessons: see connection.hpp.
+#include "rdmalab/connection.hpp"
+
+#include "rdmalab/error.hpp"
+
+#include <fmt/core.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rdmalab {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr int kResolveTimeoutMs = 2000;  // rdma_resolve_addr / rdma_resolve_route give up after this
+
+// IB/RoCE CM carries at most 56 bytes of private data in a REQ and 196 in a REP.
+constexpr std::size_t kMaxConnectPrivateData = 56;
+constexpr std::size_t kMaxAcceptPrivateData = 196;
+
+std::string endpoint_text(const ConnectionOptions& options) {
+    const std::string& host = options.server ? (options.bind_address.empty() ? std::string("*")
+                                                                             : options.bind_address)
+                                             : options.server_address;
+    return fmt::format("{} port {}", host, options.port);
+}
+
+const char* gid_type_name(ibv_gid_type type) {
+    switch (type) {
+        case IBV_GID_TYPE_IB: return "IB";
+        case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+        case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    }
+    return "unknown type";
+}
+
+}  // namespace
+
+void CmIdDeleter::operator()(rdma_cm_id* id) const noexcept {
+    if (rdma_destroy_id(id) != 0) report_release_failure("rdma_destroy_id", errno);
+}
+
+CmEvent wait_for_cm_event(rdma_event_channel* channel, milliseconds timeout) {
+    pollfd ready{.fd = channel->fd, .events = POLLIN, .revents = 0};
+    int rc = poll(&ready, 1, static_cast<int>(timeout.count()));
+    check_errno(rc >= 0, "poll on the rdma_cm event channel");
+    if (rc == 0) fail(fmt::format("no rdma_cm event within {:.1f} s", timeout.count() / 1000.0));
+    rdma_cm_event* event = nullptr;
+    check_errno(rdma_get_cm_event(channel, &event) == 0, "rdma_get_cm_event");
+    CmEvent copy{
+        .type = event->event,
+        .status = event->status,
+        .id = event->id,
+        .private_data = {},
+        .initiator_depth = event->param.conn.initiator_depth,
+        .responder_resources = event->param.conn.responder_resources,
+    };
+    if (event->param.conn.private_data != nullptr) {
+        const auto* bytes = static_cast<const std::uint8_t*>(event->param.conn.private_data);
+        copy.private_data.assign(bytes, bytes + event->param.conn.private_data_len);
+    }
+    rdma_ack_cm_event(event);  // frees event and its private data: only the copy is used below
+    return copy;
+}
+
+Connection::Connection(const ConnectionOptions& options) : options_(options) {
+    require_device_exists(options_.device);
+    channel_.reset(check_ptr(rdma_create_event_channel(), "rdma_create_event_channel"));
+}
+
+milliseconds Connection::timeout() const {
+    return milliseconds(static_cast<long>(options_.timeout_s * 1000));
+}
+
+CmEvent Connection::expect_event(rdma_cm_event_type expected, milliseconds wait) {
+    CmEvent event;
+    try {
+        event = wait_for_cm_event(channel_.get(), wait);
+    } catch (const Error& e) {
+        fail(fmt::format("waiting for {} from {}: {}", rdma_event_str(expected), endpoint_text(options_),
+                         e.what()));
+    }
+    if (event.type == expected) return event;
+    const std::string where = endpoint_text(options_);
+    switch (event.type) {
+        case RDMA_CM_EVENT_ADDR_ERROR:
+            fail(fmt::format("cannot resolve {} to an RDMA device ({}): no RDMA interface reaches "
+                             "that address, or no host answers there",
+                             where, std::strerror(-event.status)));
+        case RDMA_CM_EVENT_ROUTE_ERROR:
+            fail(fmt::format("no route to {} ({})", where, std::strerror(-event.status)));
+        case RDMA_CM_EVENT_REJECTED:
+            fail(fmt::format("connection rejected by {} (reject reason {}): is a server running "
+                             "there, with matching settings?", where, event.status));
+        case RDMA_CM_EVENT_UNREACHABLE:
+            fail(fmt::format("{} is unreachable (status {})", where, event.status));
+        case RDMA_CM_EVENT_CONNECT_ERROR:
+            fail(fmt::format("connection to {} failed (status {})", where, event.status));
+        default:
+            fail(fmt::format("expected {} from {}, got {} (status {})", rdma_event_str(expected), where,
+                             rdma_event_str(event.type), event.status));
+    }
+}
+
+void Connection::require_device() {
+    const char* actual = ibv_get_device_name(context()->device);
+    if (!options_.device.empty() && options_.device != actual)
+        fail(fmt::format("{} is served by device {}, not by -d {}", endpoint_text(options_), actual,
+                         options_.device));
+}
+
+Connection Connection::resolve(const ConnectionOptions& options) {
+    Connection connection(options);
+    rdma_cm_id* id = nullptr;
+    check_errno(rdma_create_id(connection.channel_.get(), &id, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
+    connection.id_.reset(id);
+
+    auto server = parse_ip_address(options.server_address, options.port);
+    if (!server) fail(fmt::format("'{}' is not a numeric IP address", options.server_address));
+    // Address resolution maps the IP address to a local RDMA device and port (and the
+    // peer's GID); route resolution fills in the path. Each answers with an event.
+    check_errno(rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&*server), kResolveTimeoutMs) == 0,
+                "rdma_resolve_addr");
+    connection.expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, milliseconds(kResolveTimeoutMs + 3000));
+    check_errno(rdma_resolve_route(id, kResolveTimeoutMs) == 0, "rdma_resolve_route");
+    connection.expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, milliseconds(kResolveTimeoutMs + 3000));
+    connection.require_device();
+    return connection;
+}
+
+Connection Connection::wait_for_client(const ConnectionOptions& options) {
+    Connection connection(options);
+    rdma_cm_id* listener = nullptr;
+    check_errno(rdma_create_id(connection.channel_.get(), &listener, nullptr, RDMA_PS_TCP) == 0,
+                "rdma_create_id");
+    connection.listener_.reset(listener);
+
+    sockaddr_storage local{};
+    if (!options.bind_address.empty()) {
+        local = *parse_ip_address(options.bind_address, options.port);
+    } else {
+        auto* any = reinterpret_cast<sockaddr_in*>(&local);
+        any->sin_family = AF_INET;
+        any->sin_port = htons(options.port);
+    }
+    if (rdma_bind_addr(listener, reinterpret_cast<sockaddr*>(&local)) != 0) {
+        int code = errno;
+        fail(fmt::format("rdma_bind_addr({}) failed: {}{}", endpoint_text(options), std::strerror(code),
+                         code == EADDRINUSE ? " (is another server running on this port?)" : ""));
+    }
+    check_errno(rdma_listen(listener, 1) == 0, "rdma_listen");
+    fmt::print("server: listening on {}\n", endpoint_text(options));
+    std::fflush(stdout);
+
+    CmEvent request = connection.expect_event(
+        RDMA_CM_EVENT_CONNECT_REQUEST, milliseconds(static_cast<long>(options.accept_timeout_s * 1000)));
+    connection.id_.reset(request.id);  // the request's own id: it belongs to this one client
+    if (!options.device.empty() && options.device != ibv_get_device_name(connection.context()->device)) {
+        rdma_reject(request.id, nullptr, 0);
+        connection.require_device();
+    }
+    // Remember what the client asked for: accept() answers within these limits.
+    connection.peer_initiator_depth_ = request.initiator_depth;
+    connection.peer_responder_resources_ = request.responder_resources;
+    return connection;
+}
+
+void Connection::create_queues(const QueueSizes& sizes) {
+    pd_.reset(check_ptr(ibv_alloc_pd(context()), "ibv_alloc_pd"));
+    cq_.reset(check_ptr(ibv_create_cq(context(), static_cast<int>(sizes.completions), nullptr, nullptr, 0),
+                        "ibv_create_cq"));
+    ibv_qp_init_attr attributes{};
+    attributes.send_cq = cq_.get();
+    attributes.recv_cq = cq_.get();
+    attributes.qp_type = IBV_QPT_RC;
+    attributes.sq_sig_all = 0;  // each WR says whether it wants a completion (IBV_SEND_SIGNALED)
+    attributes.cap.max_send_wr = sizes.send;
+    attributes.cap.max_recv_wr = sizes.recv;
+    attributes.cap.max_send_sge = 1;
+    attributes.cap.max_recv_sge = 1;
+    // rdma_create_qp creates the QP and moves it through INIT/RTR/RTS as the connection forms.
+    check_errno(rdma_create_qp(id_.get(), pd_.get(), &attributes) == 0, "rdma_create_qp");
+    qp_.reset(id_.get());
+}
+
+std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> private_data) {
+    if (private_data.size() > kMaxConnectPrivateData)
+        fail(fmt::format("{} bytes of private data: a connect request carries at most {}",
+                         private_data.size(), kMaxConnectPrivateData));
+    ibv_device_attr device{};
+    check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
+    rdma_conn_param parameters{};
+    parameters.private_data = private_data.data();
+    parameters.private_data_len = static_cast<std::uint8_t>(private_data.size());
+    // RDMA READs (and atomics) this side may have in flight to the peer, and may serve for it.
+    parameters.initiator_depth = static_cast<std::uint8_t>(std::min(device.max_qp_init_rd_atom, 255));
+    parameters.responder_resources = static_cast<std::uint8_t>(std::min(device.max_qp_rd_atom, 255));
+    // Zero retries would make one lost packet fatal. 7 transport retries; 6 RNR retries
+    // (7 would mean "retry forever" when the peer has no receive posted).
+    parameters.retry_count = 7;
+    parameters.rnr_retry_count = 6;
+    check_errno(rdma_connect(id_.get(), &parameters) == 0, "rdma_connect");
+    CmEvent established = expect_event(RDMA_CM_EVENT_ESTABLISHED, timeout());
+    check_gid_index();
+    return established.private_data;
+}
+
+void Connection::accept(std::span<const std::uint8_t> private_data) {
+    if (private_data.size() > kMaxAcceptPrivateData)
+        fail(fmt::format("{} bytes of private data: an accept carries at most {}", private_data.size(),
+                         kMaxAcceptPrivateData));
+    ibv_device_attr device{};
+    check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
+    rdma_conn_param parameters{};
+    parameters.private_data = private_data.data();
+    parameters.private_data_len = static_cast<std::uint8_t>(private_data.size());
+    // Serve as many READs as the client will issue, within our limit; issue no more than the
+    // client will serve.
+    parameters.responder_resources = static_cast<std::uint8_t>(
+        std::min<int>(device.max_qp_rd_atom, peer_initiator_depth_));
+    parameters.initiator_depth = static_cast<std::uint8_t>(
+        std::min<int>(device.max_qp_init_rd_atom, peer_responder_resources_));
+    parameters.retry_count = 7;
+    parameters.rnr_retry_count = 6;
+    check_errno(rdma_accept(id_.get(), &parameters) == 0, "rdma_accept");
+    expect_event(RDMA_CM_EVENT_ESTABLISHED, timeout());
+    check_gid_index();
+}
+
+void Connection::disconnect() {
+    if (disconnected_) return;
+    check_errno(rdma_disconnect(id_.get()) == 0, "rdma_disconnect");
+    expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
+    disconnected_ = true;
+}
+
+void Connection::wait_for_disconnect() {
+    expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
+    disconnected_ = true;
+}
+
+ibv_wc Connection::wait_for_completion(std::string_view what) {
+    return rdmalab::wait_for_completion(cq_.get(), timeout(), what);
+}
+
+std::size_t Connection::max_message_size() const {
+    ibv_port_attr port{};
+    check_ibv(ibv_query_port(context(), id_->port_num, &port), "ibv_query_port");
+    return port.max_msg_sz;
+}
+
+void Connection::require_size_fits(std::size_t size) const {
+    ibv_device_attr device{};
+    check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
+    const std::size_t limit = std::min<std::size_t>(max_message_size(), device.max_mr_size);
+    if (size > limit)
+        fail(fmt::format("size {} is larger than {} allows (max message {} bytes, max MR {} bytes)", size,
+                         ibv_get_device_name(context()->device), max_message_size(), device.max_mr_size));
+}
+
+std::string Connection::path_description() const {
+    ibv_qp_attr attributes{};
+    ibv_qp_init_attr init{};
+    check_ibv(ibv_query_qp(qp(), &attributes, IBV_QP_AV, &init), "ibv_query_qp");
+    const unsigned index = attributes.ah_attr.grh.sgid_index;
+    ibv_gid_entry entry{};
+    check_ibv(ibv_query_gid_ex(context(), id_->port_num, index, &entry, 0), "ibv_query_gid_ex");
+    return fmt::format("{} port {}, GID index {} ({} {})", ibv_get_device_name(context()->device),
+                       id_->port_num, index, gid_type_name(static_cast<ibv_gid_type>(entry.gid_type)),
+                       format_gid(entry.gid));
+}
+
+void Connection::check_gid_index() {
+    if (options_.gid_index < 0) return;
+    ibv_qp_attr attributes{};
+    ibv_qp_init_attr init{};
+    check_ibv(ibv_query_qp(qp(), &attributes, IBV_QP_AV, &init), "ibv_query_qp");
+    if (attributes.ah_attr.grh.sgid_index != options_.gid_index)
+        fail(fmt::format("rdma_cm chose GID index {}, not --gid-index {}: rdma_cm derives the GID from "
+                         "the IP address, so pick the address that GID carries",
+                         attributes.ah_attr.grh.sgid_index, options_.gid_index));
+}
+
+}  // namespace rdmalab

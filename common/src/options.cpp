@@ -1,0 +1,120 @@
+// Shared command-line handling: see options.hpp.
+#include "rdmalab/options.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <netinet/in.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace rdmalab {
+
+std::optional<std::size_t> parse_size(const std::string& text) {
+    if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) return {};
+    std::size_t digits = 0;
+    unsigned long long value = 0;
+    for (; digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]));
+         ++digits) {
+        unsigned d = static_cast<unsigned>(text[digits] - '0');
+        if (value > (std::numeric_limits<unsigned long long>::max() - d) / 10) return {};
+        value = value * 10 + d;
+    }
+    std::string suffix = text.substr(digits);
+    unsigned shift = 0;
+    if (suffix == "K" || suffix == "k" || suffix == "KiB") shift = 10;
+    else if (suffix == "M" || suffix == "m" || suffix == "MiB") shift = 20;
+    else if (suffix == "G" || suffix == "g" || suffix == "GiB") shift = 30;
+    else if (!suffix.empty()) return {};
+    if (value == 0 || value > (std::numeric_limits<std::size_t>::max() >> shift)) return {};
+    return static_cast<std::size_t>(value) << shift;
+}
+
+std::optional<sockaddr_storage> parse_ip_address(const std::string& text, std::uint16_t port) {
+    sockaddr_storage storage{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
+    if (inet_pton(AF_INET, text.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        return storage;
+    }
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    if (inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        return storage;
+    }
+    return {};
+}
+
+namespace {
+
+void add_shared_options(CLI::App& app, ConnectionOptions& options) {
+    app.add_option("-d,--ib-dev", options.device, "RDMA device to use (default: the one the address is on)");
+    app.add_option("-p,--port", options.port, "TCP-style port rdma_cm listens on / connects to")
+        ->check(CLI::Range(1, 65535));
+    app.add_option_function<std::string>(
+           "-s,--size",
+           [&options](const std::string& text) {
+               auto size = parse_size(text);
+               if (!size) throw CLI::ValidationError("--size", "'" + text + "' is not a size of at least 1 byte (examples: 4096, 64K, 1M)");
+               options.size = *size;
+           },
+           "message/buffer size in bytes (K, M, G suffixes allowed)")
+        ->default_str(std::to_string(options.size));
+    app.add_option("--gid-index", options.gid_index,
+                   "GID index the connection must use (default: the one rdma_cm picks from the address)")
+        ->check(CLI::Range(0, 1023));
+    app.add_option("--timeout", options.timeout_s, "seconds to wait for each step of a connection")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+}
+
+}  // namespace
+
+void add_connection_options(CLI::App& app, ConnectionOptions& options) {
+    add_shared_options(app, options);
+    app.require_subcommand(1);
+    auto* server = app.add_subcommand("server", "wait for a client, then serve it");
+    server->fallthrough();
+    server->add_option("-b,--bind", options.bind_address, "local IP address to listen on (default: all)");
+    server->add_option("--accept-timeout", options.accept_timeout_s, "seconds to wait for a client")
+        ->check(CLI::Range(0.1, 86400.0))
+        ->capture_default_str();
+    server->callback([&options] {
+        options.server = true;
+        if (!options.bind_address.empty() && !parse_ip_address(options.bind_address, options.port))
+            throw CLI::ValidationError("--bind", "'" + options.bind_address + "' is not a numeric IPv4/IPv6 address");
+    });
+    auto* client = app.add_subcommand("client", "connect to a server");
+    client->fallthrough();
+    client->add_option("address", options.server_address, "the server's IP address on its RDMA interface")
+        ->required();
+    client->callback([&options] {
+        options.server = false;
+        if (!parse_ip_address(options.server_address, options.port))
+            throw CLI::ValidationError("address", "'" + options.server_address +
+                                                      "' is not a numeric IPv4/IPv6 address (give the server's IP address)");
+    });
+}
+
+void parse_or_exit(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        std::exit(app.exit(e));
+    } catch (const CLI::CallForAllHelp& e) {
+        std::exit(app.exit(e));
+    } catch (const CLI::ParseError& e) {
+        // One line, whatever CLI11's message looks like.
+        std::string message = e.what();
+        for (char& c : message)
+            if (c == '\n') c = ' ';
+        fmt::print(stderr, "{}: {} (run with --help for usage)\n", app.get_name(), message);
+        std::exit(2);
+    }
+}
+
+}  // namespace rdmalab

@@ -1,0 +1,94 @@
+// Owning types and small verbs utilities: see verbs.hpp.
+#include "rdmalab/verbs.hpp"
+
+#include "rdmalab/error.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace rdmalab {
+
+void report_release_failure(std::string_view call, int rc) {
+    fmt::print(stderr, "warning: {} failed: {}\n", call, std::strerror(rc < 0 ? errno : rc));
+}
+
+Devices get_devices() {
+    int count = 0;
+    DeviceList list{ibv_get_device_list(&count)};
+    check_errno(list != nullptr, "ibv_get_device_list");
+    std::span<ibv_device*> all{list.get(), static_cast<std::size_t>(count)};
+    return {std::move(list), all};
+}
+
+void require_device_exists(const std::string& name) {
+    if (name.empty()) return;
+    auto devices = get_devices();
+    std::string available;
+    for (ibv_device* device : devices.all) {
+        if (name == ibv_get_device_name(device)) return;
+        available += (available.empty() ? "" : ", ") + std::string(ibv_get_device_name(device));
+    }
+    fail(fmt::format("no RDMA device named '{}' (available: {})", name,
+                     available.empty() ? "none" : available));
+}
+
+Buffer::Buffer(std::size_t size) : size_(size) {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t rounded = (size + page - 1) / page * page;
+    void* memory = std::aligned_alloc(page, rounded);
+    if (memory == nullptr) fail(fmt::format("cannot allocate a buffer of {} bytes", size));
+    std::memset(memory, 0, rounded);
+    memory_.reset(static_cast<std::byte*>(memory));
+}
+
+void Buffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+
+int mtu_bytes(ibv_mtu mtu) {
+    switch (mtu) {
+        case IBV_MTU_256: return 256;
+        case IBV_MTU_512: return 512;
+        case IBV_MTU_1024: return 1024;
+        case IBV_MTU_2048: return 2048;
+        case IBV_MTU_4096: return 4096;
+    }
+    return 0;
+}
+
+std::string format_gid(const ibv_gid& gid) {
+    char text[INET6_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET6, gid.raw, text, sizeof text);
+    return text;
+}
+
+}  // namespace rdmalab
+
+#include <thread>
+
+namespace rdmalab {
+
+ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + timeout;
+    for (unsigned long polls = 0;; ++polls) {
+        ibv_wc wc{};
+        int found = ibv_poll_cq(cq, 1, &wc);
+        if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
+        if (found == 1) {
+            if (wc.status != IBV_WC_SUCCESS)
+                fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})",
+                                 what, ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
+                                 wc.wr_id, wc.vendor_err));
+            return wc;
+        }
+        if (polls % 1024 == 0 && Clock::now() > deadline)
+            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
+        if (polls > 100'000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+}  // namespace rdmalab

@@ -1,0 +1,148 @@
+// Lesson: rdma-write — the client RDMA-WRITEs into the server's memory; the server's CPU takes
+// no part until a final SEND says "done". Run: rdma-write server | rdma-write client ADDR [-s SIZE]
+#include "rdmalab/connection.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cstdint>
+
+using namespace rdmalab;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x57;  // both sides compute the same pattern from it
+
+int run_server(const ConnectionOptions& options) {
+    auto connection = Connection::wait_for_client(options);
+    connection.create_queues({.send = 1, .recv = 1, .completions = 2});
+    connection.require_size_fits(options.size);
+
+    // The target buffer starts as zeros, so a write that never happened cannot pass the check.
+    // Least privilege: the peer may write it (REMOTE_WRITE, which requires LOCAL_WRITE) but not
+    // read it.
+    Buffer target(options.size);
+    MemoryRegion target_mr{ibv_reg_mr(connection.pd(), target.data(), target.size(),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
+    check_ptr(target_mr.get(), "ibv_reg_mr(target)");
+
+    // A receive for the client's 4-byte "done" message, posted BEFORE accepting: a SEND that
+    // finds no receive posted is refused (RNR) and retried.
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr{ibv_reg_mr(connection.pd(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(done_mr.get(), "ibv_reg_mr(done)");
+    ibv_sge done_sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
+                     .length = static_cast<std::uint32_t>(done.size()),
+                     .lkey = done_mr->lkey};
+    ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &done_sge, .num_sge = 1};
+    ibv_recv_wr* bad_receive = nullptr;
+    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
+
+    // Tell the client where to write: address, rkey and length, in the accept's private data.
+    auto advertisement = encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
+                                               .rkey = target_mr->rkey,
+                                               .length = static_cast<std::uint32_t>(target.size()),
+                                               .use = BufferUse::kWriteTarget});
+    connection.accept(advertisement);
+    fmt::print("server: connected over {}; advertised {} bytes at {:#x}, rkey {:#x}\n",
+               connection.path_description(), target.size(), reinterpret_cast<std::uintptr_t>(target.data()),
+               target_mr->rkey);
+
+    // RC delivers in order: once the "done" SEND has arrived, the WRITE before it has landed.
+    ibv_wc wc = connection.wait_for_completion("the client's done message");
+    if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
+        fail(fmt::format("expected a {}-byte done message, got opcode {} with {} bytes", done.size(),
+                         static_cast<int>(wc.opcode), wc.byte_len));
+    const std::uint32_t written = load_be32(done);
+    if (written == 0 || written > target.size())  // a peer's claim is checked before use
+        fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
+
+    auto mismatch = find_pattern_mismatch(target.bytes().first(written), kSeed);
+    if (mismatch) {
+        fmt::print("server: data check FAILED: byte {} of {} is not what the client wrote\n", *mismatch, written);
+        return 1;
+    }
+    if (!all_zero(target.bytes().subspan(written))) {
+        fmt::print("server: data check FAILED: bytes beyond the {} written were changed\n", written);
+        return 1;
+    }
+    fmt::print("server: verified {} bytes placed by the client's RDMA WRITE; this CPU never touched them\n",
+               written);
+    connection.wait_for_disconnect();
+    return 0;
+}
+
+int run_client(const ConnectionOptions& options) {
+    auto connection = Connection::resolve(options);
+    connection.create_queues({.send = 2, .recv = 1, .completions = 4});
+    connection.require_size_fits(options.size);
+
+    // The source is only read by our own NIC: access flags 0 (local read) are enough.
+    Buffer source(options.size);
+    fill_pattern(source.bytes(), kSeed);
+    MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), 0)};
+    check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr{ibv_reg_mr(connection.pd(), done.data(), done.size(), 0)};
+    check_ptr(done_mr.get(), "ibv_reg_mr(done)");
+
+    // The server's private data says where to write. It came from the network: validate it.
+    auto private_data = connection.connect();
+    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget);
+    if (source.size() > remote.length)
+        fail(fmt::format("the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
+                         remote.length, source.size(), remote.length));
+    fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
+               connection.path_description(), remote.length, remote.address, remote.rkey);
+
+    // The RDMA WRITE: local buffer (sge) → remote address + rkey. One signaled completion.
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data()),
+                .length = static_cast<std::uint32_t>(source.size()),
+                .lkey = source_mr->lkey};
+    ibv_send_wr write{};
+    write.wr_id = 1;
+    write.sg_list = &sge;
+    write.num_sge = 1;
+    write.opcode = IBV_WR_RDMA_WRITE;
+    write.send_flags = IBV_SEND_SIGNALED;
+    write.wr.rdma.remote_addr = remote.address;
+    write.wr.rdma.rkey = remote.rkey;
+    ibv_send_wr* bad_send = nullptr;
+    check_ibv(ibv_post_send(connection.qp(), &write, &bad_send), "ibv_post_send(RDMA_WRITE)");
+    connection.wait_for_completion("RDMA WRITE");
+    fmt::print("client: RDMA WRITE of {} bytes completed\n", source.size());
+
+    // Then the "done" SEND carrying the byte count (big-endian), so the server knows to look.
+    store_be32(done, static_cast<std::uint32_t>(source.size()));
+    ibv_sge done_sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
+                     .length = static_cast<std::uint32_t>(done.size()),
+                     .lkey = done_mr->lkey};
+    ibv_send_wr send{};
+    send.wr_id = 2;
+    send.sg_list = &done_sge;
+    send.num_sge = 1;
+    send.opcode = IBV_WR_SEND;
+    send.send_flags = IBV_SEND_SIGNALED;
+    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND)");
+    connection.wait_for_completion("done message");
+    connection.disconnect();
+    fmt::print("client: wrote {} bytes into the server's memory with one RDMA WRITE\n", source.size());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("rdma-write", [&] {
+        CLI::App app{"RDMA WRITE: the client writes into the server's registered buffer", "rdma-write"};
+        ConnectionOptions options;
+        add_connection_options(app, options);
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
