@@ -148,8 +148,11 @@ Connection Connection::wait_for_client(const ConnectionOptions& options) {
     }
     if (rdma_bind_addr(listener, reinterpret_cast<sockaddr*>(&local)) != 0) {
         int code = errno;
+        // rdma_cm reports a port held by another rdma_cm listener as EADDRNOTAVAIL.
+        const bool busy = code == EADDRINUSE || (code == EADDRNOTAVAIL && options.bind_address.empty());
         fail(fmt::format("rdma_bind_addr({}) failed: {}{}", endpoint_text(options), std::strerror(code),
-                         code == EADDRINUSE ? " (is another server running on this port?)" : ""));
+                         busy ? " (is another server running on this port?)"
+                              : code == EADDRNOTAVAIL ? " (is that address on this host?)" : ""));
     }
     check_errno(rdma_listen(listener, 1) == 0, "rdma_listen");
     fmt::print("server: listening on {}\n", endpoint_text(options));

@@ -1,0 +1,47 @@
+# Tests of the lab runner itself, from the host: each boots a Soft-RoCE guest.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+lab=$repo/lab/lab.sh
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failures=0
+check() {
+    local description=$1
+    shift
+    if "$@"; then echo "ok   - $description"; else echo "FAIL - $description"; failures=$((failures + 1)); fi
+}
+
+# One boot: the device exists, stdout and stderr stay apart, the exit code comes back.
+rc=0
+"$lab" --vm --verbose -- sh -c 'ibv_devinfo; echo to-stderr >&2; exit 7' >"$scratch/out" 2>"$scratch/err" || rc=$?
+check "exit code of the command is returned (7)" [ "$rc" = 7 ]
+check "ibv_devinfo in the guest shows rxe0" grep -q '^hca_id:.*rxe0' "$scratch/out"
+check "the port is active" grep -q 'PORT_ACTIVE' "$scratch/out"
+check "stderr of the command reaches stderr" grep -qx 'to-stderr' "$scratch/err"
+check "stderr text does not leak into stdout" bash -c "! grep -q to-stderr '$scratch/out'"
+check "says it boots the lab, naming the kernel" grep -q 'booting the Soft-RoCE lab (kernel [0-9]' "$scratch/err"
+check "--verbose reports the boot time" grep -qE 'boot to command [0-9.]+ s' "$scratch/err"
+grep -E 'boot to command' "$scratch/err"
+
+# A guest that runs too long is killed and reported; nothing is left running.
+start=$(date +%s)
+rc=0
+"$lab" --vm --timeout 15 -- sleep 600 >"$scratch/out" 2>"$scratch/err" || rc=$?
+check "a guest over its time limit exits 124" [ "$rc" = 124 ]
+check "and says so" grep -q 'did not finish within 15 s: killed it' "$scratch/err"
+check "within the limit plus a little" [ $(($(date +%s) - start)) -lt 30 ]
+check "no qemu left running" bash -c "! pgrep -f 'qemu-system-x86_64.*rdmalab.run=build/lab/run' >/dev/null"
+check "no run folder left behind" bash -c "! ls -d '$repo'/build/lab/run.* 2>/dev/null | grep -q ."
+
+# Bad usage: one line, non-zero, no guest booted.
+rc=0
+"$lab" --timeout abc -- true 2>"$scratch/err" || rc=$?
+check "bad --timeout is refused with exit 2" [ "$rc" = 2 ]
+check "with one line" [ "$(grep -c . "$scratch/err")" = 1 ]
+rc=0
+"$lab" 2>"$scratch/err" || rc=$?
+check "no command is refused with exit 2" [ "$rc" = 2 ]
+
+if [ $failures -eq 0 ]; then echo "all checks passed"; exit 0; fi
+echo "$failures check(s) failed"
+exit 1
