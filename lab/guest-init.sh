@@ -16,10 +16,14 @@ exec >/dev/ttyS1 2>/dev/ttyS2
 
 run_rel=""
 verbose=0
+stdout_tty=1
+stderr_tty=1
 for word in $(cat /proc/cmdline); do
     case "$word" in
         rdmalab.run=*) run_rel=${word#rdmalab.run=} ;;
         rdmalab.verbose=1) verbose=1 ;;
+        rdmalab.stdout_tty=0) stdout_tty=0 ;;
+        rdmalab.stderr_tty=0) stderr_tty=0 ;;
     esac
 done
 
@@ -63,11 +67,14 @@ say "host root mounted"
 # One rxe device on one end of a veth pair. Server and client both use its one address:
 # rxe loops the packets back. No NIC exists (-nic none): nothing leaves this guest.
 in_root() { chroot /host /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
-in_root ip link set lo up || fail "ip link set lo up failed"
-in_root ip link add veth0 type veth peer name veth1 || fail "creating the veth pair failed"
-in_root ip addr add 198.51.100.1/24 dev veth0 || fail "assigning 198.51.100.1 to veth0 failed"
-in_root ip link set veth1 up || fail "ip link set veth1 up failed"
-in_root ip link set veth0 up || fail "ip link set veth0 up failed"
+# One `ip` process for all five steps: every exec reads its libraries over 9p.
+in_root ip -batch - <<'IP' || fail "setting up lo and the veth pair (198.51.100.1/24 on veth0) failed"
+link set lo up
+link add veth0 type veth peer name veth1
+addr add 198.51.100.1/24 dev veth0
+link set veth1 up
+link set veth0 up
+IP
 in_root rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0 type rxe netdev veth0 failed"
 tries=0
 until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
@@ -77,9 +84,27 @@ until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
 done
 say "rxe0 is ACTIVE on veth0 (198.51.100.1)"
 
+# Where the host's stdout/stderr is no terminal, the command gets a pipe there too, so it
+# behaves as it would on the host (no colours, no progress bars in a CI log).
+out=/dev/ttyS1
+err=/dev/ttyS2
+copiers=""
+if [ "$stdout_tty" = 0 ]; then
+    mkfifo /stdout.pipe && cat /stdout.pipe >/dev/ttyS1 &
+    copiers="$copiers $!"
+    out=/stdout.pipe
+fi
+if [ "$stderr_tty" = 0 ]; then
+    mkfifo /stderr.pipe && cat /stderr.pipe >/dev/ttyS2 &
+    copiers="$copiers $!"
+    err=/stderr.pipe
+fi
+
 # The command itself: a bash script the host wrote, run inside the host's root.
 : >"$run_dir"/started
-chroot /host /bin/bash "$work_path/$run_rel/command.sh" </dev/null >/dev/ttyS1 2>/dev/ttyS2
-echo $? >"$run_dir"/status
+chroot /host /bin/bash "$work_path/$run_rel/command.sh" </dev/null >"$out" 2>"$err"
+status=$?
+[ -n "$copiers" ] && wait $copiers
+echo $status >"$run_dir"/status
 sync
 poweroff -f

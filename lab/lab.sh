@@ -83,7 +83,7 @@ if [ ! -s "$initramfs" ]; then
     trap 'rm -rf "$stage"' EXIT
     mkdir -p "$stage"/{bin,dev,proc,sys,lab/modules}
     cp /bin/busybox "$stage/bin/busybox"
-    for applet in sh mount insmod cat cut grep usleep stty hostname chroot mkdir sync poweroff echo; do
+    for applet in sh mount insmod cat cut grep usleep stty hostname chroot mkdir mkfifo sync poweroff echo; do
         ln -s busybox "$stage/bin/$applet"
     done
     cp "$lab_dir/guest-init.sh" "$stage/init"
@@ -128,8 +128,11 @@ fi
 run_dir=$(mktemp -d "$cache_dir/run.XXXXXX")
 run_rel=${run_dir#"$repo"/}
 qemu_pid=""
+copiers=""
 cleanup() {
+    set +e   # best effort: a failing kill here must not change the exit code
     [ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null && wait "$qemu_pid" 2>/dev/null
+    [ -n "$copiers" ] && kill $copiers 2>/dev/null
     rm -rf "$run_dir"
 }
 trap cleanup EXIT
@@ -156,22 +159,32 @@ firmware=()
 [ -r /usr/share/qemu/qboot.rom ] && firmware=(-bios /usr/share/qemu/qboot.rom)   # a minimal BIOS: boots faster
 
 echo "lab: no RDMA device on this host: booting the Soft-RoCE lab (kernel $kver, $accel_name)…" >&2
+# Skipped at boot: crypto self-tests, Spectre-style mitigations (a throwaway guest), timer
+# checks and PS/2 probing. Each costs tenths of a second under emulation.
+boot_speedups="mitigations=off cryptomgr.notests no_timer_check i8042.noaux i8042.nokbd i8042.nopnp"
+stdout_tty=0; [ -t 1 ] && stdout_tty=1
+stderr_tty=0; [ -t 2 ] && stderr_tty=1
 start_ns=$(date +%s%N)
 # ttyS0: the guest kernel's console, kept in a log; ttyS1/ttyS2: the command's stdout/stderr,
-# appended to ours (append=on: never truncates a file the caller redirected into).
+# through FIFOs that `cat` copies to ours: that works whatever our stdout is (terminal, pipe,
+# file, socket) and never truncates or overwrites a file the caller redirected into.
+mkfifo "$run_dir/stdout.fifo" "$run_dir/stderr.fifo"
+cat "$run_dir/stdout.fifo" &
+copiers=$!
+cat "$run_dir/stderr.fifo" >&2 &
+copiers="$copiers $!"
 qemu-system-x86_64 \
     "${accel[@]}" -smp 2 -m 2G "${firmware[@]}" \
     -nodefaults -no-user-config -display none -no-reboot -monitor none \
     -chardev file,id=console,path="$run_dir/console.log" -serial chardev:console \
-    -add-fd fd=3,set=1 -add-fd fd=4,set=2 \
-    -chardev file,id=out,path=/dev/fdset/1,append=on -serial chardev:out \
-    -chardev file,id=err,path=/dev/fdset/2,append=on -serial chardev:err \
+    -chardev file,id=out,path="$run_dir/stdout.fifo" -serial chardev:out \
+    -chardev file,id=err,path="$run_dir/stderr.fifo" -serial chardev:err \
     -nic none \
     -kernel "$boot_kernel" -initrd "$initramfs" \
-    -append "console=ttyS0 loglevel=4 panic=-1 rdmalab.run=$run_rel rdmalab.verbose=$verbose" \
+    -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups rdmalab.run=$run_rel rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs local,path="$repo",mount_tag=work,security_model=none,multidevs=remap \
-    </dev/null 3>&1 4>&2 &
+    </dev/null &
 qemu_pid=$!
 
 # Every wait has a limit: the guest gets timeout_s seconds, then it is killed and reported.
@@ -179,12 +192,14 @@ deadline=$((start_ns / 1000000000 + timeout_s))
 while kill -0 "$qemu_pid" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
         kill -KILL "$qemu_pid" 2>/dev/null; wait "$qemu_pid" 2>/dev/null || true; qemu_pid=""
+        wait $copiers
         note "the guest did not finish within $timeout_s s: killed it (raise the limit with --timeout SEC or RDMALAB_LAB_TIMEOUT)"
         exit 124
     fi
     sleep 0.1
 done
 qemu_rc=0; wait "$qemu_pid" || qemu_rc=$?; qemu_pid=""
+wait $copiers
 end_ns=$(date +%s%N)
 
 if [ "$verbose" = 1 ] && [ -e "$run_dir/started" ]; then

@@ -7,10 +7,13 @@ expect_failure absent-server 1 'connection rejected by .* is a server running th
     "$bin/rdma-write" client "$addr" -p 18999
 check "absent-server: fails within 10 s" [ $(($(date +%s) - start)) -lt 10 ]
 
-# An address inside the lab's subnet where no host exists (the guest has no network out).
-start=$(date +%s)
-expect_failure unreachable 1 'cannot resolve .* to an RDMA device' "$bin/rdma-read" client 198.51.100.2
-check "unreachable: fails within 10 s" [ $(($(date +%s) - start)) -lt 10 ]
+# An address inside the lab's subnet where no host exists. Only inside the guest, which has no
+# network path out: on a real host this would send ARP requests onto a real network.
+if [ "$RDMALAB_IN_LAB" = vm ]; then
+    start=$(date +%s)
+    expect_failure unreachable 1 'cannot resolve .* to an RDMA device' "$bin/rdma-read" client 198.51.100.2
+    check "unreachable: fails within 10 s" [ $(($(date +%s) - start)) -lt 10 ]
+fi
 
 expect_failure unknown-device-client 1 "no RDMA device named 'nosuch'" "$bin/send-recv" client "$addr" -d nosuch
 expect_failure unknown-device-server 1 "no RDMA device named 'nosuch'" "$bin/rdma-write" server -d nosuch

@@ -30,7 +30,7 @@ rc=0
 check "a guest over its time limit exits 124" [ "$rc" = 124 ]
 check "and says so" grep -q 'did not finish within 15 s: killed it' "$scratch/err"
 check "within the limit plus a little" [ $(($(date +%s) - start)) -lt 30 ]
-check "no qemu left running" bash -c "! pgrep -f 'qemu-system-x86_64.*rdmalab.run=build/lab/run' >/dev/null"
+check "no qemu left running" bash -c "! pgrep -f '[q]emu-system-x86_64 .*rdmalab.run=build/lab/run' >/dev/null"
 check "no run folder left behind" bash -c "! ls -d '$repo'/build/lab/run.* 2>/dev/null | grep -q ."
 
 # Bad usage: one line, non-zero, no guest booted.
