@@ -75,16 +75,21 @@ milliseconds Connection::timeout() const {
     return milliseconds(static_cast<long>(options_.timeout_s * 1000));
 }
 
-CmEvent Connection::expect_event(rdma_cm_event_type expected, milliseconds wait) {
+namespace {
+
+// The next event, which must be `expected`; anything else becomes a message that says what
+// went wrong in the reader's terms (rejected, unreachable, no such address…).
+CmEvent expect_cm_event(rdma_event_channel* channel, rdma_cm_event_type expected, milliseconds wait,
+                        const ConnectionOptions& options) {
     CmEvent event;
     try {
-        event = wait_for_cm_event(channel_.get(), wait);
+        event = wait_for_cm_event(channel, wait);
     } catch (const Error& e) {
-        fail(fmt::format("waiting for {} from {}: {}", rdma_event_str(expected), endpoint_text(options_),
+        fail(fmt::format("waiting for {} from {}: {}", rdma_event_str(expected), endpoint_text(options),
                          e.what()));
     }
     if (event.type == expected) return event;
-    const std::string where = endpoint_text(options_);
+    const std::string where = endpoint_text(options);
     switch (event.type) {
         case RDMA_CM_EVENT_ADDR_ERROR:
             fail(fmt::format("cannot resolve {} to an RDMA device ({}): no RDMA interface reaches "
@@ -103,6 +108,12 @@ CmEvent Connection::expect_event(rdma_cm_event_type expected, milliseconds wait)
             fail(fmt::format("expected {} from {}, got {} (status {})", rdma_event_str(expected), where,
                              rdma_event_str(event.type), event.status));
     }
+}
+
+}  // namespace
+
+CmEvent Connection::expect_event(rdma_cm_event_type expected, milliseconds wait) {
+    return expect_cm_event(channel_.get(), expected, wait, options_);
 }
 
 void Connection::require_device() {
@@ -131,12 +142,12 @@ Connection Connection::resolve(const ConnectionOptions& options) {
     return connection;
 }
 
-Connection Connection::wait_for_client(const ConnectionOptions& options) {
-    Connection connection(options);
-    rdma_cm_id* listener = nullptr;
-    check_errno(rdma_create_id(connection.channel_.get(), &listener, nullptr, RDMA_PS_TCP) == 0,
-                "rdma_create_id");
-    connection.listener_.reset(listener);
+Listener::Listener(const ConnectionOptions& options) : options_(options) {
+    require_device_exists(options_.device);
+    channel_.reset(check_ptr(rdma_create_event_channel(), "rdma_create_event_channel"));
+    rdma_cm_id* id = nullptr;
+    check_errno(rdma_create_id(channel_.get(), &id, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
+    id_.reset(id);
 
     sockaddr_storage local{};
     if (!options.bind_address.empty()) {
@@ -146,7 +157,7 @@ Connection Connection::wait_for_client(const ConnectionOptions& options) {
         any->sin_family = AF_INET;
         any->sin_port = htons(options.port);
     }
-    if (rdma_bind_addr(listener, reinterpret_cast<sockaddr*>(&local)) != 0) {
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&local)) != 0) {
         int code = errno;
         // rdma_cm reports a port held by another rdma_cm listener as EADDRNOTAVAIL.
         const bool busy = code == EADDRINUSE || (code == EADDRNOTAVAIL && options.bind_address.empty());
@@ -154,14 +165,19 @@ Connection Connection::wait_for_client(const ConnectionOptions& options) {
                          busy ? " (is another server running on this port?)"
                               : code == EADDRNOTAVAIL ? " (is that address on this host?)" : ""));
     }
-    check_errno(rdma_listen(listener, 1) == 0, "rdma_listen");
+    check_errno(rdma_listen(id, 8) == 0, "rdma_listen");
     fmt::print("server: listening on {}\n", endpoint_text(options));
     std::fflush(stdout);
+}
 
-    CmEvent request = connection.expect_event(
-        RDMA_CM_EVENT_CONNECT_REQUEST, milliseconds(static_cast<long>(options.accept_timeout_s * 1000)));
-    connection.id_.reset(request.id);  // the request's own id: it belongs to this one client
-    if (!options.device.empty() && options.device != ibv_get_device_name(connection.context()->device)) {
+Connection Listener::next_client() {
+    Connection connection(options_);
+    // The request arrives on the listener's channel; the connection moves its id to its own.
+    CmEvent request = expect_cm_event(channel_.get(), RDMA_CM_EVENT_CONNECT_REQUEST,
+                                      milliseconds(static_cast<long>(options_.accept_timeout_s * 1000)), options_);
+    connection.id_.reset(request.id);
+    check_errno(rdma_migrate_id(request.id, connection.channel_.get()) == 0, "rdma_migrate_id");
+    if (!options_.device.empty() && options_.device != ibv_get_device_name(connection.context()->device)) {
         rdma_reject(request.id, nullptr, 0);
         connection.require_device();
     }
@@ -171,21 +187,32 @@ Connection Connection::wait_for_client(const ConnectionOptions& options) {
     return connection;
 }
 
+Connection Connection::wait_for_client(const ConnectionOptions& options) {
+    Listener listener(options);
+    return listener.next_client();
+}
+
 void Connection::create_queues(const QueueSizes& sizes) {
-    pd_.reset(check_ptr(ibv_alloc_pd(context()), "ibv_alloc_pd"));
-    cq_.reset(check_ptr(ibv_create_cq(context(), static_cast<int>(sizes.completions), nullptr, nullptr, 0),
-                        "ibv_create_cq"));
+    shared_pd_ = sizes.shared_pd;
+    shared_cq_ = sizes.shared_cq;
+    if (!shared_pd_) pd_.reset(check_ptr(ibv_alloc_pd(context()), "ibv_alloc_pd"));
+    if (!shared_cq_)
+        cq_.reset(check_ptr(ibv_create_cq(context(), static_cast<int>(sizes.completions), nullptr,
+                                          sizes.channel, 0),
+                            "ibv_create_cq"));
     ibv_qp_init_attr attributes{};
-    attributes.send_cq = cq_.get();
-    attributes.recv_cq = cq_.get();
-    attributes.qp_type = IBV_QPT_RC;
+    attributes.send_cq = cq();
+    attributes.recv_cq = cq();
+    attributes.srq = sizes.srq;
+    attributes.qp_type = sizes.type;
     attributes.sq_sig_all = 0;  // each WR says whether it wants a completion (IBV_SEND_SIGNALED)
     attributes.cap.max_send_wr = sizes.send;
-    attributes.cap.max_recv_wr = sizes.recv;
-    attributes.cap.max_send_sge = 1;
-    attributes.cap.max_recv_sge = 1;
+    attributes.cap.max_recv_wr = sizes.srq ? 0 : sizes.recv;
+    attributes.cap.max_send_sge = sizes.send_sge;
+    attributes.cap.max_recv_sge = sizes.srq ? 0 : sizes.recv_sge;
+    attributes.cap.max_inline_data = sizes.max_inline;
     // rdma_create_qp creates the QP and moves it through INIT/RTR/RTS as the connection forms.
-    check_errno(rdma_create_qp(id_.get(), pd_.get(), &attributes) == 0, "rdma_create_qp");
+    check_errno(rdma_create_qp(id_.get(), pd(), &attributes) == 0, "rdma_create_qp");
     qp_.reset(id_.get());
 }
 

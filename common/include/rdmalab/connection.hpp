@@ -47,20 +47,49 @@ struct CmEvent {
 // Waits up to timeout for the next event on channel; throws on timeout or failure.
 CmEvent wait_for_cm_event(rdma_event_channel* channel, std::chrono::milliseconds timeout);
 
+// What create_queues builds. Shared objects (a PD, CQ or SRQ that several connections use)
+// are passed in and then neither created nor released by the connection.
 struct QueueSizes {
     std::uint32_t send = 16;   // max outstanding send-queue WRs
-    std::uint32_t recv = 16;   // max outstanding receive WRs
+    std::uint32_t recv = 16;   // max outstanding receive WRs (ignored with an SRQ)
     std::uint32_t completions = 32;
+    ibv_qp_type type = IBV_QPT_RC;
+    std::uint32_t send_sge = 1;
+    std::uint32_t recv_sge = 1;
+    std::uint32_t max_inline = 0;           // bytes IBV_SEND_INLINE may carry
+    ibv_comp_channel* channel = nullptr;     // completion events instead of busy polling
+    ibv_pd* shared_pd = nullptr;
+    ibv_cq* shared_cq = nullptr;
+    ibv_srq* srq = nullptr;
+};
+
+class Connection;
+
+// A listening rdma_cm id. Each client it accepts gets its own event channel (rdma_migrate_id),
+// so a server can hold several connections and wait on each independently.
+class Listener {
+public:
+    // rdma_create_event_channel, rdma_create_id, rdma_bind_addr, rdma_listen; prints
+    // "server: listening on …" (tests and the tour wait for that line).
+    explicit Listener(const ConnectionOptions& options);
+    // Waits for the next CONNECT_REQUEST (options.accept_timeout_s) and returns its connection.
+    Connection next_client();
+
+private:
+    ConnectionOptions options_;
+    EventChannel channel_;
+    CmId id_;
 };
 
 class Connection {
 public:
     // Client step 1: rdma_resolve_addr then rdma_resolve_route; afterwards context() is known.
     static Connection resolve(const ConnectionOptions& options);
-    // Server step 1: listen and wait for one client's connection request.
+    // Server step 1: listen and wait for one client's connection request (see Listener for more).
     static Connection wait_for_client(const ConnectionOptions& options);
 
-    // Step 2: ibv_alloc_pd, ibv_create_cq, rdma_create_qp (RC, one shared CQ).
+    // Step 2: ibv_alloc_pd, ibv_create_cq, rdma_create_qp (one CQ for sends and receives),
+    // each unless given shared in sizes.
     void create_queues(const QueueSizes& sizes);
 
     // Step 3, client: rdma_connect with our private data; returns the server's private data.
@@ -77,8 +106,8 @@ public:
     ibv_wc wait_for_completion(std::string_view what);
 
     ibv_context* context() const { return id_->verbs; }
-    ibv_pd* pd() const { return pd_.get(); }
-    ibv_cq* cq() const { return cq_.get(); }
+    ibv_pd* pd() const { return pd_ ? pd_.get() : shared_pd_; }
+    ibv_cq* cq() const { return cq_ ? cq_.get() : shared_cq_; }
     ibv_qp* qp() const { return id_->qp; }
     const ConnectionOptions& options() const { return options_; }
     // Largest message the port carries (ibv_port_attr::max_msg_sz).
@@ -89,6 +118,7 @@ public:
     std::string path_description() const;
 
 private:
+    friend class Listener;
     explicit Connection(const ConnectionOptions& options);
     void require_device();
     void check_gid_index();
@@ -98,11 +128,12 @@ private:
     ConnectionOptions options_;
     // Declared in creation order: destroyed in reverse (QP, CQ, PD, ids, channel).
     EventChannel channel_;
-    CmId listener_;
     CmId id_;
     ProtectionDomain pd_;
     CompletionQueue cq_;
     CmQp qp_;
+    ibv_pd* shared_pd_ = nullptr;
+    ibv_cq* shared_cq_ = nullptr;
     std::uint8_t peer_initiator_depth_ = 0;      // from the client's connect request
     std::uint8_t peer_responder_resources_ = 0;
     bool disconnected_ = false;

@@ -1,0 +1,40 @@
+// A TCP connection used only to swap a few bytes before RDMA starts — the out-of-band exchange
+// that rdma_cm otherwise does for you (QPN, PSN, GID, address, rkey). Every wait has a limit.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace rdmalab {
+
+class TcpExchange {
+public:
+    // Server: listen on port (all addresses, or bind_address) and accept one peer within timeout.
+    static TcpExchange accept_one(std::uint16_t port, const std::string& bind_address,
+                                  std::chrono::milliseconds timeout);
+    // Client: connect to address:port within timeout.
+    static TcpExchange connect_to(const std::string& address, std::uint16_t port,
+                                  std::chrono::milliseconds timeout);
+
+    TcpExchange(TcpExchange&& other) noexcept;
+    TcpExchange& operator=(TcpExchange&& other) noexcept;
+    TcpExchange(const TcpExchange&) = delete;
+    TcpExchange& operator=(const TcpExchange&) = delete;
+    ~TcpExchange();
+
+    // Sends every byte, or throws.
+    void send_all(std::span<const std::uint8_t> bytes);
+    // Receives exactly bytes.size() bytes, or throws (peer closed, timeout).
+    void receive_exact(std::span<std::uint8_t> bytes);
+
+    int fd() const { return fd_; }
+
+private:
+    TcpExchange(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}
+    int fd_ = -1;
+    std::chrono::milliseconds timeout_;
+};
+
+}  // namespace rdmalab

@@ -1,0 +1,136 @@
+// Out-of-band TCP exchange: see tcp_exchange.hpp.
+#include "rdmalab/tcp_exchange.hpp"
+
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+namespace rdmalab {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// Owns a socket until released; closes it on every other path.
+struct Socket {
+    int fd;
+    explicit Socket(int family) : fd(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+        check_errno(fd >= 0, "socket");
+    }
+    ~Socket() {
+        if (fd >= 0) close(fd);
+    }
+    int release() { return std::exchange(fd, -1); }
+};
+
+// Waits until fd is ready for `events`, or throws after timeout.
+void wait_ready(int fd, short events, milliseconds timeout, const char* what) {
+    pollfd ready{.fd = fd, .events = events, .revents = 0};
+    int rc;
+    do rc = poll(&ready, 1, static_cast<int>(timeout.count()));
+    while (rc < 0 && errno == EINTR);
+    check_errno(rc >= 0, "poll");
+    if (rc == 0) fail(fmt::format("{}: nothing within {:.1f} s", what, timeout.count() / 1000.0));
+}
+
+sockaddr_storage address_or_fail(const std::string& text, std::uint16_t port) {
+    auto address = parse_ip_address(text, port);
+    if (!address) fail(fmt::format("'{}' is not a numeric IP address", text));
+    return *address;
+}
+
+}  // namespace
+
+TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_address, milliseconds timeout) {
+    sockaddr_storage local = address_or_fail(bind_address.empty() ? "0.0.0.0" : bind_address, port);
+    Socket listener(local.ss_family);
+    int yes = 1;
+    setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (bind(listener.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0)
+        fail(fmt::format("bind(TCP port {}) failed: {}{}", port, std::strerror(errno),
+                         errno == EADDRINUSE ? " (is another server running on this port?)" : ""));
+    check_errno(listen(listener.fd, 1) == 0, "listen");
+    fmt::print("server: listening on * port {} (TCP, for the out-of-band exchange)\n", port);
+    std::fflush(stdout);
+    wait_ready(listener.fd, POLLIN, timeout, "waiting for a client");
+    int peer = accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    check_errno(peer >= 0, "accept");
+    setsockopt(peer, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    return TcpExchange(peer, timeout);
+}
+
+TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port, milliseconds timeout) {
+    sockaddr_storage remote = address_or_fail(address, port);
+    Socket connection(remote.ss_family);
+    // Non-blocking connect, so the wait for an answer has a limit.
+    int flags = fcntl(connection.fd, F_GETFL);
+    fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK);
+    const socklen_t length = remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (connect(connection.fd, reinterpret_cast<sockaddr*>(&remote), length) != 0) {
+        if (errno != EINPROGRESS)
+            fail(fmt::format("connect to {} port {} failed: {}", address, port, std::strerror(errno)));
+        wait_ready(connection.fd, POLLOUT, timeout, fmt::format("connecting to {} port {}", address, port).c_str());
+        int error = 0;
+        socklen_t size = sizeof error;
+        getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
+        if (error != 0)
+            fail(fmt::format("connect to {} port {} failed: {}{}", address, port, std::strerror(error),
+                             error == ECONNREFUSED ? " (is the server running?)" : ""));
+    }
+    fcntl(connection.fd, F_SETFL, flags);
+    int yes = 1;
+    setsockopt(connection.fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    return TcpExchange(connection.release(), timeout);
+}
+
+TcpExchange::TcpExchange(TcpExchange&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), timeout_(other.timeout_) {}
+
+TcpExchange& TcpExchange::operator=(TcpExchange&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0) close(fd_);
+        fd_ = std::exchange(other.fd_, -1);
+        timeout_ = other.timeout_;
+    }
+    return *this;
+}
+
+TcpExchange::~TcpExchange() {
+    if (fd_ >= 0) close(fd_);
+}
+
+void TcpExchange::send_all(std::span<const std::uint8_t> bytes) {
+    while (!bytes.empty()) {
+        wait_ready(fd_, POLLOUT, timeout_, "sending to the peer");
+        ssize_t sent = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) continue;
+        check_errno(sent > 0, "send");
+        bytes = bytes.subspan(static_cast<std::size_t>(sent));
+    }
+}
+
+void TcpExchange::receive_exact(std::span<std::uint8_t> bytes) {
+    const std::size_t wanted = bytes.size();
+    while (!bytes.empty()) {
+        wait_ready(fd_, POLLIN, timeout_, "waiting for the peer");
+        ssize_t got = recv(fd_, bytes.data(), bytes.size(), 0);
+        if (got < 0 && errno == EINTR) continue;
+        check_errno(got >= 0, "recv");
+        if (got == 0)
+            fail(fmt::format("the peer closed the connection after {} of {} bytes", wanted - bytes.size(),
+                             wanted));
+        bytes = bytes.subspan(static_cast<std::size_t>(got));
+    }
+}
+
+}  // namespace rdmalab

@@ -1,0 +1,71 @@
+// Unit tests for the out-of-band TCP exchange, over loopback only.
+#include "rdmalab/error.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <future>
+
+using namespace rdmalab;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr std::uint16_t kPort = 18777;
+}
+
+TEST(TcpExchange, SwapsBytesBothWays) {
+    auto server = std::async(std::launch::async, [] {
+        auto peer = TcpExchange::accept_one(kPort, "127.0.0.1", 5000ms);
+        std::array<std::uint8_t, 3> in{};
+        peer.receive_exact(in);
+        std::array<std::uint8_t, 3> out{in[2], in[1], in[0]};
+        peer.send_all(out);
+        return in;
+    });
+    std::this_thread::sleep_for(100ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort, 5000ms);
+    std::array<std::uint8_t, 3> sent{1, 2, 3};
+    client.send_all(sent);
+    std::array<std::uint8_t, 3> back{};
+    client.receive_exact(back);
+    EXPECT_EQ(server.get(), sent);
+    EXPECT_EQ(back, (std::array<std::uint8_t, 3>{3, 2, 1}));
+}
+
+TEST(TcpExchange, RefusedConnectionSaysSo) {
+    try {
+        TcpExchange::connect_to("127.0.0.1", kPort + 1, 2000ms);
+        FAIL() << "connect succeeded with nobody listening";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("is the server running?"), std::string::npos) << e.what();
+    }
+}
+
+TEST(TcpExchange, ShortReadFromAClosingPeerThrows) {
+    auto server = std::async(std::launch::async, [] {
+        auto peer = TcpExchange::accept_one(kPort + 2, "127.0.0.1", 5000ms);
+        std::array<std::uint8_t, 2> half{9, 9};
+        peer.send_all(half);
+    });
+    std::this_thread::sleep_for(100ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 2, 5000ms);
+    server.get();
+    std::array<std::uint8_t, 4> whole{};
+    EXPECT_THROW(client.receive_exact(whole), Error);
+}
+
+TEST(TcpExchange, SilentPeerTimesOut) {
+    auto server = std::async(std::launch::async, [] {
+        auto peer = TcpExchange::accept_one(kPort + 3, "127.0.0.1", 5000ms);
+        std::this_thread::sleep_for(1500ms);
+    });
+    std::this_thread::sleep_for(100ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 3, 300ms);
+    std::array<std::uint8_t, 1> byte{};
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(client.receive_exact(byte), Error);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1200ms);
+    server.get();
+}
