@@ -50,8 +50,6 @@ mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=524288 work /lab/work ||
 run_dir=/lab/work/$run_rel
 work_path=$(cat "$run_dir"/workdir) || fail "no workdir file in the run directory"
 
-# The repository appears at its own path inside the chroot, writable; the rest is read-only.
-mount -o bind /lab/work /host"$work_path" || fail "bind-mounting the repository at $work_path failed"
 mount -t proc proc /host/proc
 mount -t sysfs sysfs /host/sys
 mount -t devtmpfs devtmpfs /host/dev
@@ -61,6 +59,11 @@ mount -t devpts devpts /host/dev/pts
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run
 mount -t tmpfs tmpfs /host/var/tmp
+# The repository appears at its own path inside the chroot, writable; the rest is read-only.
+# Mounted last, so a repository under /tmp is not hidden by the fresh /tmp (mkdir makes the
+# mount point there; elsewhere it exists already on the read-only root).
+mkdir -p /host"$work_path" 2>/dev/null
+mount -o bind /lab/work /host"$work_path" || fail "bind-mounting the repository at $work_path failed"
 hostname rdmalab-lab
 say "host root mounted"
 

@@ -124,6 +124,9 @@ if [ ! -s "$boot_kernel" ]; then
     fi
 fi
 
+# Paths the guest covers with fresh tmpfs mounts: the host's files there are not visible.
+guest_hides() { [[ $1 == /tmp || $1 == /tmp/* || $1 == /run || $1 == /run/* || $1 == /var/tmp || $1 == /var/tmp/* ]]; }
+
 # The run directory: the command script going in, the status coming out.
 run_dir=$(mktemp -d "$cache_dir/run.XXXXXX")
 run_rel=${run_dir#"$repo"/}
@@ -143,14 +146,16 @@ echo "$repo" >"$run_dir/workdir"
     echo '# Written by lab/lab.sh: the environment and command to run inside the guest.'
     export -p | grep -vE '^declare -x (BASH_[A-Z_]*|SHLVL|OLDPWD|PWD|_)=' || true
     echo "export RDMALAB_IN_LAB=vm RDMALAB_ADDR=$guest_address"
-    if [ -d "$PWD" ] && [[ $PWD != /tmp* ]]; then
+    if [[ $PWD == "$repo" || $PWD == "$repo"/* ]] || ! guest_hides "$PWD"; then
         printf 'cd %q || exit 126\n' "$PWD"
     else
         printf 'cd %q || exit 126\n' "$repo"
     fi
     printf 'exec'; printf ' %q' "$@"; printf '\n'
 } >"$run_dir/command.sh"
-case "$PWD" in /tmp*) note "the working directory $PWD is a tmpfs inside the guest: running from $repo" ;; esac
+if [[ $PWD != "$repo" && $PWD != "$repo"/* ]] && guest_hides "$PWD"; then
+    note "the working directory $PWD is a fresh tmpfs inside the guest: running from $repo"
+fi
 
 accel=(-accel tcg,thread=multi -cpu max)
 accel_name=tcg
