@@ -28,15 +28,6 @@ std::string endpoint_text(const ConnectionOptions& options) {
     return fmt::format("{} port {}", host, options.port);
 }
 
-const char* gid_type_name(ibv_gid_type type) {
-    switch (type) {
-        case IBV_GID_TYPE_IB: return "IB";
-        case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-        case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-    }
-    return "unknown type";
-}
-
 }  // namespace
 
 void CmIdDeleter::operator()(rdma_cm_id* id) const noexcept {
@@ -299,7 +290,7 @@ std::string Connection::path_description() const {
     ibv_gid_entry entry{};
     check_ibv(ibv_query_gid_ex(context(), id_->port_num, index, &entry, 0), "ibv_query_gid_ex");
     return fmt::format("{} port {}, GID index {} ({} {})", ibv_get_device_name(context()->device),
-                       id_->port_num, index, gid_type_name(static_cast<ibv_gid_type>(entry.gid_type)),
+                       id_->port_num, index, gid_type_name(entry.gid_type),
                        format_gid(entry.gid));
 }
 

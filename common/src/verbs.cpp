@@ -65,6 +65,15 @@ std::string format_gid(const ibv_gid& gid) {
     return text;
 }
 
+const char* gid_type_name(std::uint32_t gid_type) {
+    switch (gid_type) {
+        case IBV_GID_TYPE_IB: return "IB";
+        case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+        case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    }
+    return "unknown GID type";
+}
+
 }  // namespace rdmalab
 
 #include <thread>

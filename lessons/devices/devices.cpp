@@ -33,15 +33,6 @@ const char* atomic_cap_name(ibv_atomic_cap cap) {
     return "unknown";
 }
 
-const char* gid_type_name(std::uint32_t type) {
-    switch (type) {
-        case IBV_GID_TYPE_IB: return "IB";
-        case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-        case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-    }
-    return "unknown";
-}
-
 // An IPv4-mapped GID (::ffff:a.b.c.d) is how RoCE carries an IPv4 address in a GID.
 bool is_ipv4_mapped(const ibv_gid& gid) {
     for (int i = 0; i < 10; ++i)

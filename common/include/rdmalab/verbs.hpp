@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -81,6 +82,9 @@ int mtu_bytes(ibv_mtu mtu);
 
 // "fe80::1234:…" or "::ffff:198.51.100.1" for a GID.
 std::string format_gid(const ibv_gid& gid);
+
+// "IB", "RoCE v1" or "RoCE v2" for ibv_gid_entry::gid_type.
+const char* gid_type_name(std::uint32_t gid_type);
 
 }  // namespace rdmalab
 
