@@ -276,10 +276,10 @@ std::size_t Connection::max_message_size() const {
 void Connection::require_size_fits(std::size_t size) const {
     ibv_device_attr device{};
     check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
-    const std::size_t limit = std::min<std::size_t>(max_message_size(), device.max_mr_size);
-    if (size > limit)
+    const std::size_t max_message = max_message_size();
+    if (size > std::min<std::size_t>(max_message, device.max_mr_size))
         fail(fmt::format("size {} is larger than {} allows (max message {} bytes, max MR {} bytes)", size,
-                         ibv_get_device_name(context()->device), max_message_size(), device.max_mr_size));
+                         ibv_get_device_name(context()->device), max_message, device.max_mr_size));
 }
 
 std::string Connection::path_description() const {

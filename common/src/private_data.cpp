@@ -80,6 +80,17 @@ RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, 
     return std::get<RemoteBuffer>(result);
 }
 
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use,
+                                           std::size_t needed) {
+    RemoteBuffer buffer = decode_remote_buffer_or_throw(bytes, expected_use);
+    if (needed > buffer.length) {
+        const char* verb = expected_use == BufferUse::kReadSource ? "read" : "write";
+        fail(fmt::format("the server's buffer holds {} bytes; cannot {} {} (use -s {} or less)", buffer.length,
+                         verb, needed, buffer.length));
+    }
+    return buffer;
+}
+
 void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value) { store_be(out.data(), value); }
 
 std::uint32_t load_be32(std::span<const std::uint8_t, 4> in) { return load_be<std::uint32_t>(in.data()); }

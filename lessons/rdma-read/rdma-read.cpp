@@ -56,10 +56,7 @@ int run_client(const ConnectionOptions& options) {
     check_ptr(destination_mr.get(), "ibv_reg_mr(destination)");
 
     auto private_data = connection.connect();
-    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kReadSource);
-    if (destination.size() > remote.length)
-        fail(fmt::format("the server's buffer holds {} bytes; cannot read {} (use -s {} or less)",
-                         remote.length, destination.size(), remote.length));
+    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kReadSource, destination.size());
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 

@@ -93,10 +93,7 @@ int run_client(const ConnectionOptions& options) {
 
     // The server's private data says where to write. It came from the network: validate it.
     auto private_data = connection.connect();
-    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget);
-    if (source.size() > remote.length)
-        fail(fmt::format("the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
-                         remote.length, source.size(), remote.length));
+    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget, source.size());
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 

@@ -83,3 +83,14 @@ TEST(Be32, RoundTripsAndIsBigEndian) {
     EXPECT_EQ(bytes[3], 4);
     EXPECT_EQ(load_be32(bytes), 0x01020304u);
 }
+
+TEST(PrivateData, OrThrowChecksTheNeededLength) {
+    auto wire = encode_remote_buffer(kSample);
+    EXPECT_EQ(decode_remote_buffer_or_throw(wire, BufferUse::kWriteTarget, 65536).length, 65536u);
+    try {
+        decode_remote_buffer_or_throw(wire, BufferUse::kWriteTarget, 65537);
+        FAIL() << "a buffer too small was accepted";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "the server's buffer holds 65536 bytes; cannot write 65537 (use -s 65536 or less)");
+    }
+}

@@ -36,6 +36,11 @@ std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std
 // Throws rdmalab::Error naming the reason instead of returning it.
 RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use);
 
+// The same, and the buffer must hold at least `needed` bytes: "the server's buffer holds 4096
+// bytes; cannot write 8192 (use -s 4096 or less)".
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use,
+                                           std::size_t needed);
+
 // 32-bit big-endian values carried in small control messages.
 void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value);
 std::uint32_t load_be32(std::span<const std::uint8_t, 4> in);
