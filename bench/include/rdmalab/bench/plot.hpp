@@ -1,0 +1,37 @@
+// The standard figures as plain SVG (no plotting library, no fonts fetched): a value against
+// message size on a log2 axis, one line per configuration, with where it was measured.
+#pragma once
+
+#include "rdmalab/bench/records.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rdmalab::bench {
+
+struct Series {
+    std::string label;
+    std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order
+};
+
+struct Chart {
+    std::string title;
+    std::string x_label;
+    std::string y_label;
+    std::string caption;  // where and when: device, provider, kernel, date
+    std::vector<Series> series;
+};
+
+// Groups records into series by the values of series_keys, taking x and y from dotted keys
+// ("size", "result.gib_per_s"). Records missing x or y are skipped.
+std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
+                                        const std::string& y_key, const std::vector<std::string>& series_keys);
+
+// An SVG document, 720×440, log2 x axis (sizes), linear y axis from 0.
+std::string render_svg(const Chart& chart);
+
+// Text safe inside SVG/XML.
+std::string xml_escape(const std::string& text);
+
+}  // namespace rdmalab::bench

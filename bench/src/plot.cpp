@@ -1,0 +1,145 @@
+// SVG figures: see plot.hpp.
+#include "rdmalab/bench/plot.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace rdmalab::bench {
+
+namespace {
+
+constexpr double kWidth = 720, kHeight = 440;
+constexpr double kLeft = 70, kRight = 180, kTop = 40, kBottom = 70;  // margins; legend on the right
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                   "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+
+const Record* find_dotted(const Record& record, const std::string& dotted) {
+    const Record* node = &record;
+    std::size_t start = 0;
+    while (true) {
+        std::size_t dot = dotted.find('.', start);
+        std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (!node->is_object() || !node->contains(key)) return nullptr;
+        node = &(*node)[key];
+        if (dot == std::string::npos) return node;
+        start = dot + 1;
+    }
+}
+
+std::string size_label(double bytes) {
+    if (bytes >= 1 << 30) return fmt::format("{:g}G", bytes / (1 << 30));
+    if (bytes >= 1 << 20) return fmt::format("{:g}M", bytes / (1 << 20));
+    if (bytes >= 1 << 10) return fmt::format("{:g}K", bytes / (1 << 10));
+    return fmt::format("{:g}", bytes);
+}
+
+// A round step giving about five intervals from 0 to top.
+double nice_step(double top) {
+    const double rough = top / 5;
+    const double magnitude = std::pow(10, std::floor(std::log10(rough)));
+    for (double factor : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (factor * magnitude >= rough) return factor * magnitude;
+    return 10 * magnitude;
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
+                                        const std::string& y_key, const std::vector<std::string>& series_keys) {
+    std::vector<Series> series;
+    std::map<std::string, std::size_t> index;
+    for (const Record& record : records) {
+        const Record* x = find_dotted(record, x_key);
+        const Record* y = find_dotted(record, y_key);
+        if (!x || !y || !x->is_number() || !y->is_number()) continue;
+        std::string label;
+        for (const std::string& key : series_keys) {
+            const Record* value = find_dotted(record, key);
+            if (!value) continue;
+            label += (label.empty() ? "" : " ") + key + "=" + (value->is_string() ? value->get<std::string>() : value->dump());
+        }
+        auto [it, added] = index.emplace(label, series.size());
+        if (added) series.push_back(Series{label, {}});
+        series[it->second].points.emplace_back(x->get<double>(), y->get<double>());
+    }
+    for (Series& s : series) std::sort(s.points.begin(), s.points.end());
+    return series;
+}
+
+std::string render_svg(const Chart& chart) {
+    double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
+    for (const Series& s : chart.series)
+        for (auto [x, y] : s.points) {
+            if (x <= 0) continue;
+            x_min = std::min(x_min, x);
+            x_max = std::max(x_max, x);
+            y_max = std::max(y_max, y);
+        }
+    if (!(x_min <= x_max)) x_min = 1, x_max = 2;
+    if (x_min == x_max) x_max = x_min * 2;
+    const double step = nice_step(y_max > 0 ? y_max : 1);
+    const double y_top = std::ceil((y_max > 0 ? y_max : 1) / step) * step;
+    const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+    auto px = [&](double x) { return kLeft + (std::log2(x) - std::log2(x_min)) / (std::log2(x_max) - std::log2(x_min)) * plot_w; };
+    auto py = [&](double y) { return kTop + plot_h - y / y_top * plot_h; };
+
+    std::string svg = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+        "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+        kWidth, kHeight, kWidth, kHeight);
+    svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft,
+                       xml_escape(chart.title));
+    // Axes, grid and ticks.
+    for (double y = 0; y <= y_top + step / 2; y += step) {
+        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kLeft,
+                           py(y), kLeft + plot_w, py(y));
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kLeft - 6, py(y) + 4, y);
+    }
+    for (double x = std::exp2(std::ceil(std::log2(x_min))); x <= x_max * 1.0001; x *= 2)
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
+                           kTop + plot_h + 16, size_label(x));
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", kLeft,
+                       kTop, plot_w, plot_h);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot_w / 2,
+                       kTop + plot_h + 36, xml_escape(chart.x_label));
+    svg += fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                       kTop + plot_h / 2, xml_escape(chart.y_label));
+    // One polyline per series, with its legend entry.
+    for (std::size_t i = 0; i < chart.series.size(); ++i) {
+        const Series& s = chart.series[i];
+        const char* color = kColors[i % std::size(kColors)];
+        std::string points;
+        for (auto [x, y] : s.points)
+            if (x > 0) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+        svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>\n",
+                           color, points, xml_escape(s.label));
+        const double ly = kTop + 10 + 18 * static_cast<double>(i);
+        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                           kWidth - kRight + 12, ly, kWidth - kRight + 32, ly, color);
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38, ly + 4,
+                           xml_escape(s.label));
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kLeft, kHeight - 12,
+                       xml_escape(chart.caption));
+    svg += "</svg>\n";
+    return svg;
+}
+
+}  // namespace rdmalab::bench

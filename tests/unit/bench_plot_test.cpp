@@ -1,0 +1,59 @@
+// Unit tests for rdma-bench's SVG figures: one line per configuration, every point drawn,
+// labels and the measurement caption present and escaped.
+#include "rdmalab/bench/plot.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace rdmalab::bench;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST(SeriesFromRecords, GroupsBySeriesKeysAndSortsByX) {
+    std::vector<Record> records = {
+        {{"op", "write"}, {"window", 64}, {"size", 128}, {"result", {{"gib_per_s", 2.0}}}},
+        {{"op", "write"}, {"window", 64}, {"size", 64}, {"result", {{"gib_per_s", 1.0}}}},
+        {{"op", "send"}, {"window", 64}, {"size", 64}, {"result", {{"gib_per_s", 0.5}}}},
+        {{"op", "send"}, {"window", 64}, {"size", 64}},  // no result: skipped
+    };
+    auto series = series_from_records(records, "size", "result.gib_per_s", {"op", "window"});
+    ASSERT_EQ(series.size(), 2u);
+    EXPECT_EQ(series[0].label, "op=write window=64");
+    ASSERT_EQ(series[0].points.size(), 2u);
+    EXPECT_EQ(series[0].points[0].first, 64);
+    EXPECT_EQ(series[1].label, "op=send window=64");
+    EXPECT_EQ(series[1].points.size(), 1u);
+}
+
+TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
+    Chart chart{.title = "RC write <Soft-RoCE>",
+                .x_label = "message size (bytes)",
+                .y_label = "GiB/s",
+                .caption = "rxe0 (Soft-RoCE), kernel 6.1, 2026-11-22",
+                .series = {{"a", {{32, 0.1}, {64, 0.2}, {128, 0.4}}}, {"b", {{32, 0.05}, {1024, 0.3}}}}};
+    std::string svg = render_svg(chart);
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    EXPECT_EQ(count(svg, "<polyline"), 2u);
+    EXPECT_NE(svg.find("RC write &lt;Soft-RoCE&gt;"), std::string::npos);
+    EXPECT_NE(svg.find("rxe0 (Soft-RoCE), kernel 6.1, 2026-11-22"), std::string::npos);
+    EXPECT_NE(svg.find(">1K<"), std::string::npos);  // a log2 tick label
+    // Three points in the first line: three coordinate pairs.
+    auto first = svg.find("points=\"") + 8;
+    auto end = svg.find('"', first);
+    EXPECT_EQ(count(svg.substr(first, end - first), ","), 3u);
+}
+
+TEST(RenderSvg, EmptyChartStillRenders) {
+    std::string svg = render_svg(Chart{.title = "nothing", .x_label = "", .y_label = "", .caption = "", .series = {}});
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    EXPECT_EQ(svg.find("nan"), std::string::npos);
+    EXPECT_EQ(svg.find("inf"), std::string::npos);
+}
