@@ -264,7 +264,7 @@ void Connection::wait_for_disconnect() {
 }
 
 ibv_wc Connection::wait_for_completion(std::string_view what) {
-    return rdmalab::wait_for_completion(cq_.get(), timeout(), what);
+    return rdmalab::wait_for_completion(cq(), timeout(), what);
 }
 
 std::size_t Connection::max_message_size() const {
