@@ -1,0 +1,229 @@
+// Lesson: write-imm — RDMA WRITE WITH IMMEDIATE: one-sided data placement that also tells the
+// server, through its receive queue, which part of its buffer was written. Run:
+// write-imm server [-s PART] [-n PARTS] | write-imm client ADDR [-s PART] [-n PARTS]
+#include "rdmalab/connection.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+using namespace rdmalab;
+
+namespace {
+
+struct WriteImmOptions : ConnectionOptions {
+    std::uint32_t parts = 4;     // -n: how many writes, each into its own part of the buffer
+    bool bad_immediate = false;  // client: an out-of-range immediate, for the server to refuse
+};
+
+// Part i holds size bytes of pattern seed kSeed + i, so a part written to the wrong place fails.
+constexpr std::uint64_t kSeed = 0x1000;
+
+std::size_t buffer_size(const WriteImmOptions& options) {
+    // The codec's length field is 32 bits; dividing first cannot overflow.
+    if (options.size > std::numeric_limits<std::uint32_t>::max() / options.parts)
+        fail(fmt::format("{} parts of {} bytes do not fit one advertised buffer (at most {} bytes)",
+                         options.parts, options.size, std::numeric_limits<std::uint32_t>::max()));
+    return options.size * options.parts;
+}
+
+int run_server(const WriteImmOptions& options) {
+    auto connection = Connection::wait_for_client(options);
+    // Every WRITE WITH IMMEDIATE consumes one receive: one per part, posted in advance.
+    connection.create_queues({.send = 1, .recv = options.parts, .completions = options.parts + 1});
+    const std::size_t total = buffer_size(options);
+    connection.require_size_fits(total);
+
+    // Zeros to start with, so a part nobody wrote cannot pass. The peer writes here (REMOTE_WRITE,
+    // which requires LOCAL_WRITE); it may not read.
+    Buffer target(total);
+    MemoryRegion target_mr{ibv_reg_mr(connection.pd(), target.data(), target.size(),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
+    check_ptr(target_mr.get(), "ibv_reg_mr(target)");
+
+    // Zero-length receives: num_sge = 0 and no buffer. The payload of a WRITE WITH IMMEDIATE goes
+    // to the RDMA address it names, never into the receive; the receive only carries the 32-bit
+    // immediate into a completion. (A SEND with a payload arriving here would fail: no room.)
+    std::vector<ibv_recv_wr> receives(options.parts);
+    for (std::uint32_t i = 0; i < options.parts; ++i)
+        receives[i] = {.wr_id = i,
+                       .next = i + 1 < options.parts ? &receives[i + 1] : nullptr,
+                       .sg_list = nullptr,
+                       .num_sge = 0};
+    ibv_recv_wr* bad_receive = nullptr;
+    check_ibv(ibv_post_recv(connection.qp(), receives.data(), &bad_receive), "ibv_post_recv");
+
+    auto advertisement =
+        encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
+                              .rkey = target_mr->rkey,
+                              .length = static_cast<std::uint32_t>(target.size()),
+                              .use = BufferUse::kWriteTarget});
+    connection.accept(advertisement);
+    fmt::print(
+        "server: connected over {}; {} parts of {} bytes advertised, {} zero-length "
+        "receives posted\n",
+        connection.path_description(), options.parts, options.size, options.parts);
+
+    // This CPU learns of each write only here, from the receive CQ. The immediate is a number the
+    // client chose (the part it wrote): it came from the network, so it is checked before use.
+    std::vector<bool> written(options.parts, false);
+    for (std::uint32_t k = 0; k < options.parts; ++k) {
+        ibv_wc wc = connection.wait_for_completion("a write notification from the client");
+        if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM))
+            fail(fmt::format(
+                "completion {}: expected RECV_RDMA_WITH_IMM, got opcode {}, flags {:#x}", k,
+                static_cast<int>(wc.opcode), wc.wc_flags));
+        // imm_data is defined as big-endian (__be32): it travels in the packet as the client's
+        // htonl() made it, so hosts of either byte order read the same number with ntohl().
+        const std::uint32_t part = ntohl(wc.imm_data);
+        if (part >= options.parts)
+            fail(fmt::format("the client's immediate {} is out of range: the buffer has {} parts",
+                             part, options.parts));
+        if (written[part]) fail(fmt::format("the client announced part {} twice", part));
+        // byte_len of a WRITE WITH IMMEDIATE is the length the write placed, not a receive length.
+        if (wc.byte_len != options.size)
+            fail(fmt::format("part {}: the write placed {} bytes, expected {}", part, wc.byte_len,
+                             options.size));
+        written[part] = true;
+        std::span<const std::byte> bytes =
+            target.bytes().subspan(part * options.size, options.size);
+        if (auto mismatch = find_pattern_mismatch(bytes, kSeed + part)) {
+            fmt::print("server: data check FAILED: part {} differs at byte {}\n", part, *mismatch);
+            return 1;
+        }
+        fmt::print("server: completion {}: immediate {} (offset {}), byte_len {}, part verified\n",
+                   k, part, part * options.size, wc.byte_len);
+    }
+
+    // Tell the client how many parts were verified (big-endian, as the codec writes numbers).
+    std::array<std::uint8_t, 4> reply{};
+    store_be32(reply, options.parts);
+    MemoryRegion reply_mr{ibv_reg_mr(connection.pd(), reply.data(), reply.size(), 0)};
+    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
+    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
+                      .length = static_cast<std::uint32_t>(reply.size()),
+                      .lkey = reply_mr->lkey};
+    ibv_send_wr send{};
+    send.wr_id = options.parts;
+    send.sg_list = &reply_sge;
+    send.num_sge = 1;
+    send.opcode = IBV_WR_SEND;
+    send.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad_send = nullptr;
+    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND reply)");
+    connection.wait_for_completion("the reply");
+    connection.wait_for_disconnect();
+    fmt::print(
+        "server: verified {} parts, each found through its immediate in a receive completion\n",
+        options.parts);
+    return 0;
+}
+
+int run_client(const WriteImmOptions& options) {
+    auto connection = Connection::resolve(options);
+    connection.create_queues({.send = options.parts, .recv = 1, .completions = options.parts + 1});
+    const std::size_t total = buffer_size(options);
+    connection.require_size_fits(total);
+
+    // Part i of the source is written to part i of the server's buffer. Our NIC only reads it.
+    Buffer source(total);
+    for (std::uint32_t i = 0; i < options.parts; ++i)
+        fill_pattern(source.bytes().subspan(i * options.size, options.size), kSeed + i);
+    MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), 0)};
+    check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+
+    // The server's reply arrives by SEND: its receive is posted before connecting.
+    std::array<std::uint8_t, 4> reply{};
+    MemoryRegion reply_mr{
+        ibv_reg_mr(connection.pd(), reply.data(), reply.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
+    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
+                      .length = static_cast<std::uint32_t>(reply.size()),
+                      .lkey = reply_mr->lkey};
+    ibv_recv_wr receive{
+        .wr_id = options.parts, .next = nullptr, .sg_list = &reply_sge, .num_sge = 1};
+    ibv_recv_wr* bad_receive = nullptr;
+    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
+
+    auto private_data = connection.connect();
+    RemoteBuffer remote =
+        decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget, total);
+    fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
+               connection.path_description(), remote.length, remote.address, remote.rkey);
+
+    // One WRITE WITH IMMEDIATE per part, last part first: the server cannot rely on arrival
+    // order, only on the immediate, to know which part each notification is about.
+    for (std::uint32_t k = 0; k < options.parts; ++k) {
+        const std::uint32_t part = options.parts - 1 - k;
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data() + part * options.size),
+                    .length = static_cast<std::uint32_t>(options.size),
+                    .lkey = source_mr->lkey};
+        ibv_send_wr write{};
+        write.wr_id = part;
+        write.sg_list = &sge;
+        write.num_sge = 1;
+        write.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        write.send_flags = IBV_SEND_SIGNALED;
+        write.wr.rdma.remote_addr = remote.address + part * options.size;
+        write.wr.rdma.rkey = remote.rkey;
+        // 32 bits of our choosing for the server's receive completion, in network byte order.
+        const bool corrupt = options.bad_immediate && k + 1 == options.parts;
+        write.imm_data = htonl(corrupt ? options.parts : part);
+        ibv_send_wr* bad_send = nullptr;
+        check_ibv(ibv_post_send(connection.qp(), &write, &bad_send),
+                  "ibv_post_send(RDMA_WRITE_WITH_IMM)");
+    }
+
+    std::uint32_t writes_done = 0;
+    bool reply_arrived = false;
+    while (writes_done < options.parts || !reply_arrived) {
+        ibv_wc wc = connection.wait_for_completion("the writes and the server's reply");
+        if (wc.opcode == IBV_WC_RDMA_WRITE) {
+            ++writes_done;
+        } else if (wc.opcode == IBV_WC_RECV && !reply_arrived) {
+            if (wc.byte_len != reply.size())
+                fail(fmt::format("the server's reply has {} bytes, expected {}", wc.byte_len,
+                                 reply.size()));
+            reply_arrived = true;
+        } else {
+            fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
+        }
+    }
+    const std::uint32_t verified = load_be32(reply);
+    connection.disconnect();
+    if (verified != options.parts)
+        fail(fmt::format("the server verified {} parts, {} were written", verified, options.parts));
+    fmt::print(
+        "client: wrote {} parts of {} bytes with RDMA WRITE WITH IMMEDIATE, last part first; "
+        "the server verified all of them from their immediates\n",
+        options.parts, options.size);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("write-imm", [&] {
+        CLI::App app{"RDMA WRITE WITH IMMEDIATE: one-sided writes the server hears about",
+                     "write-imm"};
+        WriteImmOptions options;
+        add_connection_options(app, options);
+        app.add_option("-n,--iters", options.parts, "number of writes (parts of -s bytes each)")
+            ->check(CLI::Range(1, 256))
+            ->capture_default_str();
+        app.add_flag(
+            "--bad-immediate", options.bad_immediate,
+            "client: the last write carries an out-of-range immediate (the server must refuse it)");
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
