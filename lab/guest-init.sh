@@ -93,12 +93,14 @@ out=/dev/ttyS1
 err=/dev/ttyS2
 copiers=""
 if [ "$stdout_tty" = 0 ]; then
-    mkfifo /stdout.pipe && cat /stdout.pipe >/dev/ttyS1 &
+    mkfifo /stdout.pipe || fail "mkfifo /stdout.pipe failed"
+    cat /stdout.pipe >/dev/ttyS1 &
     copiers="$copiers $!"
     out=/stdout.pipe
 fi
 if [ "$stderr_tty" = 0 ]; then
-    mkfifo /stderr.pipe && cat /stderr.pipe >/dev/ttyS2 &
+    mkfifo /stderr.pipe || fail "mkfifo /stderr.pipe failed"
+    cat /stderr.pipe >/dev/ttyS2 &
     copiers="$copiers $!"
     err=/stderr.pipe
 fi

@@ -166,7 +166,7 @@ firmware=()
 echo "lab: no RDMA device on this host: booting the Soft-RoCE lab (kernel $kver, $accel_name)…" >&2
 # Skipped at boot: crypto self-tests, Spectre-style mitigations (a throwaway guest), timer
 # checks and PS/2 probing. Each costs tenths of a second under emulation.
-boot_speedups="mitigations=off cryptomgr.notests no_timer_check i8042.noaux i8042.nokbd i8042.nopnp"
+boot_speedups="mitigations=off cryptomgr.notests no_timer_check i8042.noaux i8042.nokbd i8042.nopnp tsc=reliable clocksource=tsc"
 stdout_tty=0; [ -t 1 ] && stdout_tty=1
 stderr_tty=0; [ -t 2 ] && stderr_tty=1
 start_ns=$(date +%s%N)
