@@ -23,15 +23,22 @@ check "says it boots the lab, naming the kernel" grep -q 'booting the Soft-RoCE 
 check "--verbose reports the boot time" grep -qE 'boot to command [0-9.]+ s' "$scratch/err"
 grep -E 'boot to command' "$scratch/err"
 
-# A guest that runs too long is killed and reported; nothing is left running.
+# A guest that runs too long is killed and reported; nothing is left running. (Other labs may
+# run beside this test: only qemu processes and run folders that appear during it count.)
+qemu_pids() { pgrep -f '[q]emu-system-x86_64 .*rdmalab.run=build/lab/run' | sort; }
+run_folders() { ls -d "$repo"/build/lab/run.* 2>/dev/null | sort; }
+qemu_before=$(qemu_pids)
+folders_before=$(run_folders)
 start=$(date +%s)
 rc=0
 "$lab" --vm --timeout 15 -- sleep 600 >"$scratch/out" 2>"$scratch/err" || rc=$?
 check "a guest over its time limit exits 124" [ "$rc" = 124 ]
 check "and says so" grep -q 'did not finish within 15 s: killed it' "$scratch/err"
 check "within the limit plus a little" [ $(($(date +%s) - start)) -lt 30 ]
-check "no qemu left running" bash -c "! pgrep -f '[q]emu-system-x86_64 .*rdmalab.run=build/lab/run' >/dev/null"
-check "no run folder left behind" bash -c "! ls -d '$repo'/build/lab/run.* 2>/dev/null | grep -q ."
+new_qemus=$(comm -13 <(echo "$qemu_before") <(qemu_pids) | grep . || true)
+new_folders=$(comm -13 <(echo "$folders_before") <(run_folders) | grep . || true)
+check "no qemu of ours left running" [ -z "$new_qemus" ]
+check "no run folder of ours left behind" [ -z "$new_folders" ]
 
 # Bad usage: one line, non-zero, no guest booted.
 rc=0
