@@ -1,0 +1,466 @@
+// Lesson: srq — one Shared Receive Queue feeds the connections of several clients; completions
+// say which connection by QP number, and the SRQ limit event asks for a refill before it runs dry.
+// Run: srq server [--clients N] | srq client ADDR [-n MESSAGES]   (one client per terminal)
+#include "rdmalab/connection.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct SrqOptions : ConnectionOptions {
+    std::uint32_t clients = 3;     // server
+    std::uint32_t messages = 20;   // client
+    std::uint32_t srq_depth = 16;  // server: max_wr asked for
+};
+
+constexpr std::uint32_t kMaxMessages = 1000;
+constexpr std::uint32_t kMaxClients = 64;
+constexpr std::size_t kMessageHeader = 8;  // index and count, big-endian, then the pattern
+// How long the server waits for the limit event once it knows the SRQ is below the limit.
+constexpr auto kLimitEventWait = std::chrono::seconds(2);
+
+// Client c's message i: distinct for every client and message.
+std::uint64_t message_seed(std::uint32_t client, std::uint32_t index) {
+    return std::uint64_t{client} << 32 | index;
+}
+
+std::uint32_t word(std::span<const std::byte> bytes, std::size_t at) {
+    return load_be32(std::span<const std::uint8_t, 4>(
+        reinterpret_cast<const std::uint8_t*>(bytes.data() + at), 4));
+}
+void put_word(std::span<std::byte> bytes, std::size_t at, std::uint32_t value) {
+    store_be32(std::span<std::uint8_t, 4>(reinterpret_cast<std::uint8_t*>(bytes.data() + at), 4),
+               value);
+}
+
+// Server → client, 12 bytes: "go" (your number, how many clients, the largest message the
+// SRQ's buffers take), then later "verified" (your number, messages verified).
+using Control = std::array<std::byte, 12>;
+
+// ---------------------------------------------------------------- server
+
+// What every connection shares. Created from the first client's device context (rdma_cm
+// keeps it open), and owned by an object declared before the connections, so that it outlives
+// every QP that uses it. Members are released in reverse order: MRs, CQ, SRQ, PD.
+struct SharedQueues {
+    SharedQueues(ibv_context* context, const SrqOptions& options)
+        : pd(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd")),
+          srq(create_srq(pd.get(), options.srq_depth)),
+          depth(query_depth(srq.get())),
+          // Every receive the SRQ holds, plus two sends per client, may complete at once.
+          cq(check_ptr(ibv_create_cq(context, static_cast<int>(depth + 2 * options.clients + 8),
+                                     nullptr, nullptr, 0),
+                       "ibv_create_cq")),
+          slot_size(options.size),
+          slots(std::size_t{depth} * slot_size),
+          // Only our NIC writes the receive buffers: LOCAL_WRITE; it only reads the outgoing ones.
+          slots_mr(
+              check_ptr(ibv_reg_mr(pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE),
+                        "ibv_reg_mr(receive buffers)")),
+          outgoing(sizeof(Control) * options.clients),
+          outgoing_mr(check_ptr(ibv_reg_mr(pd.get(), outgoing.data(), outgoing.size(), 0),
+                                "ibv_reg_mr(outgoing)")) {}
+
+    static ibv_srq* create_srq(ibv_pd* pd, std::uint32_t max_wr) {
+        ibv_srq_init_attr init{};
+        init.attr.max_wr = max_wr;  // receives it can hold, for all connections together
+        init.attr.max_sge = 1;
+        init.attr.srq_limit = 0;  // not armed yet
+        return check_ptr(ibv_create_srq(pd, &init), "ibv_create_srq");
+    }
+    static std::uint32_t query_depth(ibv_srq* srq) {
+        ibv_srq_attr attributes{};
+        check_ibv(ibv_query_srq(srq, &attributes), "ibv_query_srq");
+        return attributes.max_wr;  // providers may round up
+    }
+
+    // One ibv_post_srq_recv for a list of receive buffers; wr_id is the buffer's number.
+    void post_receives(const std::vector<std::uint64_t>& buffers) {
+        if (buffers.empty()) return;
+        std::vector<ibv_sge> sges(buffers.size());
+        std::vector<ibv_recv_wr> wrs(buffers.size());
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+            sges[i] = {
+                .addr = reinterpret_cast<std::uintptr_t>(slots.data() + buffers[i] * slot_size),
+                .length = static_cast<std::uint32_t>(slot_size),
+                .lkey = slots_mr->lkey};
+            wrs[i] = {.wr_id = buffers[i],
+                      .next = i + 1 < buffers.size() ? &wrs[i + 1] : nullptr,
+                      .sg_list = &sges[i],
+                      .num_sge = 1};
+        }
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_srq_recv(srq.get(), wrs.data(), &bad), "ibv_post_srq_recv");
+        posted += buffers.size();
+    }
+
+    // Asks for IBV_EVENT_SRQ_LIMIT_REACHED once fewer than `limit` receives remain posted.
+    // The event fires once; after it the limit is disarmed until set again.
+    void arm_limit() {
+        ibv_srq_attr attributes{};
+        attributes.srq_limit = limit;
+        check_ibv(ibv_modify_srq(srq.get(), &attributes, IBV_SRQ_LIMIT),
+                  "ibv_modify_srq(IBV_SRQ_LIMIT)");
+    }
+
+    ProtectionDomain pd;
+    SharedReceiveQueue srq;
+    std::uint32_t depth;
+    CompletionQueue cq;
+    std::size_t slot_size;
+    Buffer slots;
+    MemoryRegion slots_mr;
+    Buffer outgoing;
+    MemoryRegion outgoing_mr;
+    std::uint32_t limit = std::max(1U, depth / 4);
+    std::uint64_t posted = 0;  // receives in the SRQ, as far as the completions we polled tell
+};
+
+struct ClientState {
+    Connection* connection;
+    std::uint32_t number;  // 1, 2, …
+    std::uint32_t received = 0;
+    std::uint32_t expected = 0;  // the count the client's messages announce
+    bool finished = false;
+};
+
+void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, std::uint32_t b,
+                  std::uint32_t c) {
+    std::span<std::byte> message{shared.outgoing.data() + (client.number - 1) * sizeof(Control),
+                                 sizeof(Control)};
+    put_word(message, 0, a);
+    put_word(message, 4, b);
+    put_word(message, 8, c);
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
+                .length = static_cast<std::uint32_t>(message.size()),
+                .lkey = shared.outgoing_mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = client.number;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(client.connection->qp(), &wr, &bad), "ibv_post_send(SEND)");
+}
+
+int run_server(const SrqOptions& options) {
+    std::optional<SharedQueues> shared;  // before the connections: outlives their QPs
+    Listener listener(options);
+    std::vector<Connection> connections;
+    connections.reserve(options.clients);
+    std::vector<ClientState> clients;
+    std::map<std::uint32_t, std::size_t> by_qp_num;  // how a completion names its connection
+
+    for (std::uint32_t number = 1; number <= options.clients; ++number) {
+        Connection connection = listener.next_client();
+        if (!shared) {
+            shared.emplace(connection.context(), options);
+            // Fill the SRQ before the first accept, and arm its limit.
+            std::vector<std::uint64_t> all(shared->depth);
+            for (std::uint32_t i = 0; i < shared->depth; ++i) all[i] = i;
+            shared->post_receives(all);
+            shared->arm_limit();
+            fmt::print(
+                "server: one PD, one CQ and one SRQ for all clients: asked for {} receives, got "
+                "{}; limit event armed at {}\n",
+                options.srq_depth, shared->depth, shared->limit);
+        } else if (connection.context() != shared->pd->context) {
+            fail("a client arrived on another RDMA device: one SRQ serves one device");
+        }
+        // No receive queue of its own: rdma_create_qp attaches the QP to the SRQ.
+        connection.create_queues({.send = 2,
+                                  .recv = 0,
+                                  .completions = 0,
+                                  .shared_pd = shared->pd.get(),
+                                  .shared_cq = shared->cq.get(),
+                                  .srq = shared->srq.get()});
+        connection.accept();
+        connections.push_back(std::move(connection));
+        by_qp_num[connections.back().qp()->qp_num] = clients.size();
+        clients.push_back({.connection = &connections.back(), .number = number});  // reserved
+        fmt::print("server: client {} connected: QP {:#x}, attached to the SRQ\n", number,
+                   connections.back().qp()->qp_num);
+    }
+
+    // Everyone is here: tell each client to start (and how large a message may be).
+    unsigned pending_sends = 0;
+    for (auto& client : clients) {
+        send_control(*shared, client, client.number, options.clients,
+                     static_cast<std::uint32_t>(shared->slot_size));
+        ++pending_sends;
+    }
+
+    const auto timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    ibv_context* context = shared->pd->context;
+    std::vector<std::uint64_t> consumed;  // receive buffers whose message was handled
+    unsigned finished = 0, limit_events = 0;
+    std::uint64_t total = 0;
+    bool limit_armed = true;
+    bool event_missing = false;
+    constexpr auto kNever = Clock::time_point::max();
+    auto below_limit_since = kNever;  // when we first saw fewer receives than the limit
+    auto last_progress = Clock::now();
+
+    auto handle = [&](const ibv_wc& wc) {
+        if (wc.status != IBV_WC_SUCCESS)
+            fail(fmt::format("work completion failed on QP {:#x}: {} (status {})", wc.qp_num,
+                             ibv_wc_status_str(wc.status), static_cast<int>(wc.status)));
+        if (wc.opcode == IBV_WC_SEND) {
+            --pending_sends;
+            return;
+        }
+        // A receive from the SRQ: wc.qp_num says which connection the message came in on.
+        auto found = by_qp_num.find(wc.qp_num);
+        if (wc.opcode != IBV_WC_RECV || found == by_qp_num.end() || wc.wr_id >= shared->depth)
+            fail(fmt::format("unexpected completion: opcode {}, QP {:#x}, wr_id {}",
+                             static_cast<int>(wc.opcode), wc.qp_num, wc.wr_id));
+        --shared->posted;
+        consumed.push_back(wc.wr_id);
+        ClientState& client = clients[found->second];
+        std::span<const std::byte> message{shared->slots.data() + wc.wr_id * shared->slot_size,
+                                           wc.byte_len};
+        if (client.finished || message.size() < kMessageHeader)
+            fail(fmt::format("client {}: an unexpected message of {} bytes", client.number,
+                             message.size()));
+        const std::uint32_t index = word(message, 0), count = word(message, 4);
+        if (client.received == 0 && (count == 0 || count > kMaxMessages))
+            fail(fmt::format("client {} announces {} messages (at most {})", client.number, count,
+                             kMaxMessages));
+        if (client.received == 0) client.expected = count;
+        // Per connection, RC delivers in order: message i comes i-th.
+        if (index != client.received || count != client.expected)
+            fail(fmt::format("client {}: expected message {} of {}, got {} of {}", client.number,
+                             client.received, client.expected, index, count));
+        if (auto mismatch = find_pattern_mismatch(message.subspan(kMessageHeader),
+                                                  message_seed(client.number, index)))
+            fail(fmt::format("client {}: message {} differs at byte {}", client.number, index,
+                             kMessageHeader + *mismatch));
+        ++client.received;
+        ++total;
+        if (client.received == client.expected) {
+            client.finished = true;
+            ++finished;
+            send_control(*shared, client, client.number, client.received, 0);
+            ++pending_sends;
+        }
+    };
+    auto poll_completions = [&] {
+        std::array<ibv_wc, 16> wcs{};
+        int found = ibv_poll_cq(shared->cq.get(), static_cast<int>(wcs.size()), wcs.data());
+        if (found < 0) fail("ibv_poll_cq failed");
+        for (int i = 0; i < found; ++i) handle(wcs[static_cast<std::size_t>(i)]);
+        return found;
+    };
+    auto refill = [&] {
+        const std::size_t count = consumed.size();
+        shared->post_receives(consumed);
+        consumed.clear();
+        shared->arm_limit();  // the event fired once; ask for the next one
+        below_limit_since = kNever;
+        return count;
+    };
+
+    while (finished < clients.size() || pending_sends > 0) {
+        const int found = poll_completions();
+        const auto now = Clock::now();
+        if (found > 0) last_progress = now;
+        if (now - last_progress > timeout)
+            fail(fmt::format("no completion within {:.1f} s ({} of {} clients finished)",
+                             options.timeout_s, finished, clients.size()));
+
+        // Async events (device-wide) arrive on the context's async_fd: wait on it briefly when
+        // there is nothing else to do.
+        pollfd ready{.fd = context->async_fd, .events = POLLIN, .revents = 0};
+        int rc = poll(&ready, 1, found > 0 ? 0 : 1);
+        check_errno(rc >= 0, "poll on the async event fd");
+        if (rc > 0) {
+            ibv_async_event event{};
+            check_errno(ibv_get_async_event(context, &event) == 0, "ibv_get_async_event");
+            const ibv_event_type type = event.event_type;
+            const bool ours =
+                type == IBV_EVENT_SRQ_LIMIT_REACHED && event.element.srq == shared->srq.get();
+            ibv_ack_async_event(&event);  // every event taken must be acked (destroy waits for it)
+            if (ours) {
+                while (poll_completions() > 0) {  // account for every receive consumed so far
+                }
+                ++limit_events;
+                const auto left = shared->posted;
+                const auto count = refill();
+                fmt::print(
+                    "server: IBV_EVENT_SRQ_LIMIT_REACHED: fewer than {} receives were left ({} "
+                    "now{}); refilled {} with one ibv_post_srq_recv and armed the limit again\n",
+                    shared->limit, left,
+                    left == 0
+                        ? ": it ran dry, and senders were told RNR, receiver not ready, and retry"
+                        : "",
+                    count);
+            } else {
+                fmt::print("server: async event: {}\n", ibv_event_type_str(type));
+            }
+            continue;
+        }
+        // We know the SRQ is below its limit: the event must come. If it does not, say so,
+        // and refill anyway so the clients are not starved.
+        if (limit_armed && shared->posted < shared->limit) {
+            if (below_limit_since == kNever) {
+                below_limit_since = now;
+            } else if (now - below_limit_since > kLimitEventWait) {
+                event_missing = true;
+                limit_armed = false;  // stop waiting for it; refill as buffers come back
+                fmt::print(
+                    "server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: {} receives left, "
+                    "limit {}, waited {} s\n",
+                    ibv_get_device_name(context->device), shared->posted, shared->limit,
+                    std::chrono::duration_cast<std::chrono::seconds>(kLimitEventWait).count());
+            }
+        }
+        if (!limit_armed && !consumed.empty()) refill();
+    }
+
+    for (auto& connection : connections) connection.wait_for_disconnect();
+    for (const auto& client : clients)
+        fmt::print("server: client {} (QP {:#x}): {} messages, every one verified\n", client.number,
+                   client.connection->qp()->qp_num, client.received);
+    if (event_missing)
+        fmt::print("server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: refilled without it\n",
+                   ibv_get_device_name(context->device));
+    fmt::print(
+        "server: verified {} messages from {} clients through one SRQ of {} receives; {} refills "
+        "on IBV_EVENT_SRQ_LIMIT_REACHED\n",
+        total, clients.size(), shared->depth, limit_events);
+    return 0;
+}
+
+// ---------------------------------------------------------------- client
+
+int run_client(const SrqOptions& options) {
+    auto connection = Connection::resolve(options);
+    connection.create_queues(
+        {.send = options.messages, .recv = 2, .completions = options.messages + 4});
+    connection.require_size_fits(options.size);
+
+    // Our NIC reads the messages (no access flags) and writes the server's two control messages.
+    Buffer messages(std::size_t{options.messages} * options.size);
+    MemoryRegion messages_mr{check_ptr(
+        ibv_reg_mr(connection.pd(), messages.data(), messages.size(), 0), "ibv_reg_mr(messages)")};
+    std::array<Control, 2> control{};
+    MemoryRegion control_mr{check_ptr(
+        ibv_reg_mr(connection.pd(), control.data(), sizeof control, IBV_ACCESS_LOCAL_WRITE),
+        "ibv_reg_mr(control)")};
+    for (std::uint64_t slot = 0; slot < control.size(); ++slot) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(control[slot].data()),
+                    .length = static_cast<std::uint32_t>(sizeof(Control)),
+                    .lkey = control_mr->lkey};
+        ibv_recv_wr receive{.wr_id = slot, .next = nullptr, .sg_list = &sge, .num_sge = 1};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(connection.qp(), &receive, &bad), "ibv_post_recv");
+    }
+    connection.connect();
+    fmt::print("client: connected over {}; waiting for the other clients\n",
+               connection.path_description());
+
+    // "go": our number (which seeds our messages), the number of clients, the largest message.
+    ibv_wc go_wc = connection.wait_for_completion("the server's go (are all clients connected?)");
+    if (go_wc.opcode != IBV_WC_RECV || go_wc.wr_id != 0 || go_wc.byte_len != sizeof(Control))
+        fail("expected the server's 12-byte go message");
+    const std::uint32_t number = word(control[0], 0), clients = word(control[0], 4),
+                        largest = word(control[0], 8);
+    if (number == 0 || number > clients || clients > kMaxClients)
+        fail(fmt::format("the server calls us client {} of {}", number, clients));
+    if (options.size > largest)
+        fail(fmt::format(
+            "the server's receive buffers hold {} bytes; cannot send {} (use -s {} or less)",
+            largest, options.size, largest));
+
+    // Message i: index and count, then the pattern for (our number, i). All posted at once.
+    for (std::uint32_t i = 0; i < options.messages; ++i) {
+        std::span<std::byte> message{messages.data() + std::size_t{i} * options.size, options.size};
+        put_word(message, 0, i);
+        put_word(message, 4, options.messages);
+        fill_pattern(message.subspan(kMessageHeader), message_seed(number, i));
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
+                    .length = static_cast<std::uint32_t>(message.size()),
+                    .lkey = messages_mr->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = i;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(SEND)");
+    }
+    std::uint32_t sent = 0;
+    bool verdict = false;
+    while (sent < options.messages || !verdict) {
+        ibv_wc wc = connection.wait_for_completion("our SENDs and the server's verdict");
+        if (wc.opcode == IBV_WC_SEND) {
+            ++sent;
+        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1 && wc.byte_len == sizeof(Control) &&
+                   !verdict) {
+            verdict = true;
+        } else {
+            fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
+        }
+    }
+    const std::uint32_t verified = word(control[1], 4);
+    connection.disconnect();
+    if (word(control[1], 0) != number || verified != options.messages)
+        fail(fmt::format("the server verified {} of our {} messages", verified, options.messages));
+    fmt::print(
+        "client: client {} of {}: sent {} messages; the server verified all {}, taken from its "
+        "shared receive queue\n",
+        number, clients, options.messages, verified);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("srq", [&] {
+        CLI::App app{"Shared Receive Queue: one pool of receives for many connections", "srq"};
+        SrqOptions options;
+        options.size = 256;
+        add_connection_options(app, options);
+        app.get_option("--size")->check(CLI::Validator(
+            [](std::string& text) {
+                auto size = parse_size(text);
+                return size && *size < kMessageHeader
+                           ? fmt::format(
+                                 "'{}' is too small: every message starts with an {}-byte header",
+                                 text, kMessageHeader)
+                           : std::string();
+            },
+            "SIZE"));
+        app.add_option("-n,--iters", options.messages, "messages per client (client)")
+            ->check(CLI::Range(1U, kMaxMessages))
+            ->capture_default_str();
+        app.add_option("--clients", options.clients, "clients to serve (server)")
+            ->check(CLI::Range(1U, kMaxClients))
+            ->capture_default_str();
+        app.add_option("--srq-depth", options.srq_depth, "receives the SRQ holds (server; max_wr)")
+            ->check(CLI::Range(2U, 1U << 16))
+            ->capture_default_str();
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
