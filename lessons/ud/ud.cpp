@@ -1,0 +1,469 @@
+// Lesson: ud — Unreliable Datagram: no connection; every SEND names its destination (address
+// handle, remote QPN, Q_Key), fits in one packet, lands behind a 40-byte GRH area, and may be
+// lost. Run: ud server | ud client ADDR [-n COUNT] [-s SIZE ≤ path MTU] [--wrong-qkey]
+//
+// Why by hand (ibv_modify_qp plus a TCP exchange) and not through rdma_cm: a UD QP's transitions
+// name no peer at all — INIT takes a P_Key index, a port and the Q_Key; RTR takes nothing; RTS a
+// send PSN — and every fact about the destination lives in the address handle built from what the
+// peer sent. Written out, that difference from RC is visible on the page; rdma_cm's UD path
+// (RDMA_PS_UDP, which hands back the same AH attributes and QPN in an event) is in the multicast
+// lesson.
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/ud_datagrams.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+using namespace rdmalab;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The Q_Key: a receiving UD QP delivers only datagrams that carry its own Q_Key and silently
+// drops the rest. Any value below 0x80000000 (keys with the top bit set are "controlled": only
+// privileged processes may send them).
+constexpr std::uint32_t kQkey = 0x1ab2c3d4;
+constexpr std::uint32_t kMaxReceiveDepth = 512;  // receives the server keeps posted (recycled)
+constexpr std::uint32_t kSendWindow = 64;        // SENDs the client keeps in flight
+constexpr milliseconds kDrainQuiet{200};         // after "done": how long the last ones may take
+
+struct UdOptions : ConnectionOptions {
+    std::uint32_t count = 100;
+    bool size_given = false;  // otherwise the message size is the path MTU
+    bool wrong_qkey = false;
+};
+
+milliseconds to_ms(double seconds) {
+    return milliseconds(static_cast<long>(seconds * 1000));
+}
+
+// ---- What the two sides swap over TCP before any datagram: how to reach each other's QP.
+
+struct UdEndpoint {
+    std::uint32_t qpn = 0;
+    std::uint32_t qkey = 0;
+    std::uint16_t lid = 0;  // InfiniBand; 0 on RoCE
+    ibv_gid gid{};
+    ibv_mtu active_mtu = IBV_MTU_1024;
+};
+
+// 36 bytes: "RDUH" | version 1 | MTU (ibv_mtu) | 2 reserved | QPN | Q_Key | LID (2) |
+// 2 reserved | GID (16).
+using UdEndpointWire = std::array<std::uint8_t, 36>;
+
+UdEndpointWire encode_endpoint(const UdEndpoint& endpoint) {
+    UdEndpointWire wire{'R', 'D', 'U', 'H', 1, static_cast<std::uint8_t>(endpoint.active_mtu)};
+    store_be32(std::span(wire).subspan<8, 4>(), endpoint.qpn);
+    store_be32(std::span(wire).subspan<12, 4>(), endpoint.qkey);
+    wire[16] = static_cast<std::uint8_t>(endpoint.lid >> 8);
+    wire[17] = static_cast<std::uint8_t>(endpoint.lid);
+    std::memcpy(&wire[20], endpoint.gid.raw, 16);
+    return wire;
+}
+
+UdEndpoint decode_endpoint(const UdEndpointWire& wire) {
+    if (std::memcmp(wire.data(), "RDUH", 4) != 0 || wire[4] != 1)
+        fail("the peer is not a ud lesson of this version (bad magic or version in its endpoint)");
+    if (wire[5] < IBV_MTU_256 || wire[5] > IBV_MTU_4096)
+        fail(fmt::format("the peer's MTU code {} is not an ibv_mtu", wire[5]));
+    UdEndpoint endpoint{.qpn = load_be32(std::span(wire).subspan<8, 4>()),
+                        .qkey = load_be32(std::span(wire).subspan<12, 4>()),
+                        .lid = static_cast<std::uint16_t>(wire[16] << 8 | wire[17]),
+                        .gid = {},
+                        .active_mtu = static_cast<ibv_mtu>(wire[5])};
+    std::memcpy(endpoint.gid.raw, &wire[20], 16);
+    if (endpoint.qpn == 0 || endpoint.qpn > 0xFFFFFF)
+        fail(fmt::format("the peer's QPN {:#x} is not a 24-bit QP number", endpoint.qpn));
+    if (endpoint.qkey & 0x80000000u)
+        fail(
+            fmt::format("the peer's Q_Key {:#x} is a controlled key (top bit set)", endpoint.qkey));
+    return endpoint;
+}
+
+UdEndpoint exchange_endpoints(TcpExchange& tcp, const UdEndpoint& ours) {
+    tcp.send_all(encode_endpoint(ours));
+    UdEndpointWire theirs{};
+    tcp.receive_exact(theirs);
+    return decode_endpoint(theirs);
+}
+
+// Small control messages over TCP: 32-bit big-endian words.
+void send_words(TcpExchange& tcp, std::initializer_list<std::uint32_t> words) {
+    std::vector<std::uint8_t> bytes;
+    for (std::uint32_t word : words) {
+        bytes.resize(bytes.size() + 4);
+        store_be32(std::span(bytes).last<4>(), word);
+    }
+    tcp.send_all(bytes);
+}
+
+template <std::size_t N>
+std::array<std::uint32_t, N> receive_words(TcpExchange& tcp) {
+    std::array<std::uint8_t, 4 * N> bytes{};
+    tcp.receive_exact(bytes);
+    std::array<std::uint32_t, N> words{};
+    for (std::size_t i = 0; i < N; ++i)
+        words[i] = load_be32(std::span(bytes).subspan(4 * i).template first<4>());
+    return words;
+}
+
+sockaddr_storage local_address_of(int socket_fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    check_errno(getsockname(socket_fd, reinterpret_cast<sockaddr*>(&address), &length) == 0,
+                "getsockname");
+    return address;
+}
+
+// ---- The UD QP: created, then RESET → INIT → RTR → RTS with nothing about any peer.
+
+struct UdQueues {
+    ProtectionDomain pd;
+    CompletionQueue cq;
+    QueuePair qp;
+};
+
+UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
+                          std::uint32_t receive_depth) {
+    UdQueues queues;
+    ibv_context* context = local.context.get();
+    queues.pd.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
+    queues.cq.reset(check_ptr(
+        ibv_create_cq(context, static_cast<int>(send_depth + receive_depth), nullptr, nullptr, 0),
+        "ibv_create_cq"));
+    ibv_qp_init_attr init{};
+    init.send_cq = queues.cq.get();
+    init.recv_cq = queues.cq.get();
+    init.qp_type = IBV_QPT_UD;
+    init.cap.max_send_wr = send_depth;
+    init.cap.max_recv_wr = receive_depth;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    queues.qp.reset(check_ptr(ibv_create_qp(queues.pd.get(), &init), "ibv_create_qp(UD)"));
+
+    // INIT: which port, which P_Key (index 0: the default partition) and which Q_Key this QP
+    // accepts. No access flags: UD has no RDMA READ/WRITE, only SEND.
+    ibv_qp_attr attributes{};
+    attributes.qp_state = IBV_QPS_INIT;
+    attributes.pkey_index = 0;
+    attributes.port_num = local.port;
+    attributes.qkey = kQkey;
+    check_ibv(ibv_modify_qp(queues.qp.get(), &attributes,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+              "ibv_modify_qp(INIT)");
+    // RTR: just the state. An RC QP would need the peer's QPN, GID, PSN and path MTU here.
+    attributes = {};
+    attributes.qp_state = IBV_QPS_RTR;
+    check_ibv(ibv_modify_qp(queues.qp.get(), &attributes, IBV_QP_STATE), "ibv_modify_qp(RTR)");
+    // RTS: the first PSN this QP sends. Nobody checks it: UD neither acknowledges nor orders.
+    attributes = {};
+    attributes.qp_state = IBV_QPS_RTS;
+    attributes.sq_psn = 0;
+    check_ibv(ibv_modify_qp(queues.qp.get(), &attributes, IBV_QP_STATE | IBV_QP_SQ_PSN),
+              "ibv_modify_qp(RTS)");
+    return queues;
+}
+
+UdEndpoint local_endpoint(const LocalPort& local, const UdQueues& queues) {
+    return {.qpn = queues.qp->qp_num,
+            .qkey = kQkey,
+            .lid = local.attributes.lid,
+            .gid = local.gid,
+            .active_mtu = local.attributes.active_mtu};
+}
+
+// The one rule UD adds to SEND: a datagram is one packet, so it cannot exceed the path MTU
+// (the smaller of the two ports' active MTUs). A larger message is refused, never truncated.
+void require_fits_path_mtu(std::size_t size, int path_mtu, const UdEndpoint& ours,
+                           const UdEndpoint& theirs) {
+    if (size > static_cast<std::size_t>(path_mtu))
+        fail(fmt::format(
+            "message size {} is larger than the path MTU of {} bytes (ours {}, the peer's {}): "
+            "a UD message must fit in one packet (use -s {} or less)",
+            size, path_mtu, mtu_bytes(ours.active_mtu), mtu_bytes(theirs.active_mtu), path_mtu));
+    if (size < kDatagramHeaderBytes)
+        fail(fmt::format("message size {} is smaller than the {}-byte datagram header", size,
+                         kDatagramHeaderBytes));
+}
+
+// ---- Server: pre-posted receives, each 40 + size bytes, recycled; count what arrives.
+
+bool peer_has_spoken(const TcpExchange& tcp) {
+    pollfd ready{.fd = tcp.fd(), .events = POLLIN, .revents = 0};
+    return poll(&ready, 1, 0) > 0;
+}
+
+int run_server(const UdOptions& options) {
+    require_device_exists(options.device);  // before waiting for anyone
+    auto tcp = TcpExchange::accept_one(options.port, options.bind_address,
+                                       to_ms(options.accept_timeout_s));
+    LocalPort local =
+        open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    ibv_device_attr device{};
+    check_ibv(ibv_query_device(local.context.get(), &device), "ibv_query_device");
+    const std::uint32_t depth =
+        std::min<std::uint32_t>(kMaxReceiveDepth, static_cast<std::uint32_t>(device.max_qp_wr));
+    UdQueues queues = create_ud_queues(local, 1, depth);
+    const UdEndpoint ours = local_endpoint(local, queues);
+    const UdEndpoint client = exchange_endpoints(tcp, ours);
+    const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(client.active_mtu));
+    fmt::print("server: UD QP {:#x} on {}, Q_Key {:#x}; client QP {:#x}; path MTU {} bytes\n",
+               ours.qpn, local.description, kQkey, client.qpn, path_mtu);
+
+    // The client's plan: message size and count. Checked before anything is sized from it; a
+    // refusal (0 receives posted) tells the client to stop, and this side says why.
+    const auto [size, count] = receive_words<2>(tcp);
+    try {
+        require_fits_path_mtu(size, path_mtu, ours, client);
+        if (options.size_given && size > options.size)
+            fail(
+                fmt::format("the client sends {}-byte datagrams; this server accepts at most -s {}",
+                            size, options.size));
+        if (count == 0 || count > kMaxDatagramCount)
+            fail(fmt::format("the client announces {} datagrams (1..{} allowed)", count,
+                             kMaxDatagramCount));
+    } catch (const Error&) {
+        send_words(tcp, {0});
+        throw;
+    }
+
+    // Each receive buffer is 40 + size bytes: the NIC writes the GRH area first, then the
+    // payload. Only the local NIC writes here: LOCAL_WRITE, no remote access (UD has none).
+    const std::size_t slot = kGrhBytes + size;
+    const std::uint32_t posted = std::min(depth, count);
+    Buffer slots(slot * posted);
+    MemoryRegion slots_mr{
+        ibv_reg_mr(queues.pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(slots_mr.get(), "ibv_reg_mr(receive slots)");
+    auto post_receive = [&](std::uint32_t index) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots.data() + index * slot),
+                    .length = static_cast<std::uint32_t>(slot),
+                    .lkey = slots_mr->lkey};
+        ibv_recv_wr receive{.wr_id = index, .next = nullptr, .sg_list = &sge, .num_sge = 1};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(queues.qp.get(), &receive, &bad), "ibv_post_recv");
+    };
+    for (std::uint32_t i = 0; i < posted; ++i) post_receive(i);
+    // Only now may the client send: a datagram that finds no receive posted is dropped.
+    send_words(tcp, {posted});
+
+    SequenceTally tally(count);
+    std::uint32_t client_qkey = 0;
+    std::uint32_t arrivals = 0;
+    bool client_done = false;
+    using Clock = std::chrono::steady_clock;
+    auto last_event = Clock::now();
+    for (;;) {
+        std::array<ibv_wc, 16> wcs{};
+        const int found = ibv_poll_cq(queues.cq.get(), static_cast<int>(wcs.size()), wcs.data());
+        if (found < 0) fail("ibv_poll_cq failed");
+        for (const ibv_wc& wc : std::span(wcs).first(static_cast<std::size_t>(found))) {
+            if (wc.status != IBV_WC_SUCCESS)
+                fail(fmt::format("receive completion failed: {} (status {})",
+                                 ibv_wc_status_str(wc.status), static_cast<int>(wc.status)));
+            // Everything in the completion came from the network: check it before use.
+            if (wc.opcode != IBV_WC_RECV || wc.wr_id >= posted || wc.byte_len < kGrhBytes)
+                fail(fmt::format("unexpected completion: opcode {}, wr_id {}, {} bytes",
+                                 static_cast<int>(wc.opcode), wc.wr_id, wc.byte_len));
+            if (wc.src_qp != client.qpn)
+                fail(fmt::format("a datagram from QP {:#x}, not the client's {:#x}", wc.src_qp,
+                                 client.qpn));
+            std::span<const std::byte> buffer{slots.data() + wc.wr_id * slot, wc.byte_len};
+            auto datagram = read_datagram(buffer.subspan(kGrhBytes));
+            if (auto* reason = std::get_if<std::string>(&datagram))
+                fail(fmt::format("a {}-byte datagram failed its check: {}", wc.byte_len - kGrhBytes,
+                                 *reason));
+            const auto& message = std::get<Datagram>(datagram);
+            if (message.kind != DatagramKind::kData || message.count != count)
+                fail(fmt::format("datagram {} announces {} datagrams, the plan said {}",
+                                 message.sequence, message.count, count));
+            if (arrivals++ == 0) {
+                auto header = read_network_header(buffer.first<kGrhBytes>());
+                fmt::print(
+                    "server: first datagram: byte_len {} = {} (GRH area{}) + {} payload; "
+                    "sequence {}\n",
+                    wc.byte_len, kGrhBytes,
+                    header ? fmt::format(": {} header {} -> {}", header->ipv4 ? "IPv4" : "GRH",
+                                         header->source, header->destination)
+                           : std::string(", no network header"),
+                    wc.byte_len - kGrhBytes, message.sequence);
+            }
+            tally.record(message.sequence);
+            post_receive(static_cast<std::uint32_t>(wc.wr_id));  // recycle the buffer at once
+            last_event = Clock::now();
+        }
+        if (found > 0) continue;
+        // The CQ is empty: has the client said it is done? (TCP: that word cannot be lost.)
+        if (!client_done && peer_has_spoken(tcp)) {
+            const auto [sent, qkey_used] = receive_words<2>(tcp);
+            if (sent != count)
+                fail(fmt::format("the client says it sent {} of the {} planned", sent, count));
+            client_qkey = qkey_used;
+            client_done = true;
+            last_event = Clock::now();
+        }
+        const auto quiet = Clock::now() - last_event;
+        if (client_done && (tally.received() == count || quiet > kDrainQuiet)) break;
+        if (!client_done && quiet > to_ms(options.timeout_s))
+            fail(fmt::format("no datagram and no word from the client for {:.1f} s",
+                             options.timeout_s));
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+
+    send_words(tcp, {tally.received(), tally.lost(), tally.duplicates(), tally.out_of_order()});
+    fmt::print(
+        "server: received {} of {} datagrams (lost {}, duplicates {}, out of order {}); every one "
+        "that arrived was verified\n",
+        tally.received(), count, tally.lost(), tally.duplicates(), tally.out_of_order());
+    if (client_qkey != kQkey) {
+        if (tally.received() != 0) fail("datagrams with a foreign Q_Key were delivered");
+        fmt::print(
+            "server: the client sent with Q_Key {:#x}, this QP's is {:#x}: the QP dropped every "
+            "one, silently, as UD must\n",
+            client_qkey, kQkey);
+        return 0;
+    }
+    if (tally.received() == 0) fail("not one datagram arrived");
+    fmt::print("server: counted at the receiver, the only place UD loss can be seen\n");
+    return 0;
+}
+
+// ---- Client: one address handle, then SENDs that each name AH, remote QPN and Q_Key.
+
+int run_client(const UdOptions& options) {
+    require_device_exists(options.device);
+    auto tcp =
+        TcpExchange::connect_to(options.server_address, options.port, to_ms(options.timeout_s));
+    LocalPort local =
+        open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    const std::uint32_t window = std::min(kSendWindow, options.count);
+    UdQueues queues = create_ud_queues(local, window, 1);
+    const UdEndpoint ours = local_endpoint(local, queues);
+    const UdEndpoint server = exchange_endpoints(tcp, ours);
+    const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(server.active_mtu));
+    const std::size_t size = options.size_given ? options.size : static_cast<std::size_t>(path_mtu);
+    // The plan goes first, so the server can refuse it too and say why.
+    send_words(
+        tcp, {static_cast<std::uint32_t>(std::min<std::size_t>(size, UINT32_MAX)), options.count});
+    require_fits_path_mtu(size, path_mtu, ours, server);
+
+    // The address handle: everything needed to reach the server's port — its GID (RoCE: its IP
+    // address), our source GID index, hop limit — made once and named by every SEND.
+    ibv_ah_attr ah_attributes{};
+    ah_attributes.is_global = 1;  // RoCE: every packet carries a GRH (an IP header on RoCE v2)
+    ah_attributes.grh.dgid = server.gid;
+    ah_attributes.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
+    ah_attributes.grh.hop_limit = 64;
+    ah_attributes.dlid = server.lid;
+    ah_attributes.port_num = local.port;
+    AddressHandle ah{check_ptr(ibv_create_ah(queues.pd.get(), &ah_attributes), "ibv_create_ah")};
+    const std::uint32_t qkey = options.wrong_qkey ? server.qkey ^ 1 : server.qkey;
+    fmt::print("client: UD QP {:#x} on {}; address handle to {}, server QP {:#x}, Q_Key {:#x}{}\n",
+               ours.qpn, local.description, format_gid(server.gid), server.qpn, qkey,
+               options.wrong_qkey ? " (deliberately wrong)" : "");
+
+    // `window` send slots, reused in turn; the NIC only reads them (access flags 0).
+    Buffer slots(size * window);
+    MemoryRegion slots_mr{ibv_reg_mr(queues.pd.get(), slots.data(), slots.size(), 0)};
+    check_ptr(slots_mr.get(), "ibv_reg_mr(send slots)");
+    const auto [posted] = receive_words<1>(tcp);  // the server's receives are posted
+    if (posted == 0)
+        fail(fmt::format("the server refused {}-byte datagrams (its output says why)", size));
+
+    std::uint32_t in_flight = 0;
+    for (std::uint32_t sequence = 0; sequence < options.count; ++sequence) {
+        if (in_flight == window) {
+            wait_for_completion(queues.cq.get(), to_ms(options.timeout_s), "a UD SEND");
+            --in_flight;  // completions come in posting order: the oldest slot is free again
+        }
+        std::span<std::byte> message{slots.data() + (sequence % window) * size, size};
+        write_datagram(message,
+                       {.kind = DatagramKind::kData, .sequence = sequence, .count = options.count});
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
+                    .length = static_cast<std::uint32_t>(size),
+                    .lkey = slots_mr->lkey};
+        ibv_send_wr send{};
+        send.wr_id = sequence;
+        send.sg_list = &sge;
+        send.num_sge = 1;
+        send.opcode = IBV_WR_SEND;
+        send.send_flags = IBV_SEND_SIGNALED;
+        send.wr.ud.ah = ah.get();            // where: the address handle
+        send.wr.ud.remote_qpn = server.qpn;  // which QP there
+        send.wr.ud.remote_qkey = qkey;       // the key that QP accepts
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(queues.qp.get(), &send, &bad), "ibv_post_send(UD SEND)");
+        ++in_flight;
+    }
+    // A UD send completion means "sent", never "received": nobody acknowledges a datagram.
+    for (; in_flight > 0; --in_flight)
+        wait_for_completion(queues.cq.get(), to_ms(options.timeout_s), "a UD SEND");
+
+    send_words(tcp, {options.count, qkey});  // over TCP, so this word cannot be lost
+    const auto [received, lost, duplicates, out_of_order] = receive_words<4>(tcp);
+    if (received > options.count || received + lost != options.count)
+        fail(fmt::format("the server's report does not add up: {} received + {} lost for {} sent",
+                         received, lost, options.count));
+    fmt::print(
+        "client: sent {} datagrams of {} bytes; the server received {} and lost {} (duplicates {}, "
+        "out of order {}): UD does not retransmit\n",
+        options.count, size, received, lost, duplicates, out_of_order);
+    if (options.wrong_qkey) {
+        if (received != 0) fail("the server accepted datagrams with the wrong Q_Key");
+        fmt::print(
+            "client: with the wrong Q_Key every send completed, yet the server's QP dropped them "
+            "all\n");
+    } else if (received == 0) {
+        fail("the server received none of them");
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("ud", [&] {
+        CLI::App app{"UD: datagrams to a QP named by address handle, QPN and Q_Key", "ud"};
+        UdOptions options;
+        add_connection_options(app, options);
+        app.get_option("--port")->description("TCP port of the out-of-band exchange");
+        app.get_option("--size")->description(
+            "client: bytes per datagram; server: the most it accepts (default: the path MTU, the "
+            "most UD allows)");
+        app.get_option("--gid-index")
+            ->description("source GID index (default: the RoCE v2 GID of the IP address)");
+        // The client decides what is sent; the server learns the plan in the exchange.
+        auto* client = app.get_subcommand("client");
+        client->add_option("-n,--iters", options.count, "number of datagrams")
+            ->check(CLI::Range(1u, kMaxDatagramCount))
+            ->capture_default_str();
+        client->add_flag("--wrong-qkey", options.wrong_qkey,
+                         "send with a Q_Key the server's QP does not accept");
+        parse_or_exit(app, argc, argv);
+        options.size_given = app.get_option("--size")->count() > 0;
+        if (options.size_given && options.size < kDatagramHeaderBytes) {
+            fmt::print(
+                stderr,
+                "ud: --size: a datagram needs at least {} bytes for its header (run with --help "
+                "for usage)\n",
+                kDatagramHeaderBytes);
+            return 2;
+        }
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
