@@ -1,0 +1,325 @@
+// Lesson: error-recovery — break an RC connection on purpose (wrong rkey; SEND with no receive),
+// see the QP go to ERROR and flush its WRs, and recover through RESET->INIT->RTR->RTS.
+// Run: error-recovery server [-s SIZE] | error-recovery client ADDR [-s SIZE] [-n FLUSHED]
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::uint32_t kRecover = 0x52535421;   // "RST!": the client's "my QP failed: reset both"
+constexpr std::uint32_t kFinished = 0x444f4e45;  // "DONE"
+constexpr int kRounds = 3;  // verified traffic: before the faults, and after each recovery
+
+// Short limits, so the errors arrive within moments: an unanswered packet would be retried 3
+// times 67 ms apart; a SEND that meets no receive is retried once (rnr_retry 1) after the
+// receiver's minimum RNR delay (min_rnr_timer 1: 0.01 ms).
+constexpr Reliability kShortLimits{.timeout = 14,
+                                   .retry_cnt = 3,
+                                   .rnr_retry = 1,
+                                   .min_rnr_timer = 1,
+                                   .max_rd_atomic = 0,
+                                   .max_dest_rd_atomic = 0};
+
+struct RecoveryOptions : QpOptions {
+    std::uint32_t flushed = 3;  // WRs posted to the failed QP, to show each is flushed
+};
+
+// The next completion, whatever its status: wait_for_completion would throw on an error, but
+// here the errors are the lesson. ibv_poll_cq until a deadline; every status is printed.
+ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* who,
+                       const char* what) {
+    const auto start = Clock::now();
+    ibv_wc wc{};
+    int found = 0;
+    while ((found = ibv_poll_cq(cq, 1, &wc)) == 0) {
+        if (Clock::now() - start > timeout)
+            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    check_errno(found > 0, "ibv_poll_cq");
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    fmt::print("{}:   completion of {} (wr_id {}): {} \"{}\" after {:.3f} s\n", who, what, wc.wr_id,
+               wc_status_name(wc.status), ibv_wc_status_str(wc.status), seconds);
+    return wc;
+}
+
+void expect_status(const ibv_wc& wc, ibv_wc_status expected) {
+    if (wc.status != expected)
+        fail(fmt::format("expected {}, got {} ({})", wc_status_name(expected),
+                         wc_status_name(wc.status), ibv_wc_status_str(wc.status)));
+}
+
+void show_state(ibv_qp* qp, const char* who, const char* when) {
+    fmt::print("{}: {}: ibv_query_qp says the QP is {}\n", who, when,
+               qp_state_name(query_qp_state(qp)));
+}
+
+// Both sides, after each failure. A QP in ERROR cannot be repaired in place:
+// RESET empties its queues and forgets its peer and PSNs, then INIT -> RTR -> RTS as at first,
+// with fresh PSNs exchanged again (the old packet numbering died with the error).
+void reset_qp(ibv_qp* qp, const char* who) {
+    ibv_qp_attr reset{};
+    reset.qp_state = IBV_QPS_RESET;
+    fmt::print("{}: {} -> RESET: ibv_modify_qp(IBV_QP_STATE)\n", who,
+               qp_state_name(query_qp_state(qp)));
+    check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
+    show_state(qp, who, "after the reset");
+}
+
+struct Server {
+    const RecoveryOptions& options;
+    QpResources r;
+    Buffer target;
+    MemoryRegion target_mr;
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr;
+
+    explicit Server(const RecoveryOptions& o)
+        : options(o), r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")), target(o.size) {
+        // The peer may write the target (REMOTE_WRITE needs LOCAL_WRITE), not read it.
+        target_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), target.data(), target.size(),
+                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+                                  "ibv_reg_mr(target)"));
+        done_mr.reset(
+            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
+                      "ibv_reg_mr(done)"));
+    }
+
+    // INIT, the receive for the next round's "done" SEND, then the exchange and RTR/RTS.
+    void bring_up(TcpExchange& tcp) {
+        apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
+                    .length = static_cast<std::uint32_t>(done.size()),
+                    .lkey = done_mr->lkey};
+        ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &sge, .num_sge = 1};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
+        connect_qp(r.qp.get(), tcp, r.local,
+                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()),
+                                  target_mr->rkey, static_cast<std::uint32_t>(target.size())),
+                   PeerBuffer::kNone, kShortLimits, "server");
+    }
+
+    // One verified round: the "done" SEND arrives after the client's WRITE (RC keeps order).
+    void verified_round(TcpExchange& tcp, int round) {
+        ibv_wc wc = next_completion(r.cq.get(), timeout(), "server", "the client's done SEND");
+        expect_status(wc, IBV_WC_SUCCESS);
+        if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
+            fail(fmt::format("expected a {}-byte done message, got opcode {} with {} bytes",
+                             done.size(), static_cast<int>(wc.opcode), wc.byte_len));
+        const std::uint32_t written = load_be32(done);
+        if (written == 0 || written > target.size())
+            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written,
+                             target.size()));
+        const bool verified = !find_pattern_mismatch(target.bytes().first(written), round) &&
+                              all_zero(target.bytes().subspan(written));
+        // Zeroed after each round, so no later round can pass on stale data.
+        std::fill(target.bytes().begin(), target.bytes().end(), std::byte{0});
+        send_word(tcp, verified ? written : 0);
+        if (!verified)
+            fail(fmt::format("round {}: the {} bytes written do not match the pattern", round,
+                             written));
+        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
+                   written);
+    }
+
+    // After the client reports a failure: look at our own QP, then recover together.
+    void recover(TcpExchange& tcp, const char* fault) {
+        expect_word(tcp, kRecover, "the client's request to recover");
+        show_state(r.qp.get(), "server", fault);
+        reset_qp(r.qp.get(), "server");
+        bring_up(tcp);
+    }
+
+    std::chrono::milliseconds timeout() const {
+        return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    }
+};
+
+int run_server(const RecoveryOptions& options) {
+    Server server(options);
+    auto tcp = TcpExchange::accept_one(
+        options.port, options.bind_address,
+        std::chrono::milliseconds(static_cast<long>(options.accept_timeout_s * 1000)));
+    server.bring_up(tcp);
+    server.verified_round(tcp, 1);
+    // (a) The responder of a WRITE with a bad rkey NAKs it; whether its own QP also fails is up to
+    // the device (a "class C" error: rxe and most NICs move it to ERROR too).
+    server.recover(tcp, "after the client's WRITE with a wrong rkey");
+    server.verified_round(tcp, 2);
+    // (b) Receiver not ready: the SEND found no receive, we answered RNR NAK; our QP is fine.
+    server.recover(tcp, "after the client's SEND that found no receive");
+    server.verified_round(tcp, 3);
+    expect_word(tcp, kFinished, "the client's end");
+    fmt::print(
+        "server: verified {} rounds of RDMA WRITE + SEND; "
+        "the connection was broken and recovered twice\n",
+        kRounds);
+    return 0;
+}
+
+struct Client {
+    const RecoveryOptions& options;
+    QpResources r;
+    Buffer source;
+    MemoryRegion source_mr;
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr;
+    QpEndpoint server;
+
+    explicit Client(const RecoveryOptions& o)
+        : options(o),
+          r(create_qp_resources(o, IBV_QPT_RC, o.flushed + 2, 1, "client")),
+          source(o.size) {
+        // Read by our own NIC only: access 0.
+        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0),
+                                  "ibv_reg_mr(source)"));
+        done_mr.reset(
+            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
+    }
+
+    void bring_up(TcpExchange& tcp) {
+        apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
+        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
+                            kShortLimits, "client");
+        if (source.size() > server.length)
+            fail(fmt::format(
+                "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
+                server.length, source.size(), server.length));
+    }
+
+    void post(ibv_wr_opcode opcode, std::uint64_t id, std::uint32_t rkey) {
+        const bool write = opcode == IBV_WR_RDMA_WRITE;
+        ibv_sge sge{.addr = write ? reinterpret_cast<std::uintptr_t>(source.data())
+                                  : reinterpret_cast<std::uintptr_t>(done.data()),
+                    .length = static_cast<std::uint32_t>(write ? source.size() : done.size()),
+                    .lkey = write ? source_mr->lkey : done_mr->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = id;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = opcode;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if (write) {
+            wr.wr.rdma.remote_addr = server.address;
+            wr.wr.rdma.rkey = rkey;
+        }
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad),
+                  write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
+    }
+
+    void verified_round(TcpExchange& tcp, int round) {
+        fill_pattern(source.bytes(), round);
+        post(IBV_WR_RDMA_WRITE, 1, server.rkey);
+        store_be32(done, static_cast<std::uint32_t>(source.size()));
+        post(IBV_WR_SEND, 2, 0);
+        expect_status(next_completion(r.cq.get(), timeout(), "client", "RDMA WRITE"),
+                      IBV_WC_SUCCESS);
+        expect_status(next_completion(r.cq.get(), timeout(), "client", "SEND"), IBV_WC_SUCCESS);
+        const std::uint32_t verified = receive_word(tcp);
+        if (verified != source.size())
+            fail(fmt::format("round {}: the server could not verify the data ({} of {} bytes)",
+                             round, verified, source.size()));
+        fmt::print(
+            "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
+            round, source.size());
+    }
+
+    // (a) A WRITE whose rkey is wrong: the responder refuses it (NAK: remote access error), and
+    // the requester's QP goes to ERROR. Every WR posted afterwards is flushed, never sent.
+    void wrong_rkey() {
+        fmt::print("client: (a) RDMA WRITE with a wrong rkey ({:#x} instead of {:#x})\n",
+                   server.rkey ^ 0xff, server.rkey);
+        post(IBV_WR_RDMA_WRITE, 10, server.rkey ^ 0xff);  // same MR index, wrong key byte
+        expect_status(
+            next_completion(r.cq.get(), timeout(), "client", "the WRITE with the wrong rkey"),
+            IBV_WC_REM_ACCESS_ERR);
+        show_state(r.qp.get(), "client", "after IBV_WC_REM_ACCESS_ERR");
+        fmt::print("client: posting {} correct WRITEs to the failed QP\n", options.flushed);
+        for (std::uint32_t i = 0; i < options.flushed; ++i)
+            post(IBV_WR_RDMA_WRITE, 11 + i, server.rkey);
+        for (std::uint32_t i = 0; i < options.flushed; ++i)
+            expect_status(
+                next_completion(r.cq.get(), timeout(), "client", "a WRITE posted after the error"),
+                IBV_WC_WR_FLUSH_ERR);
+        show_state(r.qp.get(), "client", "after the flushes");
+    }
+
+    // (b) A SEND when the server has no receive posted: the responder answers RNR NAK, the
+    // requester waits min_rnr_timer and retries rnr_retry (1) times, then gives up.
+    void receiver_not_ready() {
+        fmt::print("client: (b) SEND while the server has no receive posted (rnr_retry {})\n",
+                   kShortLimits.rnr_retry);
+        store_be32(done, 0);
+        post(IBV_WR_SEND, 20, 0);
+        expect_status(
+            next_completion(r.cq.get(), timeout(), "client", "the SEND nobody can receive"),
+            IBV_WC_RNR_RETRY_EXC_ERR);
+        show_state(r.qp.get(), "client", "after IBV_WC_RNR_RETRY_EXC_ERR");
+    }
+
+    void recover(TcpExchange& tcp) {
+        send_word(tcp, kRecover);  // the server must reset too: its expected PSN is about to change
+        reset_qp(r.qp.get(), "client");
+        bring_up(tcp);
+    }
+
+    std::chrono::milliseconds timeout() const {
+        return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    }
+};
+
+int run_client(const RecoveryOptions& options) {
+    Client client(options);
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, client.timeout());
+    client.bring_up(tcp);
+    client.verified_round(tcp, 1);
+    client.wrong_rkey();
+    client.recover(tcp);
+    client.verified_round(tcp, 2);
+    client.receiver_not_ready();
+    client.recover(tcp);
+    client.verified_round(tcp, 3);
+    send_word(tcp, kFinished);
+    fmt::print(
+        "client: verified recovery: IBV_WC_REM_ACCESS_ERR (then {} WRs flushed) and "
+        "IBV_WC_RNR_RETRY_EXC_ERR each put the QP in ERROR; RESET->INIT->RTR->RTS with new PSNs "
+        "restored it, and {} rounds of WRITE + SEND were verified\n",
+        options.flushed, kRounds);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("error-recovery", [&] {
+        CLI::App app{
+            "Deliberate RC errors (wrong rkey, receiver not ready) and recovery through RESET",
+            "error-recovery"};
+        RecoveryOptions options;
+        add_qp_options(app, options);
+        app.add_option("-n,--iters", options.flushed,
+                       "WRs posted to the failed QP (each is flushed)")
+            ->check(CLI::Range(1, 64))
+            ->capture_default_str();
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
