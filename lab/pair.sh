@@ -1,35 +1,69 @@
-# Sourced by the tour and the lab tests: run one lesson's server and client against each other.
-# pair_run DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
-# Leaves DIR/server.out, DIR/client.out (stdout+stderr), DIR/server.rc, DIR/client.rc.
-# Every wait is bounded and both processes are reaped on every path.
+# Sourced by the tour and the lab tests: run a lesson's server and its client(s) against it.
+#   pair_run DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
+#       one client; leaves DIR/server.out, DIR/client.out (stdout+stderr), DIR/server.rc, DIR/client.rc
+#   group_run DIR LESSON CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]
+#       CLIENTS clients at once; leaves DIR/server.* and DIR/client1.* … DIR/clientN.*
+# Every wait is bounded and every process is reaped on every path.
 : "${RDMALAB_BIN:?set RDMALAB_BIN to the folder of the lesson binaries}"
 : "${RDMALAB_ADDR:?set RDMALAB_ADDR to the RDMA address of the server (the lab sets it)}"
 
-pair_run() {
+# start_server DIR LESSON ARGS...: starts it in the background (server_pid) and waits up to
+# 10 s for its "server: listening" line. A server that never sees its client gives up by
+# itself (--accept-timeout); `timeout` is the backstop for anything else.
+start_server() {
     local dir=$1 lesson=$2
     shift 2
-    local server_args=() client_args=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do server_args+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    client_args=("$@")
     mkdir -p "$dir"
-    rm -f "$dir"/server.* "$dir"/client.*
-
-    # A server that never sees its client gives up by itself (--accept-timeout); `timeout`
-    # is the backstop for anything else.
-    timeout -k 5 90 "$RDMALAB_BIN/$lesson" server --accept-timeout 20 "${server_args[@]}" \
-        >"$dir/server.out" 2>&1 &
-    local server_pid=$!
+    rm -f "$dir"/server.* "$dir"/client*
+    timeout -k 5 90 "$RDMALAB_BIN/$lesson" server --accept-timeout 20 "$@" >"$dir/server.out" 2>&1 &
+    server_pid=$!
     local waited=0
     until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
         if ! kill -0 "$server_pid" 2>/dev/null || [ $waited -ge 200 ]; then break; fi
         sleep 0.05
         waited=$((waited + 1))
     done
-    timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "$RDMALAB_ADDR" "${client_args[@]}" \
-        >"$dir/client.out" 2>&1
+}
+
+finish_server() {
+    local dir=$1 rc=0
+    wait "$server_pid" || rc=$?
+    echo "$rc" >"$dir/server.rc"
+}
+
+# Splits "SERVER_ARGS... -- CLIENT_ARGS..." into the arrays server_args and client_args.
+split_args() {
+    server_args=()
+    client_args=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do server_args+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    client_args=("$@")
+}
+
+pair_run() {
+    local dir=$1 lesson=$2
+    shift 2
+    split_args "$@"
+    start_server "$dir" "$lesson" "${server_args[@]}"
+    timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "$RDMALAB_ADDR" "${client_args[@]}" >"$dir/client.out" 2>&1
     echo $? >"$dir/client.rc"
-    local server_rc=0
-    wait "$server_pid" || server_rc=$?
-    echo "$server_rc" >"$dir/server.rc"
+    finish_server "$dir"
+}
+
+group_run() {
+    local dir=$1 lesson=$2 clients=$3 i
+    shift 3
+    split_args "$@"
+    start_server "$dir" "$lesson" "${server_args[@]}"
+    local pids=()
+    for ((i = 1; i <= clients; i++)); do
+        timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "$RDMALAB_ADDR" "${client_args[@]}" >"$dir/client$i.out" 2>&1 &
+        pids+=($!)
+    done
+    for ((i = 1; i <= clients; i++)); do
+        local rc=0
+        wait "${pids[i - 1]}" || rc=$?
+        echo "$rc" >"$dir/client$i.rc"
+    done
+    finish_server "$dir"
 }
