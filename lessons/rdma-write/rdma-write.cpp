@@ -1,6 +1,7 @@
 // Lesson: rdma-write — the client RDMA-WRITEs into the server's memory; the server's CPU takes
 // no part until a final SEND says "done". Run: rdma-write server | rdma-write client ADDR [-s SIZE]
 #include "rdmalab/connection.hpp"
+#include "rdmalab/control_word.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
@@ -9,7 +10,6 @@
 
 #include <fmt/core.h>
 
-#include <array>
 #include <cstdint>
 
 using namespace rdmalab;
@@ -33,15 +33,8 @@ int run_server(const ConnectionOptions& options) {
 
     // A receive for the client's 4-byte "done" message, posted BEFORE accepting: a SEND that
     // finds no receive posted is refused (RNR) and retried.
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr{ibv_reg_mr(connection.pd(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE)};
-    check_ptr(done_mr.get(), "ibv_reg_mr(done)");
-    ibv_sge done_sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
-                     .length = static_cast<std::uint32_t>(done.size()),
-                     .lkey = done_mr->lkey};
-    ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &done_sge, .num_sge = 1};
-    ibv_recv_wr* bad_receive = nullptr;
-    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
+    ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
+    done.post_receive(connection.qp(), 1);
 
     // Tell the client where to write: address, rkey and length, in the accept's private data.
     auto advertisement = encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
@@ -54,11 +47,8 @@ int run_server(const ConnectionOptions& options) {
                target_mr->rkey);
 
     // RC delivers in order: once the "done" SEND has arrived, the WRITE before it has landed.
-    ibv_wc wc = connection.wait_for_completion("the client's done message");
-    if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
-        fail(fmt::format("expected a {}-byte done message, got opcode {} with {} bytes", done.size(),
-                         static_cast<int>(wc.opcode), wc.byte_len));
-    const std::uint32_t written = load_be32(done);
+    const std::uint32_t written =
+        done.received_value(connection.wait_for_completion("the client's done message"), "the done message");
     if (written == 0 || written > target.size())  // a peer's claim is checked before use
         fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
 
@@ -87,9 +77,7 @@ int run_client(const ConnectionOptions& options) {
     fill_pattern(source.bytes(), kSeed);
     MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), 0)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr{ibv_reg_mr(connection.pd(), done.data(), done.size(), 0)};
-    check_ptr(done_mr.get(), "ibv_reg_mr(done)");
+    ControlWord done(connection.pd(), ControlWord::Direction::kSend);
 
     // The server's private data says where to write. It came from the network: validate it.
     auto private_data = connection.connect();
@@ -115,17 +103,7 @@ int run_client(const ConnectionOptions& options) {
     fmt::print("client: RDMA WRITE of {} bytes completed\n", source.size());
 
     // Then the "done" SEND carrying the byte count (big-endian), so the server knows to look.
-    store_be32(done, static_cast<std::uint32_t>(source.size()));
-    ibv_sge done_sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
-                     .length = static_cast<std::uint32_t>(done.size()),
-                     .lkey = done_mr->lkey};
-    ibv_send_wr send{};
-    send.wr_id = 2;
-    send.sg_list = &done_sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND)");
+    done.post_send(connection.qp(), static_cast<std::uint32_t>(source.size()), 2);
     connection.wait_for_completion("done message");
     connection.disconnect();
     fmt::print("client: wrote {} bytes into the server's memory with one RDMA WRITE\n", source.size());

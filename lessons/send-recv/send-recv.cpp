@@ -2,6 +2,7 @@
 // messages of different lengths, and each arrives whole, in its own receive, in order.
 // Run: send-recv server [-s SIZE] [-n COUNT] | send-recv client ADDR [-s SIZE] [-n COUNT]
 #include "rdmalab/connection.hpp"
+#include "rdmalab/control_word.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
@@ -10,8 +11,8 @@
 
 #include <fmt/core.h>
 
-#include <array>
 #include <cstdint>
+#include <optional>
 
 using namespace rdmalab;
 
@@ -69,21 +70,8 @@ int run_server(const SendRecvOptions& options) {
     }
 
     // Answer with the count received, so the client knows nothing was lost.
-    std::array<std::uint8_t, 4> reply{};
-    store_be32(reply, options.count);
-    MemoryRegion reply_mr{ibv_reg_mr(connection.pd(), reply.data(), reply.size(), 0)};
-    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
-    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
-                      .length = static_cast<std::uint32_t>(reply.size()),
-                      .lkey = reply_mr->lkey};
-    ibv_send_wr send{};
-    send.wr_id = options.count;
-    send.sg_list = &reply_sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad_send = nullptr;
-    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(reply)");
+    ControlWord reply(connection.pd(), ControlWord::Direction::kSend);
+    reply.post_send(connection.qp(), options.count, options.count);
     connection.wait_for_completion("the reply");
     connection.wait_for_disconnect();
     fmt::print("server: verified {} messages: each SEND arrived whole in one receive, in order\n", options.count);
@@ -103,15 +91,8 @@ int run_client(const SendRecvOptions& options) {
     check_ptr(messages_mr.get(), "ibv_reg_mr(messages)");
 
     // Post the receive for the server's reply before connecting, so it is there in time.
-    std::array<std::uint8_t, 4> reply{};
-    MemoryRegion reply_mr{ibv_reg_mr(connection.pd(), reply.data(), reply.size(), IBV_ACCESS_LOCAL_WRITE)};
-    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
-    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
-                      .length = static_cast<std::uint32_t>(reply.size()),
-                      .lkey = reply_mr->lkey};
-    ibv_recv_wr receive{.wr_id = options.count, .next = nullptr, .sg_list = &reply_sge, .num_sge = 1};
-    ibv_recv_wr* bad_receive = nullptr;
-    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
+    ControlWord reply(connection.pd(), ControlWord::Direction::kReceive);
+    reply.post_receive(connection.qp(), options.count);
 
     connection.connect();
     fmt::print("client: connected over {}\n", connection.path_description());
@@ -130,24 +111,19 @@ int run_client(const SendRecvOptions& options) {
         ibv_send_wr* bad_send = nullptr;
         check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND)");
     }
+    // One CQ holds both kinds: the SENDs' completions and the reply's receive, in any order.
     std::uint32_t sends_done = 0;
-    bool reply_arrived = false;
-    while (sends_done < options.count || !reply_arrived) {
+    std::optional<std::uint32_t> received;
+    while (sends_done < options.count || !received) {
         ibv_wc wc = connection.wait_for_completion("SEND completions and the server's reply");
-        if (wc.opcode == IBV_WC_SEND) {
+        if (wc.opcode == IBV_WC_SEND)
             ++sends_done;
-        } else if (wc.opcode == IBV_WC_RECV && !reply_arrived) {
-            if (wc.byte_len != reply.size())
-                fail(fmt::format("the server's reply has {} bytes, expected {}", wc.byte_len, reply.size()));
-            reply_arrived = true;
-        } else {
-            fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
-        }
+        else
+            received = reply.received_value(wc, "the server's reply");
     }
-    const std::uint32_t received = load_be32(reply);
     connection.disconnect();
-    if (received != options.count)
-        fail(fmt::format("the server reports {} messages received, {} were sent", received, options.count));
+    if (*received != options.count)
+        fail(fmt::format("the server reports {} messages received, {} were sent", *received, options.count));
     fmt::print("client: sent {} messages of {} sizes; the server received and verified all of them\n",
                options.count, options.count < 4 ? options.count : 4);
     return 0;

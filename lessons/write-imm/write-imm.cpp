@@ -2,6 +2,7 @@
 // server, through its receive queue, which part of its buffer was written. Run:
 // write-imm server [-s PART] [-n PARTS] | write-imm client ADDR [-s PART] [-n PARTS]
 #include "rdmalab/connection.hpp"
+#include "rdmalab/control_word.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
@@ -14,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 using namespace rdmalab;
@@ -104,22 +106,9 @@ int run_server(const WriteImmOptions& options) {
                    k, part, part * options.size, wc.byte_len);
     }
 
-    // Tell the client how many parts were verified (big-endian, as the codec writes numbers).
-    std::array<std::uint8_t, 4> reply{};
-    store_be32(reply, options.parts);
-    MemoryRegion reply_mr{ibv_reg_mr(connection.pd(), reply.data(), reply.size(), 0)};
-    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
-    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
-                      .length = static_cast<std::uint32_t>(reply.size()),
-                      .lkey = reply_mr->lkey};
-    ibv_send_wr send{};
-    send.wr_id = options.parts;
-    send.sg_list = &reply_sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad_send = nullptr;
-    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND reply)");
+    // Tell the client how many parts were verified.
+    ControlWord reply(connection.pd(), ControlWord::Direction::kSend);
+    reply.post_send(connection.qp(), options.parts, options.parts);
     connection.wait_for_completion("the reply");
     connection.wait_for_disconnect();
     fmt::print(
@@ -142,17 +131,8 @@ int run_client(const WriteImmOptions& options) {
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
 
     // The server's reply arrives by SEND: its receive is posted before connecting.
-    std::array<std::uint8_t, 4> reply{};
-    MemoryRegion reply_mr{
-        ibv_reg_mr(connection.pd(), reply.data(), reply.size(), IBV_ACCESS_LOCAL_WRITE)};
-    check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
-    ibv_sge reply_sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
-                      .length = static_cast<std::uint32_t>(reply.size()),
-                      .lkey = reply_mr->lkey};
-    ibv_recv_wr receive{
-        .wr_id = options.parts, .next = nullptr, .sg_list = &reply_sge, .num_sge = 1};
-    ibv_recv_wr* bad_receive = nullptr;
-    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
+    ControlWord reply(connection.pd(), ControlWord::Direction::kReceive);
+    reply.post_receive(connection.qp(), options.parts);
 
     auto private_data = connection.connect();
     RemoteBuffer remote =
@@ -184,24 +164,17 @@ int run_client(const WriteImmOptions& options) {
     }
 
     std::uint32_t writes_done = 0;
-    bool reply_arrived = false;
-    while (writes_done < options.parts || !reply_arrived) {
+    std::optional<std::uint32_t> verified;
+    while (writes_done < options.parts || !verified) {
         ibv_wc wc = connection.wait_for_completion("the writes and the server's reply");
-        if (wc.opcode == IBV_WC_RDMA_WRITE) {
+        if (wc.opcode == IBV_WC_RDMA_WRITE)
             ++writes_done;
-        } else if (wc.opcode == IBV_WC_RECV && !reply_arrived) {
-            if (wc.byte_len != reply.size())
-                fail(fmt::format("the server's reply has {} bytes, expected {}", wc.byte_len,
-                                 reply.size()));
-            reply_arrived = true;
-        } else {
-            fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
-        }
+        else
+            verified = reply.received_value(wc, "the server's reply");
     }
-    const std::uint32_t verified = load_be32(reply);
     connection.disconnect();
-    if (verified != options.parts)
-        fail(fmt::format("the server verified {} parts, {} were written", verified, options.parts));
+    if (*verified != options.parts)
+        fail(fmt::format("the server verified {} parts, {} were written", *verified, options.parts));
     fmt::print(
         "client: wrote {} parts of {} bytes with RDMA WRITE WITH IMMEDIATE, last part first; "
         "the server verified all of them from their immediates\n",
