@@ -167,13 +167,6 @@ Context open_device(const std::string& name) {
 
 namespace {
 
-// An IPv4-mapped GID (::ffff:a.b.c.d) is how RoCE carries an IPv4 address in a GID.
-bool is_ipv4_mapped(const ibv_gid& gid) {
-    for (int i = 0; i < 10; ++i)
-        if (gid.raw[i] != 0) return false;
-    return gid.raw[10] == 0xff && gid.raw[11] == 0xff;
-}
-
 ibv_gid_entry query_gid_entry(ibv_context* context, std::uint8_t port, int index) {
     ibv_gid_entry entry{};
     if (ibv_query_gid_ex(context, port, static_cast<std::uint32_t>(index), &entry, 0) != 0)

@@ -132,11 +132,6 @@ ibv_gid gid_of_address(const sockaddr_storage& address) {
     return gid;
 }
 
-bool is_ipv4_mapped(const ibv_gid& gid) {
-    static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    return std::memcmp(gid.raw, kPrefix, sizeof kPrefix) == 0;
-}
-
 // Every valid GID entry of every port of an open device.
 std::vector<ibv_gid_entry> gid_table(ibv_context* context) {
     ibv_device_attr device{};

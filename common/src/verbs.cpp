@@ -65,6 +65,11 @@ std::string format_gid(const ibv_gid& gid) {
     return text;
 }
 
+bool is_ipv4_mapped(const ibv_gid& gid) {
+    static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return std::memcmp(gid.raw, kPrefix, sizeof kPrefix) == 0;
+}
+
 const char* gid_type_name(std::uint32_t gid_type) {
     switch (gid_type) {
         case IBV_GID_TYPE_IB: return "IB";

@@ -33,13 +33,6 @@ const char* atomic_cap_name(ibv_atomic_cap cap) {
     return "unknown";
 }
 
-// An IPv4-mapped GID (::ffff:a.b.c.d) is how RoCE carries an IPv4 address in a GID.
-bool is_ipv4_mapped(const ibv_gid& gid) {
-    for (int i = 0; i < 10; ++i)
-        if (gid.raw[i] != 0) return false;
-    return gid.raw[10] == 0xff && gid.raw[11] == 0xff;
-}
-
 void describe_port(ibv_context* context, std::uint8_t port_number, int highlight_gid) {
     // ibv_query_port: state, MTU, link layer and the largest message the port carries.
     ibv_port_attr port{};

@@ -38,10 +38,6 @@ constexpr std::uint64_t kServerSeed = 0x5b;   // what the server offers in windo
 constexpr std::uint64_t kOutsideSeed = 0x7c;  // the rest of the region in connections 2 and 3
 constexpr std::size_t kMinSize = 4;           // a middle half with bytes on either side
 
-inline constexpr char kDeallocMw[] = "ibv_dealloc_mw";
-// A bound window holds on to its MR and QP: release it before them (declare it after them).
-using MemoryWindow = std::unique_ptr<ibv_mw, Releaser<ibv_dealloc_mw, kDeallocMw>>;
-
 // Control words that keep the two sides in step (SENDs; the advertisement is a SEND too).
 enum Word : std::uint32_t { kWritten = 1, kChecked = 2, kReadDone = 3, kRevoked = 4 };
 

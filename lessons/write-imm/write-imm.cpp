@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>

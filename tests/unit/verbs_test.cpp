@@ -36,3 +36,15 @@ TEST(FormatGid, ShowsIpv4MappedAndLinkLocal) {
     local.raw[15] = 1;
     EXPECT_EQ(format_gid(local), "fe80::1");
 }
+
+TEST(IsIpv4Mapped, OnlyTheFfffPrefix) {
+    ibv_gid mapped{};
+    mapped.raw[10] = mapped.raw[11] = 0xff;
+    mapped.raw[12] = 198;
+    EXPECT_TRUE(is_ipv4_mapped(mapped));
+    ibv_gid local{};
+    local.raw[0] = 0xfe;
+    local.raw[1] = 0x80;
+    local.raw[10] = local.raw[11] = 0xff;
+    EXPECT_FALSE(is_ipv4_mapped(local));
+}

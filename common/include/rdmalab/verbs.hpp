@@ -33,6 +33,7 @@ inline constexpr char kDestroyCompChannel[] = "ibv_destroy_comp_channel";
 inline constexpr char kDestroyQp[] = "ibv_destroy_qp";
 inline constexpr char kDestroyAh[] = "ibv_destroy_ah";
 inline constexpr char kDestroySrq[] = "ibv_destroy_srq";
+inline constexpr char kDeallocMw[] = "ibv_dealloc_mw";
 
 using Context = std::unique_ptr<ibv_context, Releaser<ibv_close_device, kCloseDevice>>;
 using ProtectionDomain = std::unique_ptr<ibv_pd, Releaser<ibv_dealloc_pd, kDeallocPd>>;
@@ -43,6 +44,8 @@ using CompletionChannel =
 using QueuePair = std::unique_ptr<ibv_qp, Releaser<ibv_destroy_qp, kDestroyQp>>;
 using AddressHandle = std::unique_ptr<ibv_ah, Releaser<ibv_destroy_ah, kDestroyAh>>;
 using SharedReceiveQueue = std::unique_ptr<ibv_srq, Releaser<ibv_destroy_srq, kDestroySrq>>;
+// A bound window holds on to its MR and QP: release it before them (declare it after them).
+using MemoryWindow = std::unique_ptr<ibv_mw, Releaser<ibv_dealloc_mw, kDeallocMw>>;
 
 struct DeviceListDeleter {
     void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
@@ -82,6 +85,9 @@ int mtu_bytes(ibv_mtu mtu);
 
 // "fe80::1234:…" or "::ffff:198.51.100.1" for a GID.
 std::string format_gid(const ibv_gid& gid);
+
+// An IPv4-mapped GID (::ffff:a.b.c.d) is how RoCE carries an IPv4 address in a GID.
+bool is_ipv4_mapped(const ibv_gid& gid);
 
 // "IB", "RoCE v1" or "RoCE v2" for ibv_gid_entry::gid_type.
 const char* gid_type_name(std::uint32_t gid_type);
