@@ -2,19 +2,6 @@
 # ready), shows the error statuses, ERROR state and flushes, and recovers through RESET each time.
 source "$(dirname "$0")/lib.sh" "$@"
 
-# Checks that start no process: in the emulated guest every grep or cat costs a fraction of a second.
-has() {  # has FILE REGEX: some line of FILE matches the extended REGEX
-    local line
-    [ -r "$1" ] || return 1
-    while IFS= read -r line; do [[ $line =~ $2 ]] && return 0; done <"$1"
-    return 1
-}
-count_is() {  # count_is N FILE REGEX: exactly N lines of FILE match
-    local line n=0
-    while IFS= read -r line; do [[ $line =~ $3 ]] && n=$((n + 1)); done <"$2"
-    [ $n -eq "$1" ]
-}
-code_is() { local code; read -r code <"$1"; [ "$code" = "$2" ]; }
 lesson=error-recovery
 
 SECONDS=0
@@ -23,17 +10,17 @@ pair_expect default $lesson \
     '^client: verified recovery: IBV_WC_REM_ACCESS_ERR \(then 3 WRs flushed\) and IBV_WC_RNR_RETRY_EXC_ERR' --
 check "default: takes under 15 s" [ $SECONDS -lt 15 ]
 out=$scratch/default
-check "default: wrong rkey -> IBV_WC_REM_ACCESS_ERR" has "$out/client.out" \
+check "default: wrong rkey -> IBV_WC_REM_ACCESS_ERR" has_line "$out/client.out" \
     '^client:   completion of the WRITE with the wrong rkey \(wr_id 10\): IBV_WC_REM_ACCESS_ERR "remote access error"'
-check "default: the QP is then in ERROR" has "$out/client.out" \
+check "default: the QP is then in ERROR" has_line "$out/client.out" \
     '^client: after IBV_WC_REM_ACCESS_ERR: ibv_query_qp says the QP is ERROR'
 check "default: 3 WRs posted afterwards are flushed" \
     count_is 3 "$out/client.out" 'completion of a WRITE posted after the error \(wr_id 1[1-3]\): IBV_WC_WR_FLUSH_ERR'
-check "default: no RNR -> IBV_WC_RNR_RETRY_EXC_ERR" has "$out/client.out" \
+check "default: no RNR -> IBV_WC_RNR_RETRY_EXC_ERR" has_line "$out/client.out" \
     '^client:   completion of the SEND nobody can receive \(wr_id 20\): IBV_WC_RNR_RETRY_EXC_ERR'
-check "default: ERROR again after the RNR" has "$out/client.out" \
+check "default: ERROR again after the RNR" has_line "$out/client.out" \
     '^client: after IBV_WC_RNR_RETRY_EXC_ERR: ibv_query_qp says the QP is ERROR'
-check "default: the responder's QP stays RTS after an RNR" has "$out/server.out" \
+check "default: the responder's QP stays RTS after an RNR" has_line "$out/server.out" \
     "^server: after the client's SEND that found no receive: ibv_query_qp says the QP is RTS"
 for side in server client; do
     check "default: $side resets twice" count_is 2 "$out/$side.out" "^$side: [A-Z]+ -> RESET: ibv_modify_qp\(IBV_QP_STATE\)$"
@@ -51,12 +38,12 @@ check "default: three distinct client PSNs" [ ${#psns[@]} -eq 3 ]
 pair_expect 1MiB-8 $lesson '^server: verified 3 rounds' '^client: verified recovery: .*\(then 8 WRs flushed\)' \
     -s 1M -- -s 1M -n 8
 check "1MiB-8: 8 flushed" count_is 8 "$scratch/1MiB-8/client.out" IBV_WC_WR_FLUSH_ERR
-check "1MiB-8: 1 MiB per round" has "$scratch/1MiB-8/server.out" '^server: round 3: verified 1048576 bytes'
+check "1MiB-8: 1 MiB per round" has_line "$scratch/1MiB-8/server.out" '^server: round 3: verified 1048576 bytes'
 
 pair_run "$scratch/too-big" $lesson --timeout 1 -- -s 8K
-check "too-big: client exits 1" code_is "$scratch/too-big/client.rc" 1
-check "too-big: client says why" has "$scratch/too-big/client.out" "server's buffer holds 4096 bytes; cannot write 8192"
-check "too-big: server exits 1" code_is "$scratch/too-big/server.rc" 1
+check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1
+check "too-big: client says why" has_line "$scratch/too-big/client.out" "server's buffer holds 4096 bytes; cannot write 8192"
+check "too-big: server exits 1" rc_is "$scratch/too-big/server.rc" 1
 
 expect_failure flushed-zero 2 'iters' "$bin/$lesson" client "$addr" -n 0
 finish

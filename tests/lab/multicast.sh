@@ -2,19 +2,6 @@
 # receiver checks every datagram and counts its own losses (the counts must add up).
 source "$(dirname "$0")/lib.sh" "$@"
 
-# counts_add_up FILE SENT: "received R of SENT datagrams (lost L, ...)" with R + L = SENT and R
-# at least half of SENT (Soft-RoCE under emulation may drop a few).
-counts_add_up() {
-    local line pattern="^server: received ([0-9]+) of $2 datagrams \\(lost ([0-9]+),"
-    while IFS= read -r line; do  # plain bash: every process costs time in an emulated guest
-        [[ $line =~ $pattern ]] || continue
-        local received=${BASH_REMATCH[1]} lost=${BASH_REMATCH[2]}
-        ((received + lost == $2 && 2 * received >= $2))
-        return
-    done <"$1"
-    return 1
-}
-
 # One receiver, all defaults (the tour's pair form).
 pair_expect mc-one multicast \
     '^server: received [0-9]+ of 100 datagrams .*every one that arrived was verified' \
