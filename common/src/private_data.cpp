@@ -1,4 +1,5 @@
 // The private-data codec: see private_data.hpp.
+#include "rdmalab/byte_order.hpp"
 #include "rdmalab/private_data.hpp"
 
 #include "rdmalab/error.hpp"
@@ -13,19 +14,6 @@ namespace {
 
 constexpr std::array<std::uint8_t, 4> kMagic = {'R', 'D', 'L', 'B'};
 constexpr std::uint8_t kVersion = 1;
-
-template <typename T>
-void store_be(std::uint8_t* out, T value) {
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-        out[i] = static_cast<std::uint8_t>(value >> (8 * (sizeof(T) - 1 - i)));
-}
-
-template <typename T>
-T load_be(const std::uint8_t* in) {
-    T value = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) value = static_cast<T>((value << 8) | in[i]);
-    return value;
-}
 
 const char* use_name(std::uint8_t use) {
     switch (static_cast<BufferUse>(use)) {

@@ -1,4 +1,5 @@
 // Connecting a QP without rdma_cm: see qp_bringup.hpp (lessons/qp-state-machine teaches it).
+#include "rdmalab/byte_order.hpp"
 #include "rdmalab/qp_bringup.hpp"
 
 #include "rdmalab/error.hpp"
@@ -35,19 +36,6 @@ namespace {
 constexpr std::array<std::uint8_t, 4> kMagic = {'R', 'D', 'Q', 'P'};
 constexpr std::uint8_t kVersion = 1;
 constexpr std::uint32_t kMax24Bits = 0xFFFFFF;
-
-template <typename T>
-void store_be(std::uint8_t* out, T value) {
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-        out[i] = static_cast<std::uint8_t>(value >> (8 * (sizeof(T) - 1 - i)));
-}
-
-template <typename T>
-T load_be(const std::uint8_t* in) {
-    T value = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) value = static_cast<T>((value << 8) | in[i]);
-    return value;
-}
 
 const char* qp_type_name(unsigned type) {
     switch (type) {
