@@ -15,7 +15,9 @@ start_server() {
     shift 2
     mkdir -p "$dir"
     rm -f "$dir"/server.* "$dir"/client*
-    timeout -k 5 90 "$RDMALAB_BIN/$lesson" server --accept-timeout 20 "$@" >"$dir/server.out" 2>&1 &
+    local args=("$@")
+    [[ " ${args[*]} " == *" --accept-timeout "* ]] || args=(--accept-timeout 20 "${args[@]}")
+    timeout -k 5 90 "$RDMALAB_BIN/$lesson" server "${args[@]}" >"$dir/server.out" 2>&1 &
     server_pid=$!
     local waited=0
     until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do

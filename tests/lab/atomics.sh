@@ -2,38 +2,6 @@
 # under a CAS spin lock; the server checks both totals exactly, and sees updates lost without the lock.
 source "$(dirname "$0")/lib.sh" "$@"
 
-# run_clients DIR CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]: one server, CLIENTS clients at once
-# (the server is told how many to expect by its own --clients, in SERVER_ARGS).
-run_clients() {
-    local dir=$1 count=$2
-    shift 2
-    local server_args=() client_args=() pids=() i
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do server_args+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    client_args=("$@")
-    mkdir -p "$dir"
-    timeout -k 5 90 "$bin/atomics" server "${server_args[@]}" \
-        >"$dir/server.out" 2>&1 &
-    local server_pid=$! waited=0
-    until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
-        if ! kill -0 "$server_pid" 2>/dev/null || [ $waited -ge 200 ]; then break; fi
-        sleep 0.05
-        waited=$((waited + 1))
-    done
-    for i in $(seq "$count"); do
-        timeout -k 5 90 "$bin/atomics" client "$addr" "${client_args[@]}" >"$dir/client$i.out" 2>&1 &
-        pids+=($!)
-    done
-    for i in $(seq "$count"); do
-        local rc=0
-        wait "${pids[$((i - 1))]}" || rc=$?
-        echo $rc >"$dir/client$i.rc"
-    done
-    local server_rc=0
-    wait "$server_pid" || server_rc=$?
-    echo $server_rc >"$dir/server.rc"
-}
-
 # all_clients DIR COUNT RC REGEX: every client exited RC and printed REGEX.
 all_clients() {
     local i
@@ -42,7 +10,7 @@ all_clients() {
     done
 }
 
-run_clients "$scratch/default" 2 --accept-timeout 20 --
+group_run "$scratch/default" atomics 2 --accept-timeout 20 --
 check "default: server exits 0" rc_is "$scratch/default/server.rc" 0
 check "default: server counted 2 x 100 exactly, locked word too" has_line "$scratch/default/server.out" \
     '^server: verified: 2 clients x 100 fetch-and-adds = 200, and 200 increments under the remote CAS lock, none lost'
@@ -51,7 +19,7 @@ check "default: both clients exit 0 and say done" all_clients "$scratch/default"
     '^client [12]: done: 100 fetch-and-adds and 100 read-modify-writes'
 show_on_failure "$scratch/default"
 
-run_clients "$scratch/three" 3 --clients 3 --accept-timeout 20 -n 300 -- -n 300
+group_run "$scratch/three" atomics 3 --clients 3 --accept-timeout 20 -n 300 -- -n 300
 check "three: server exits 0" rc_is "$scratch/three/server.rc" 0
 check "three: server counted 3 x 300 exactly" has_line "$scratch/three/server.out" \
     '^server: verified: 3 clients x 300 fetch-and-adds = 900, and 900 increments'
@@ -62,7 +30,7 @@ show_on_failure "$scratch/three"
 
 # Without the lock, the READ-add-WRITE of two clients interleaves and updates are lost: the
 # server's exact count must catch it (the fetch-and-add counter stays exact).
-run_clients "$scratch/no-lock" 2 --clients 2 --accept-timeout 20 -n 1000 -- -n 1000 --no-lock
+group_run "$scratch/no-lock" atomics 2 --clients 2 --accept-timeout 20 -n 1000 -- -n 1000 --no-lock
 check "no-lock: server exits 1" rc_is "$scratch/no-lock/server.rc" 1
 check "no-lock: counter still exact" has_line "$scratch/no-lock/server.out" '^server: counter = 2000,'
 check "no-lock: server reports lost updates" has_line "$scratch/no-lock/server.out" \
@@ -70,7 +38,7 @@ check "no-lock: server reports lost updates" has_line "$scratch/no-lock/server.o
 show_on_failure "$scratch/no-lock"
 
 # A server still waiting for a second client: the first client's wait for "go" is bounded.
-run_clients "$scratch/missing" 1 --clients 2 --accept-timeout 2 -- --timeout 2
+group_run "$scratch/missing" atomics 1 --clients 2 --accept-timeout 2 -- --timeout 2
 check "missing: client exits 1" rc_is "$scratch/missing/client1.rc" 1
 check "missing: client says what it waited for" has_line "$scratch/missing/client1.out" \
     "the server's go message: no completion within 2.0 s"

@@ -2,41 +2,10 @@
 # message per connection (by QP number), and refills on IBV_EVENT_SRQ_LIMIT_REACHED.
 source "$(dirname "$0")/lib.sh" "$@"
 
-# srq_run DIR CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]: one server, CLIENTS clients at once.
-# Leaves DIR/server.out, DIR/client<k>.out and their .rc files.
-srq_run() {
-    local dir=$1 count=$2
-    shift 2
-    local server_args=() client_args=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do server_args+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    client_args=("$@")
-    mkdir -p "$dir"
-    [[ " ${server_args[*]} " == *" --accept-timeout "* ]] || server_args+=(--accept-timeout 20)
-    timeout -k 5 90 "$bin/srq" server "${server_args[@]}" >"$dir/server.out" 2>&1 &
-    local server=$! waited=0 pids=() k
-    until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
-        kill -0 "$server" 2>/dev/null && [ $waited -lt 400 ] || break
-        sleep 0.05
-        waited=$((waited + 1))
-    done
-    for k in $(seq "$count"); do
-        timeout -k 5 90 "$bin/srq" client "$addr" "${client_args[@]}" >"$dir/client$k.out" 2>&1 &
-        pids+=($!)
-    done
-    for k in $(seq "$count"); do
-        local rc=0
-        wait "${pids[$((k - 1))]}" || rc=$?
-        echo $rc >"$dir/client$k.rc"
-    done
-    local rc=0
-    wait "$server" || rc=$?
-    echo $rc >"$dir/server.rc"
-}
 show() { for f in "$1"/*.out; do echo "--- $f"; cat "$f"; done; }
 
 dir=$scratch/default
-srq_run "$dir" 3 --
+group_run "$dir" srq 3 --
 check "default: server exits 0" rc_is "$dir/server.rc" 0
 for k in 1 2 3; do
     check "default: client $k exits 0" rc_is "$dir/client$k.rc" 0
@@ -57,7 +26,7 @@ check "default: no report of a missing limit event" \
 # Two clients, larger messages, a smaller SRQ: more refills.
 dir=$scratch/small-srq
 before=$failures
-srq_run "$dir" 2 --clients 2 --srq-depth 8 -s 1K -- -n 30 -s 1K
+group_run "$dir" srq 2 --clients 2 --srq-depth 8 -s 1K -- -n 30 -s 1K
 check "small-srq: server exits 0" rc_is "$dir/server.rc" 0
 check "small-srq: clients exit 0" bash -c "[ \$(cat '$dir/client1.rc')\$(cat '$dir/client2.rc') = 00 ]"
 check "small-srq: 60 messages through one SRQ" \
@@ -67,7 +36,7 @@ check "small-srq: 60 messages through one SRQ" \
 # A client missing: the server gives up accepting, the client waiting for "go" gives up too.
 dir=$scratch/missing-client
 before=$failures
-srq_run "$dir" 1 --clients 2 --accept-timeout 2 -- --timeout 3
+group_run "$dir" srq 1 --clients 2 --accept-timeout 2 -- --timeout 3
 check "missing-client: server exits 1" rc_is "$dir/server.rc" 1
 check "missing-client: server says it waited for a connection" \
     has_line "$dir/server.out" '^srq: waiting for RDMA_CM_EVENT_CONNECT_REQUEST.*no rdma_cm event within 2.0 s'
@@ -79,7 +48,7 @@ check "missing-client: client says what it waited for" \
 # Messages larger than the server's receive buffers are refused before they are sent.
 dir=$scratch/too-big
 before=$failures
-srq_run "$dir" 1 --clients 1 --timeout 3 -- -s 1K
+group_run "$dir" srq 1 --clients 1 --timeout 3 -- -s 1K
 check "too-big: client exits 1" rc_is "$dir/client1.rc" 1
 check "too-big: client says why" \
     has_line "$dir/client1.out" "^srq: the server's receive buffers hold 256 bytes; cannot send 1024"
