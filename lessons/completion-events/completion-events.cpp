@@ -303,16 +303,12 @@ void post(ibv_qp* qp, ibv_wr_opcode opcode, std::byte* local, std::size_t length
         check_ibv(rc, fmt::format("ibv_post_send({})", what));
 }
 
-// ---------------------------------------------------------------- server
-
-int run_server(const PingPongOptions& options) {
-    // The channel must outlive the CQ that reports to it (ibv_destroy_comp_channel refuses, EBUSY,
-    // while a CQ uses it), so its owner is declared before the connection that owns the CQ.
-    // It needs the device context, known once a client arrives. (rdma_cm keeps the context open
-    // until the process exits, so destroying the channel after the connection is safe.)
-    CompletionChannel channel;
-    auto connection = Connection::wait_for_client(options);
-    connection.require_size_fits(options.size);
+// The channel must outlive the CQ that reports to it (ibv_destroy_comp_channel refuses, EBUSY,
+// while a CQ uses it), so its owner is declared before the connection that owns the CQ. It needs
+// the device context, known once the connection has a device. (rdma_cm keeps the context open
+// until the process exits, so destroying the channel after the connection is safe.)
+void create_channel_and_queues(Connection& connection, CompletionChannel& channel) {
+    connection.require_size_fits(connection.options().size);
     channel.reset(
         check_ptr(ibv_create_comp_channel(connection.context()), "ibv_create_comp_channel"));
     // The CQ reports to the channel; whether it ever raises an event is up to ibv_req_notify_cq.
@@ -320,6 +316,14 @@ int run_server(const PingPongOptions& options) {
                               .recv = kReceiveSlots,
                               .completions = 2 * kReceiveSlots,
                               .channel = channel.get()});
+}
+
+// ---------------------------------------------------------------- server
+
+int run_server(const PingPongOptions& options) {
+    CompletionChannel channel;  // before the connection: see create_channel_and_queues
+    auto connection = Connection::wait_for_client(options);
+    create_channel_and_queues(connection, channel);
 
     // The client RDMA WRITEs its ping here and RDMA READs it back: remote write and read, and
     // LOCAL_WRITE because remote write requires it.
@@ -555,15 +559,9 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
 }
 
 int run_client(const PingPongOptions& options) {
-    CompletionChannel channel;  // before the connection: see run_server
+    CompletionChannel channel;  // before the connection: see create_channel_and_queues
     auto connection = Connection::resolve(options);
-    connection.require_size_fits(options.size);
-    channel.reset(
-        check_ptr(ibv_create_comp_channel(connection.context()), "ibv_create_comp_channel"));
-    connection.create_queues({.send = 4,
-                              .recv = kReceiveSlots,
-                              .completions = 2 * kReceiveSlots,
-                              .channel = channel.get()});
+    create_channel_and_queues(connection, channel);
 
     // The ping is only read by our NIC (SEND, RDMA WRITE): no access flags. The RDMA READ's
     // result is written by our NIC: LOCAL_WRITE.
