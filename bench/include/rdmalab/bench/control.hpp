@@ -1,0 +1,49 @@
+// rdma-bench's control channel: JSON messages over one TCP connection, each a 4-byte big-endian
+// length then the text. The client drives; the server follows and reports what it counted.
+#pragma once
+
+#include "rdmalab/bench/records.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rdmalab::bench {
+
+// Bumped whenever a message changes; both sides refuse a peer with another version.
+inline constexpr int kProtocolVersion = 1;
+// A message larger than this is refused before reading it (endpoints of 1024 QPs fit easily).
+inline constexpr std::uint32_t kMaxControlMessage = 1 << 20;
+
+class ControlChannel {
+public:
+    explicit ControlChannel(TcpExchange tcp) : tcp_(std::move(tcp)) {}
+
+    void send(const Record& message);
+    // Waits up to timeout for the next message; throws on timeout, a closed connection, an
+    // oversized or unparsable message, or a message carrying {"error": …} from the peer (whose
+    // text it repeats, so the side that finds a problem and the side that asked both say it).
+    Record receive(std::chrono::milliseconds timeout);
+    // receive, then throws unless the message's "type" is `type`.
+    Record expect(const std::string& type, std::chrono::milliseconds timeout);
+    // Tells the peer why this side stops (best effort: never throws).
+    void send_error(const std::string& why) noexcept;
+    // True once the peer has sent something (or hung up): polled without blocking.
+    bool readable() const;
+
+private:
+    TcpExchange tcp_;
+};
+
+// Lower-case hex of bytes, and back (nullopt-free: throws rdmalab::Error on bad text).
+std::string to_hex(std::span<const std::uint8_t> bytes);
+std::vector<std::uint8_t> from_hex(const std::string& text);
+
+// A field of a peer's message, type-checked: throws rdmalab::Error naming the field.
+template <typename T>
+T field(const Record& message, const char* name);
+
+}  // namespace rdmalab::bench

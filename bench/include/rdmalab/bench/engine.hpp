@@ -1,0 +1,130 @@
+// rdma-bench's measuring engine: the verbs objects of one configuration on one side (QPs, CQs,
+// an optional SRQ and completion channel, one registered buffer) and the loops that measure —
+// the initiator's windowed posting, the receiver's count, and the latency ping-pong.
+#pragma once
+
+#include "rdmalab/bench/config.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rdmalab::bench {
+
+enum class Side { kClient, kServer };
+
+// The device a run uses, opened once: its port address, limits and provider.
+struct BenchDevice {
+    Context context;
+    PortAddress port;
+    ibv_device_attr attributes{};
+    std::string name;      // "rxe0"
+    std::string provider;  // the kernel driver behind it ("rdma_rxe", "mlx5_core"), or "unknown"
+};
+BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gid_index);
+
+// Rules that need the device: window vs max_qp_wr, UD size vs the path MTU, size vs
+// max_msg_sz, SGEs, QPs, atomics support. Returns why the configuration cannot run here.
+std::optional<std::string> device_problem(const BenchConfig& config, const BenchDevice& device, ibv_mtu path_mtu);
+
+// What a side measured in one phase.
+struct InitiatorResult {
+    std::uint64_t ops = 0;     // WRs completed, all QPs
+    double seconds = 0;        // first post to last completion
+    std::vector<std::uint64_t> per_qp;
+};
+struct ReceiverResult {
+    std::uint64_t messages = 0;
+    std::uint64_t bytes = 0;   // payload bytes (without the UD GRH area)
+    double seconds = 0;        // first to last receive
+};
+
+// Limits every wait in a phase: no completion for `idle` is an error, and so is a phase that
+// runs longer than `phase` (a guard for a peer that makes progress too slowly to finish).
+struct Limits {
+    std::chrono::milliseconds idle{10'000};
+    std::chrono::milliseconds phase{300'000};
+};
+
+class Engine {
+public:
+    // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and registers the buffer with only the
+    // access this side's role needs; throws (one line) if the device refuses any of it.
+    Engine(BenchDevice& device, const BenchConfig& config, Side side);
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+    ~Engine();
+
+    // This side's QPs as endpoint records, each advertising the slot the peer accesses.
+    std::vector<QpEndpoint> local_endpoints() const;
+    // How many READs/atomics this side serves per QP (sent to the peer, which may not exceed it).
+    std::uint8_t responder_depth() const;
+    // INIT→RTR→RTS against the peer's endpoints (UD: an address handle), then posts receives.
+    void connect(std::span<const QpEndpoint> remote, std::uint8_t peer_responder_depth);
+
+    // Bandwidth, initiator side: per_qp operations on every QP (or, with duration > 0, as many as
+    // fit in it, rounded up to whole signal intervals), window WRs outstanding per QP.
+    InitiatorResult run_initiator(std::uint64_t per_qp, double duration_s, const Limits& limits);
+    // Bandwidth, receiving side (send, write-imm): counts receives and reposts them until
+    // `expected()` (polled while idle) returns the per-QP counts the peer sent and all have
+    // arrived — or, on UC and UD, until nothing arrives for a short grace period (losses).
+    ReceiverResult run_receiver(const std::function<std::optional<std::vector<std::uint64_t>>()>& expected,
+                                const Limits& limits);
+
+    // Latency: `count` round trips. The client returns one sample (ns) per round trip; the
+    // server answers each (send, write-imm, write) or returns at once (read, atomics).
+    std::vector<double> run_ping(std::uint64_t count, const Limits& limits);
+    void run_pong(std::uint64_t count, const Limits& limits);
+
+    // Zeroes the destination slot and the atomic counter before a phase.
+    void clear_destination();
+    // After a bandwidth phase: the bytes that were moved equal the sender's pattern (write,
+    // write-imm and send checked at the server, read at the client). nullopt when they do.
+    std::optional<std::string> verify_destination() const;
+    // The 8-byte counter the atomics target (server side).
+    std::uint64_t atomic_counter() const;
+
+private:
+    struct Queue;  // one QP with its prepared send chain and receive chain
+    void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq);
+    void post_receives(Queue& queue, std::uint32_t count);
+    void post_srq_receives(std::uint32_t count);
+    void repost(std::vector<std::uint32_t>& pending);
+    // Polls every CQ once; returns the number of completions written to wcs (up to wcs.size()).
+    int poll_all(std::span<ibv_wc> wcs);
+    // Completion channel: arms every CQ, re-polls, then sleeps until an event (or up to timeout).
+    void wait_for_event(std::chrono::milliseconds timeout);
+    [[noreturn]] void fail_completion(const ibv_wc& wc) const;
+    std::uint32_t queue_index(const ibv_wc& wc) const;
+
+    BenchDevice& device_;
+    BenchConfig config_;
+    Side side_;
+    std::uint64_t slot_stride_ = 0;
+    std::uint32_t receive_depth_ = 0;  // per QP (or the SRQ's total)
+    std::uint32_t send_depth_ = 0;
+    unsigned access_ = 0;              // what the peer may do to this side's memory
+
+    // Declared in creation order so they are released in reverse.
+    Buffer buffer_;
+    ProtectionDomain pd_;
+    CompletionChannel channel_;
+    std::vector<CompletionQueue> cqs_;
+    SharedReceiveQueue srq_;
+    MemoryRegion mr_;
+    std::vector<Queue> queues_;
+    AddressHandle ah_;
+    std::unordered_map<std::uint32_t, std::uint32_t> index_of_qpn_;
+    std::vector<ibv_recv_wr> srq_chain_;
+    std::vector<ibv_sge> srq_sges_;
+    std::vector<bool> armed_;
+};
+
+}  // namespace rdmalab::bench

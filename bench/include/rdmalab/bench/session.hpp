@@ -1,0 +1,46 @@
+// One rdma-bench run: the client drives a list of configurations over the control channel, the
+// server follows; each configuration becomes a record (knobs, results, environment) and a row.
+#pragma once
+
+#include "rdmalab/bench/config.hpp"
+#include "rdmalab/bench/records.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rdmalab::bench {
+
+inline constexpr const char* kToolVersion = "rdma-bench 0.1";
+
+struct SessionOptions {
+    std::string server_address;  // client: where the server listens
+    std::string bind_address;    // server: listen on this address only
+    std::uint16_t port = 18515;
+    std::string device;          // -d (default: the first device)
+    std::uint8_t ib_port = 1;    // -i
+    int gid_index = -1;          // -x (default: the RoCE v2 GID with an IPv4 address)
+    double timeout_s = 10;       // longest wait without progress
+    double accept_timeout_s = 60;
+    double max_phase_s = 600;    // longest one measurement may run
+    std::string json_path, csv_path;
+    bool gbps = false;           // also print Gb/s (10^9 bits)
+    bool progress = true;        // a progress line on a terminal
+};
+
+// Knob values the server was started with (name → allowed values): a client configuration
+// outside them is refused at connect time, so mismatched settings cannot pass unnoticed.
+using PinnedKnobs = std::map<std::string, std::vector<std::string>>;
+
+// Client: runs every configuration; prints a table; writes records. Returns the exit status.
+int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs);
+// Server: serves one client's whole run.
+int run_server(const SessionOptions& options, const PinnedKnobs& pinned);
+
+// The value of a configuration's knob as text, for comparing with PinnedKnobs ("64", "RC", "on").
+std::string knob_text(const BenchConfig& config, const std::string& knob);
+// Why the configuration lies outside what the server was started with, if it does.
+std::optional<std::string> pinned_mismatch(const BenchConfig& config, const PinnedKnobs& pinned);
+
+}  // namespace rdmalab::bench

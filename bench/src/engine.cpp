@@ -1,0 +1,790 @@
+// The measuring engine: verbs objects of one configuration and the loops; see engine.hpp.
+// The hot loops post prepared WR chains and poll in batches: they cost what the verbs cost.
+#include "rdmalab/bench/engine.hpp"
+
+#include "rdmalab/error.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/ud_datagrams.hpp"
+
+#include <fmt/core.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <endian.h>
+#include <filesystem>
+#include <limits>
+
+namespace rdmalab::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kUdQkey = 0x52444c42;  // "RDLB": both sides' UD QPs use it
+constexpr std::uint32_t kPollBatch = 32;       // completions per ibv_poll_cq; also the repost chain
+constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 48) - 1;
+constexpr std::uint8_t kMaxReadCredits = 16;
+// UC and UD give no acknowledgement: once the sender is done, a receiver that sees nothing for
+// this long has seen everything that will arrive.
+constexpr std::chrono::milliseconds kUnreliableGrace{300};
+
+double nanoseconds_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::nano>(b - a).count();
+}
+
+std::uint64_t wr_id(std::uint32_t queue, std::uint64_t seq) { return std::uint64_t{queue} << 48 | seq; }
+
+ibv_wr_opcode opcode_of(Op op) {
+    switch (op) {
+        case Op::kWrite: return IBV_WR_RDMA_WRITE;
+        case Op::kRead: return IBV_WR_RDMA_READ;
+        case Op::kSend: return IBV_WR_SEND;
+        case Op::kWriteImm: return IBV_WR_RDMA_WRITE_WITH_IMM;
+        case Op::kFetchAdd: return IBV_WR_ATOMIC_FETCH_AND_ADD;
+        case Op::kCompareSwap: return IBV_WR_ATOMIC_CMP_AND_SWP;
+    }
+    return IBV_WR_SEND;
+}
+
+ibv_qp_type qp_type_of(Transport t) {
+    switch (t) {
+        case Transport::kRC: return IBV_QPT_RC;
+        case Transport::kUC: return IBV_QPT_UC;
+        case Transport::kUD: return IBV_QPT_UD;
+    }
+    return IBV_QPT_RC;
+}
+
+// What the PEER may do to the memory of a side that is the target of op.
+unsigned remote_access(Op op) {
+    switch (op) {
+        case Op::kWrite:
+        case Op::kWriteImm: return IBV_ACCESS_REMOTE_WRITE;
+        case Op::kRead: return IBV_ACCESS_REMOTE_READ;
+        case Op::kFetchAdd:
+        case Op::kCompareSwap: return IBV_ACCESS_REMOTE_ATOMIC;
+        case Op::kSend: return 0;
+    }
+    return 0;
+}
+
+// Whether this side's memory is written by the peer or by its own receives/READs/atomics.
+bool is_target(const BenchConfig& c, Side side) {
+    // A latency ping-pong of write, send or write-imm is symmetric: both sides are targets.
+    bool symmetric = c.mode == Mode::kLatency && (c.op == Op::kWrite || c.op == Op::kSend || c.op == Op::kWriteImm);
+    return side == Side::kServer || symmetric;
+}
+
+bool side_receives(const BenchConfig& c, Side side) { return receiver_counts(c.op) && is_target(c, side); }
+
+std::string provider_of(const std::string& device_name) {
+    // The kernel driver bound to the device (mlx5_core, bnxt_re…); software devices (rxe, siw)
+    // have no bus device, so their netdev's name is all sysfs offers: use the IB device prefix.
+    std::error_code ec;
+    auto link = std::filesystem::read_symlink("/sys/class/infiniband/" + device_name + "/device/driver", ec);
+    if (!ec) return link.filename().string();
+    if (device_name.starts_with("rxe")) return "rxe (Soft-RoCE)";
+    if (device_name.starts_with("siw")) return "siw (Soft-iWARP)";
+    return "unknown";
+}
+
+std::uint32_t clamp_u32(std::uint64_t value, std::uint64_t low, std::uint64_t high) {
+    return static_cast<std::uint32_t>(std::clamp(value, low, high));
+}
+
+// Queue depths of one side: send WRs per QP, receives per QP (or the SRQ's total), and the
+// entries one CQ needs to hold every completion that can be outstanding at once.
+struct Depths {
+    std::uint32_t send = 0;
+    std::uint32_t receive = 0;
+    std::uint64_t cq_entries = 0;
+};
+
+Depths depths_for(const BenchConfig& c, Side side, const ibv_device_attr& attrs) {
+    Depths d;
+    const bool latency = c.mode == Mode::kLatency;
+    d.send = latency ? 4 : (side == Side::kClient ? c.window : 1);
+    if (side_receives(c, side))
+        d.receive = latency ? 16 : clamp_u32(2ull * c.window, 64, static_cast<std::uint64_t>(std::max(attrs.max_qp_wr, 1)));
+    if (c.srq) d.receive = clamp_u32(std::uint64_t{d.receive} * c.qps, 1, static_cast<std::uint64_t>(std::max(attrs.max_srq_wr, 1)));
+    std::uint64_t per_qp = d.send + (c.srq ? 0 : d.receive);
+    d.cq_entries = (c.shared_cq ? per_qp * c.qps : per_qp) + (c.srq ? d.receive : 0);
+    return d;
+}
+
+}  // namespace
+
+// ---- Device.
+
+BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gid_index) {
+    BenchDevice device;
+    device.context = open_device(name);
+    device.port = choose_port_address(device.context.get(), port, gid_index);
+    check_ibv(ibv_query_device(device.context.get(), &device.attributes), "ibv_query_device");
+    device.name = ibv_get_device_name(device.context->device);
+    device.provider = provider_of(device.name);
+    return device;
+}
+
+std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevice& device, ibv_mtu path_mtu) {
+    const ibv_device_attr& a = device.attributes;
+    const std::string& dev = device.name;
+    if (c.transport == Transport::kUD && c.size > static_cast<std::uint64_t>(mtu_bytes(path_mtu)))
+        return fmt::format("UD message of {} B exceeds the path MTU ({} B): a datagram is one packet", c.size,
+                           mtu_bytes(path_mtu));
+    if (c.size > device.port.max_message_size)
+        return fmt::format("{} B exceeds {}'s largest message ({} B)", c.size, dev, device.port.max_message_size);
+    if (static_cast<int>(c.window) > a.max_qp_wr)
+        return fmt::format("window {} exceeds {}'s max_qp_wr ({})", c.window, dev, a.max_qp_wr);
+    if (static_cast<int>(c.sge) > a.max_sge)
+        return fmt::format("--sge {} exceeds {}'s max_sge ({})", c.sge, dev, a.max_sge);
+    if (static_cast<int>(c.qps) > a.max_qp) return fmt::format("-q {} exceeds {}'s max_qp ({})", c.qps, dev, a.max_qp);
+    if (is_atomic(c.op) && a.atomic_cap == IBV_ATOMIC_NONE) return fmt::format("{} has no atomics (atomic_cap NONE)", dev);
+    if ((c.op == Op::kRead || is_atomic(c.op)) && (a.max_qp_rd_atom == 0 || a.max_qp_init_rd_atom == 0))
+        return fmt::format("{} allows no outstanding READ/atomic (max_qp_rd_atom 0)", dev);
+    if (c.srq && a.max_srq == 0) return fmt::format("{} has no shared receive queues", dev);
+    for (Side side : {Side::kClient, Side::kServer}) {
+        std::uint64_t entries = depths_for(c, side, a).cq_entries;
+        if (entries > static_cast<std::uint64_t>(a.max_cqe))
+            return fmt::format("window {} × {} QP(s) needs a CQ of {} entries; {} allows {} (max_cqe)", c.window,
+                               c.shared_cq ? c.qps : 1, entries, dev, a.max_cqe);
+    }
+    return std::nullopt;
+}
+
+// ---- One QP and its prepared chains.
+
+struct Engine::Queue {
+    QueuePair qp;
+    std::uint32_t cq = 0;
+    std::uint32_t remote_qpn = 0;
+    std::uint32_t psn = 0;
+    std::vector<ibv_send_wr> send_chain;  // post_list WRs linked by next
+    std::vector<ibv_sge> send_sges;       // sge entries per WR
+    std::vector<ibv_recv_wr> recv_chain;  // kPollBatch receives linked by next
+    std::vector<ibv_sge> recv_sges;
+};
+
+Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side)
+    : device_(device),
+      config_(config),
+      side_(side),
+      slot_stride_((config.slot_bytes() + 63) / 64 * 64),
+      buffer_(2 * slot_stride_) {
+    const ibv_device_attr& attrs = device.attributes;
+    ibv_context* context = device.context.get();
+    const bool receives = side_receives(config, side);
+    const bool latency = config.mode == Mode::kLatency;
+    const Depths depths = depths_for(config, side, attrs);
+    send_depth_ = depths.send;
+    receive_depth_ = depths.receive;
+
+    pd_.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
+    if (config.events) channel_.reset(check_ptr(ibv_create_comp_channel(context), "ibv_create_comp_channel"));
+
+    // One CQ per QP, or one for all: it must hold every completion that can be outstanding.
+    const std::uint64_t cqes = depths.cq_entries;
+    if (cqes > static_cast<std::uint64_t>(attrs.max_cqe))
+        fail(fmt::format("a CQ would need {} entries; {} allows {}", cqes, device.name, attrs.max_cqe));
+    std::uint32_t cq_count = config.shared_cq ? 1 : config.qps;
+    for (std::uint32_t i = 0; i < cq_count; ++i)
+        cqs_.emplace_back(check_ptr(ibv_create_cq(context, static_cast<int>(cqes), nullptr, channel_.get(), 0), "ibv_create_cq"));
+    armed_.assign(cq_count, false);
+
+    if (config.srq && receives) {
+        ibv_srq_init_attr srq_attr{};
+        srq_attr.attr.max_wr = receive_depth_;
+        srq_attr.attr.max_sge = 1;
+        srq_.reset(check_ptr(ibv_create_srq(pd_.get(), &srq_attr), "ibv_create_srq"));
+    }
+
+    // Least privilege: a side that is only an initiator registers LOCAL_WRITE only if READ results
+    // or atomic return values land in its memory, and nothing at all for write and send.
+    unsigned mr_access = 0;
+    if (is_target(config, side)) {
+        access_ = remote_access(config.op);
+        mr_access = access_ | (config.op == Op::kRead ? 0u : unsigned{IBV_ACCESS_LOCAL_WRITE});
+    } else if (config.op == Op::kRead || is_atomic(config.op)) {
+        mr_access = IBV_ACCESS_LOCAL_WRITE;
+    }
+    mr_.reset(check_ptr(ibv_reg_mr(pd_.get(), buffer_.data(), buffer_.size(), static_cast<int>(mr_access)), "ibv_reg_mr"));
+    // The sender's pattern (source slot); the receiver compares its destination slot with it.
+    fill_pattern({buffer_.data(), config.size}, config.size);
+
+    for (std::uint32_t i = 0; i < config.qps; ++i) {
+        Queue queue;
+        queue.cq = config.shared_cq ? 0 : i;
+        ibv_qp_init_attr init{};
+        init.send_cq = cqs_[queue.cq].get();
+        init.recv_cq = cqs_[queue.cq].get();
+        init.srq = srq_.get();
+        init.qp_type = qp_type_of(config.transport);
+        init.cap.max_send_wr = send_depth_;
+        init.cap.max_recv_wr = srq_ ? 0 : std::max<std::uint32_t>(receive_depth_, 1);
+        init.cap.max_send_sge = config.sge;
+        init.cap.max_recv_sge = 1;
+        init.cap.max_inline_data = config.inline_size;
+        queue.qp.reset(ibv_create_qp(pd_.get(), &init));
+        if (!queue.qp)
+            fail(fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}", transport_name(config.transport),
+                             i + 1, config.qps, send_depth_, config.sge, config.inline_size, std::strerror(errno)));
+        index_of_qpn_[queue.qp->qp_num] = i;
+        queue.psn = random_psn();
+
+        // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.pkey_index = 0;
+        attr.port_num = device.port.port;
+        int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+        if (config.transport == Transport::kUD) {
+            attr.qkey = kUdQkey;
+            mask |= IBV_QP_QKEY;
+        } else {
+            attr.qp_access_flags = access_;
+            mask |= IBV_QP_ACCESS_FLAGS;
+        }
+        check_ibv(ibv_modify_qp(queue.qp.get(), &attr, mask), "ibv_modify_qp (RESET→INIT)");
+
+        // The send chain: post_list WRs, each with sge pieces of the message.
+        std::uint32_t wrs = latency ? 1 : config.post_list;
+        queue.send_chain.resize(wrs);
+        queue.send_sges.resize(std::size_t{wrs} * config.sge);
+        for (std::uint32_t w = 0; w < wrs; ++w) {
+            ibv_send_wr& wr = queue.send_chain[w];
+            wr.opcode = opcode_of(config.op);
+            wr.num_sge = static_cast<int>(config.sge);
+            wr.sg_list = &queue.send_sges[std::size_t{w} * config.sge];
+            wr.next = w + 1 < wrs ? &queue.send_chain[w + 1] : nullptr;
+            std::uint64_t piece = config.size / config.sge;
+            for (std::uint32_t s = 0; s < config.sge; ++s) {
+                ibv_sge& sge = wr.sg_list[s];
+                // READ results and atomic return values land in the destination slot.
+                std::byte* base = buffer_.data() + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
+                sge.addr = reinterpret_cast<std::uintptr_t>(base + s * piece);
+                sge.length = static_cast<std::uint32_t>(s + 1 < config.sge ? piece : config.size - s * piece);
+                sge.lkey = mr_->lkey;
+            }
+        }
+        // The receive chain: every receive lands in the destination slot (zero SGEs for write-imm,
+        // whose data goes where the sender wrote it).
+        queue.recv_chain.resize(kPollBatch);
+        queue.recv_sges.resize(kPollBatch);
+        for (std::uint32_t r = 0; r < kPollBatch; ++r) {
+            ibv_recv_wr& wr = queue.recv_chain[r];
+            wr.wr_id = i;
+            wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
+            wr.num_sge = config.op == Op::kWriteImm ? 0 : 1;
+            wr.sg_list = &queue.recv_sges[r];
+            queue.recv_sges[r] = {reinterpret_cast<std::uintptr_t>(buffer_.data() + slot_stride_),
+                                  static_cast<std::uint32_t>(config.slot_bytes()), mr_->lkey};
+        }
+        queues_.push_back(std::move(queue));
+    }
+    if (srq_) {
+        srq_chain_ = queues_[0].recv_chain;
+        srq_sges_ = queues_[0].recv_sges;
+        for (std::uint32_t r = 0; r < kPollBatch; ++r) {
+            srq_chain_[r].sg_list = &srq_sges_[r];
+            srq_chain_[r].next = r + 1 < kPollBatch ? &srq_chain_[r + 1] : nullptr;
+        }
+    }
+}
+
+Engine::~Engine() = default;
+
+std::uint8_t Engine::responder_depth() const {
+    return static_cast<std::uint8_t>(std::min<int>(kMaxReadCredits, device_.attributes.max_qp_rd_atom));
+}
+
+std::vector<QpEndpoint> Engine::local_endpoints() const {
+    // The peer accesses the source slot with READ, the destination slot with everything else.
+    std::uint64_t slot = config_.op == Op::kRead ? 0 : slot_stride_;
+    std::vector<QpEndpoint> endpoints;
+    for (const Queue& queue : queues_) {
+        QpEndpoint e;
+        e.qp_type = qp_type_of(config_.transport);
+        e.link_layer = device_.port.link_layer;
+        e.active_mtu = device_.port.active_mtu;
+        e.qpn = queue.qp->qp_num;
+        e.psn = queue.psn;
+        e.lid = device_.port.lid;
+        e.gid = device_.port.gid;
+        e.address = reinterpret_cast<std::uintptr_t>(buffer_.data() + slot);
+        e.rkey = mr_->rkey;
+        e.length = static_cast<std::uint32_t>(config_.slot_bytes());
+        endpoints.push_back(e);
+    }
+    return endpoints;
+}
+
+void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_responder_depth) {
+    if (remote.size() != queues_.size())
+        fail(fmt::format("the peer has {} QPs, this side {}", remote.size(), queues_.size()));
+    Reliability reliability;
+    reliability.rnr_retry = 7;      // a bench receiver may fall behind: wait for it, never fail
+    reliability.min_rnr_timer = 1;  // … and retry soon (0.01 ms)
+    reliability.max_dest_rd_atomic = responder_depth();
+    reliability.max_rd_atomic = static_cast<std::uint8_t>(
+        std::min<int>({kMaxReadCredits, device_.attributes.max_qp_init_rd_atom, peer_responder_depth}));
+    for (std::size_t i = 0; i < queues_.size(); ++i) {
+        Queue& queue = queues_[i];
+        const QpEndpoint& peer = remote[i];
+        if (peer.length < config_.size)
+            fail(fmt::format("the peer's buffer holds {} B, less than a {}-byte message", peer.length, config_.size));
+        queue.remote_qpn = peer.qpn;
+        ibv_qp_type type = qp_type_of(config_.transport);
+        if (type == IBV_QPT_UD) {
+            ibv_qp_attr attr{};
+            attr.qp_state = IBV_QPS_RTR;
+            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE), "ibv_modify_qp (UD INIT→RTR)");
+            attr.qp_state = IBV_QPS_RTS;
+            attr.sq_psn = queue.psn;
+            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN), "ibv_modify_qp (UD RTR→RTS)");
+            if (!ah_) {
+                ibv_ah_attr ah{};
+                ah.port_num = device_.port.port;
+                if (device_.port.gid_index >= 0) {
+                    ah.is_global = 1;
+                    ah.grh.dgid = peer.gid;
+                    ah.grh.sgid_index = static_cast<std::uint8_t>(device_.port.gid_index);
+                    ah.grh.hop_limit = 64;
+                } else {
+                    ah.dlid = peer.lid;
+                }
+                ah_.reset(check_ptr(ibv_create_ah(pd_.get(), &ah), "ibv_create_ah"));
+            }
+        } else {
+            QpTransition rtr = rtr_transition(type, device_.port, peer, reliability);
+            check_ibv(ibv_modify_qp(queue.qp.get(), &rtr.attributes, rtr.mask), "ibv_modify_qp (INIT→RTR)");
+            QpTransition rts = rts_transition(type, queue.psn, reliability);
+            check_ibv(ibv_modify_qp(queue.qp.get(), &rts.attributes, rts.mask), "ibv_modify_qp (RTR→RTS)");
+        }
+        for (ibv_send_wr& wr : queue.send_chain) {
+            if (type == IBV_QPT_UD) {
+                wr.wr.ud.ah = ah_.get();
+                wr.wr.ud.remote_qpn = peer.qpn;
+                wr.wr.ud.remote_qkey = kUdQkey;
+            } else if (is_atomic(config_.op)) {
+                wr.wr.atomic.remote_addr = peer.address;
+                wr.wr.atomic.rkey = peer.rkey;
+                wr.wr.atomic.compare_add = config_.op == Op::kFetchAdd ? 1 : 0;
+                wr.wr.atomic.swap = 0;  // compare 0, swap 0: succeeds without changing the counter
+            } else {
+                wr.wr.rdma.remote_addr = peer.address;
+                wr.wr.rdma.rkey = peer.rkey;
+            }
+        }
+    }
+    if (receive_depth_ == 0) return;
+    if (srq_) {
+        for (std::uint32_t posted = 0; posted < receive_depth_; posted += kPollBatch)
+            post_srq_receives(std::min(kPollBatch, receive_depth_ - posted));
+    } else {
+        for (Queue& queue : queues_)
+            for (std::uint32_t posted = 0; posted < receive_depth_; posted += kPollBatch)
+                post_receives(queue, std::min(kPollBatch, receive_depth_ - posted));
+    }
+}
+
+// ---- Posting.
+
+void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq) {
+    const std::uint32_t index = static_cast<std::uint32_t>(&queue - queues_.data());
+    const bool use_inline = config_.inline_size > 0 && config_.size <= config_.inline_size;
+    for (std::uint32_t w = 0; w < count; ++w) {
+        ibv_send_wr& wr = queue.send_chain[w];
+        std::uint64_t seq = first_seq + w;
+        wr.wr_id = wr_id(index, seq);
+        bool signaled = (seq + 1) % config_.signal_every == 0 || seq == last_seq;
+        wr.send_flags = (signaled ? unsigned{IBV_SEND_SIGNALED} : 0u) | (use_inline ? unsigned{IBV_SEND_INLINE} : 0u);
+        if (config_.op == Op::kWriteImm) wr.imm_data = htobe32(static_cast<std::uint32_t>(seq));
+    }
+    ibv_send_wr* last = &queue.send_chain[count - 1];
+    ibv_send_wr* saved_next = last->next;
+    last->next = nullptr;  // a short batch: cut the chain, restore it below
+    ibv_send_wr* bad = nullptr;
+    int rc = ibv_post_send(queue.qp.get(), queue.send_chain.data(), &bad);
+    last->next = saved_next;
+    check_ibv(rc, "ibv_post_send");
+}
+
+void Engine::post_receives(Queue& queue, std::uint32_t count) {
+    ibv_recv_wr* last = &queue.recv_chain[count - 1];
+    ibv_recv_wr* saved_next = last->next;
+    last->next = nullptr;
+    ibv_recv_wr* bad = nullptr;
+    int rc = ibv_post_recv(queue.qp.get(), queue.recv_chain.data(), &bad);
+    last->next = saved_next;
+    check_ibv(rc, "ibv_post_recv");
+}
+
+void Engine::post_srq_receives(std::uint32_t count) {
+    ibv_recv_wr* last = &srq_chain_[count - 1];
+    ibv_recv_wr* saved_next = last->next;
+    last->next = nullptr;
+    ibv_recv_wr* bad = nullptr;
+    int rc = ibv_post_srq_recv(srq_.get(), srq_chain_.data(), &bad);
+    last->next = saved_next;
+    check_ibv(rc, "ibv_post_srq_recv");
+}
+
+void Engine::repost(std::vector<std::uint32_t>& pending) {
+    for (std::size_t q = 0; q < pending.size(); ++q) {
+        while (pending[q] > 0) {
+            std::uint32_t n = std::min(pending[q], kPollBatch);
+            if (srq_) post_srq_receives(n);
+            else post_receives(queues_[q], n);
+            pending[q] -= n;
+        }
+    }
+}
+
+// ---- Completions.
+
+int Engine::poll_all(std::span<ibv_wc> wcs) {
+    int total = 0;
+    for (CompletionQueue& cq : cqs_) {
+        int room = static_cast<int>(wcs.size()) - total;
+        if (room <= 0) break;
+        int n = ibv_poll_cq(cq.get(), room, wcs.data() + total);
+        if (n < 0) fail("ibv_poll_cq failed");
+        total += n;
+    }
+    return total;
+}
+
+void Engine::wait_for_event(std::chrono::milliseconds timeout) {
+    bool newly_armed = false;
+    for (std::size_t c = 0; c < cqs_.size(); ++c) {
+        if (armed_[c]) continue;
+        check_ibv(ibv_req_notify_cq(cqs_[c].get(), 0), "ibv_req_notify_cq");
+        armed_[c] = true;
+        newly_armed = true;
+    }
+    // A completion that arrived before its CQ was armed raises no event: after arming, return
+    // so the caller polls once more; sleep only when every CQ was already armed.
+    if (newly_armed) return;
+    pollfd waiting{channel_->fd, POLLIN, 0};
+    int ready = ::poll(&waiting, 1, static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 1000)));
+    check_errno(ready >= 0, "poll (completion channel)");
+    if (ready == 0) return;
+    ibv_cq* cq = nullptr;
+    void* cq_context = nullptr;
+    check_errno(ibv_get_cq_event(channel_.get(), &cq, &cq_context) == 0, "ibv_get_cq_event");
+    ibv_ack_cq_events(cq, 1);
+    for (std::size_t c = 0; c < cqs_.size(); ++c)
+        if (cqs_[c].get() == cq) armed_[c] = false;
+}
+
+void Engine::fail_completion(const ibv_wc& wc) const {
+    fail(fmt::format("work completion failed on QP {:#x}: {} ({}, vendor error {:#x})", wc.qp_num,
+                     ibv_wc_status_str(wc.status), wc_status_name(wc.status), wc.vendor_err));
+}
+
+std::uint32_t Engine::queue_index(const ibv_wc& wc) const {
+    if (wc.opcode & IBV_WC_RECV) {
+        if (!srq_) return static_cast<std::uint32_t>(wc.wr_id);
+        auto found = index_of_qpn_.find(wc.qp_num);
+        if (found == index_of_qpn_.end()) fail(fmt::format("a receive completed on unknown QP {:#x}", wc.qp_num));
+        return found->second;
+    }
+    return static_cast<std::uint32_t>(wc.wr_id >> 48);
+}
+
+// ---- Bandwidth: the initiator.
+
+InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, const Limits& limits) {
+    const std::uint32_t window = config_.window;
+    const std::uint32_t batch = config_.post_list;
+    const std::uint32_t qps = config_.qps;
+    const bool timed = duration_s > 0;
+    std::vector<std::uint64_t> target(qps, timed ? kSeqMask : per_qp);
+    std::vector<std::uint64_t> posted(qps, 0), completed(qps, 0);
+    std::uint32_t unfinished = qps;
+    std::array<ibv_wc, kPollBatch> wcs;
+
+    const auto start = Clock::now();
+    const auto stop_posting_at = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
+    auto last_progress = start;
+    auto last_completion = start;
+    bool stopping = !timed;
+    std::uint64_t idle = 0;
+
+    while (unfinished > 0) {
+        bool posted_any = false;
+        for (std::uint32_t q = 0; q < qps; ++q) {
+            // Post whole batches while the window has room (a shorter one only at the end).
+            for (;;) {
+                std::uint64_t left = target[q] - posted[q];
+                std::uint64_t room = window - (posted[q] - completed[q]);
+                std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, left));
+                if (n == 0 || room < n) break;
+                post_send_batch(queues_[q], posted[q], n, target[q] - 1);
+                posted[q] += n;
+                posted_any = true;
+            }
+        }
+        int polled = poll_all(wcs);
+        if (polled > 0) {
+            last_completion = Clock::now();
+            last_progress = last_completion;
+            idle = 0;
+            for (int i = 0; i < polled; ++i) {
+                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
+                std::uint32_t q = queue_index(wc);
+                completed[q] = (wc.wr_id & kSeqMask) + 1;  // a QP's send completions arrive in order
+                if (completed[q] == target[q]) --unfinished;
+            }
+        } else if (!posted_any) {
+            if (++idle % 1024 == 0 || config_.events) {
+                auto now = Clock::now();
+                if (now - last_progress > limits.idle)
+                    fail(fmt::format("no completion for {:.1f} s ({} QPs: posted {}, completed {})",
+                                     limits.idle.count() / 1000.0, qps, posted[0], completed[0]));
+                if (now - start > limits.phase)
+                    fail(fmt::format("the phase ran past its limit of {:.0f} s: lower -n or -D", limits.phase.count() / 1000.0));
+                if (config_.events) wait_for_event(limits.idle);
+            }
+        }
+        if (!stopping && Clock::now() >= stop_posting_at) {
+            // Time is up: finish each QP at the next signal boundary so its last WR is signaled.
+            stopping = true;
+            for (std::uint32_t q = 0; q < qps; ++q) {
+                std::uint64_t rounded = (posted[q] + config_.signal_every - 1) / config_.signal_every * config_.signal_every;
+                target[q] = std::max<std::uint64_t>(rounded, 1);
+                if (completed[q] == target[q]) --unfinished;
+            }
+        }
+    }
+    InitiatorResult result;
+    result.seconds = nanoseconds_between(start, last_completion) / 1e9;
+    result.per_qp = completed;
+    for (std::uint64_t c : completed) result.ops += c;
+    return result;
+}
+
+// ---- Bandwidth: the receiver.
+
+ReceiverResult Engine::run_receiver(const std::function<std::optional<std::vector<std::uint64_t>>()>& expected_counts,
+                                    const Limits& limits) {
+    const std::uint32_t qps = config_.qps;
+    const bool reliable = config_.transport == Transport::kRC;
+    const std::uint64_t header = config_.transport == Transport::kUD ? kGrhBytes : 0;
+    std::vector<std::uint64_t> received(qps, 0);
+    std::vector<std::uint32_t> pending(srq_ ? 1 : qps, 0);
+    std::optional<std::vector<std::uint64_t>> expected;
+    std::array<ibv_wc, kPollBatch> wcs;
+    ReceiverResult result;
+    Clock::time_point first{}, last{};
+    const auto start = Clock::now();
+    auto last_progress = start;
+    std::uint64_t idle = 0;
+
+    auto all_arrived = [&] {
+        for (std::uint32_t q = 0; q < qps; ++q)
+            if (received[q] < (*expected)[q]) return false;
+        return true;
+    };
+    for (;;) {
+        int polled = poll_all(wcs);
+        if (polled > 0) {
+            auto now = Clock::now();
+            if (result.messages == 0) first = now;
+            last = now;
+            last_progress = now;
+            idle = 0;
+            for (int i = 0; i < polled; ++i) {
+                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
+                if (!(wc.opcode & IBV_WC_RECV)) continue;
+                std::uint32_t q = queue_index(wc);
+                ++received[q];
+                ++pending[srq_ ? 0 : q];
+                ++result.messages;
+                result.bytes += config_.op == Op::kWriteImm ? config_.size : wc.byte_len - header;
+            }
+            repost(pending);
+            if (expected && all_arrived()) break;
+            continue;
+        }
+        if (++idle % 256 != 0 && !config_.events) continue;
+        auto now = Clock::now();
+        if (!expected) {
+            expected = expected_counts();
+            if (expected && expected->size() != qps) fail(fmt::format("the peer reported counts for {} QPs, not {}", expected->size(), qps));
+            if (expected && all_arrived()) break;
+            if (expected) last_progress = now;
+        } else if (!reliable && now - last_progress > kUnreliableGrace) {
+            break;  // the rest was lost: UC and UD drop what finds no receive or buffer
+        }
+        if (now - last_progress > limits.idle) {
+            if (!expected) fail(fmt::format("nothing arrived for {:.1f} s and the peer did not finish", limits.idle.count() / 1000.0));
+            std::uint64_t want = 0;
+            for (std::uint64_t e : *expected) want += e;
+            fail(fmt::format("RC delivered {} of {} messages and then nothing for {:.1f} s", result.messages, want,
+                             limits.idle.count() / 1000.0));
+        }
+        if (now - start > limits.phase) fail("the phase ran past its limit: lower -n or -D");
+        if (config_.events) wait_for_event(std::chrono::milliseconds(expected ? 10 : 100));
+    }
+    result.seconds = result.messages > 1 ? nanoseconds_between(first, last) / 1e9 : 0;
+    return result;
+}
+
+// ---- Latency.
+
+namespace {
+
+// The byte a write ping-pong polls: the last of the message, stamped with the round number
+// (never 0, so a cleared slot cannot pass for round 0).
+std::uint8_t round_tag(std::uint64_t round) { return static_cast<std::uint8_t>(round % 255 + 1); }
+
+}  // namespace
+
+std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) {
+    Queue& queue = queues_[0];
+    std::vector<double> samples;
+    samples.reserve(count);
+    std::array<ibv_wc, kPollBatch> wcs;
+    std::uint64_t sends_done = 0, recvs_done = 0;
+    std::vector<std::uint32_t> pending(1, 0);
+    auto* source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
+    auto* arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
+    const bool memory_polling = config_.op == Op::kWrite;
+    const bool wants_reply = config_.op == Op::kSend || config_.op == Op::kWriteImm;
+
+    // Processes completions until `done` holds; throws if none comes within the idle limit.
+    auto drain_until = [&](auto done) {
+        auto since = Clock::now();
+        std::uint64_t spins = 0;
+        while (!done()) {
+            int polled = poll_all(wcs);
+            for (int i = 0; i < polled; ++i) {
+                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
+                if (wc.opcode & IBV_WC_RECV) {
+                    ++recvs_done;
+                    ++pending[0];
+                } else {
+                    ++sends_done;
+                }
+            }
+            if (polled > 0) {
+                repost(pending);
+                continue;
+            }
+            if (++spins % 4096 == 0 || config_.events) {
+                if (Clock::now() - since > limits.idle)
+                    fail(fmt::format("no reply for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, samples.size() + 1, count));
+                if (config_.events) wait_for_event(limits.idle);
+            }
+        }
+    };
+
+    for (std::uint64_t round = 0; round < count; ++round) {
+        if (memory_polling) *source_tag = round_tag(round);
+        auto t0 = Clock::now();
+        post_send_batch(queue, round, 1, round);  // every WR signaled in a ping-pong
+        if (memory_polling) {
+            std::uint64_t spins = 0;
+            while (*arrived_tag != round_tag(round)) {
+                if (++spins % 65536 == 0 && Clock::now() - t0 > limits.idle)
+                    fail(fmt::format("no reply written for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
+            }
+        } else if (wants_reply) {
+            drain_until([&] { return recvs_done > round; });
+        } else {
+            drain_until([&] { return sends_done > round; });  // READ and atomics: the completion is the reply
+        }
+        auto t1 = Clock::now();
+        samples.push_back(nanoseconds_between(t0, t1));
+        drain_until([&] { return sends_done > round; });
+    }
+    return samples;
+}
+
+void Engine::run_pong(std::uint64_t count, const Limits& limits) {
+    if (config_.op == Op::kRead || is_atomic(config_.op)) return;  // one-sided: nothing to answer
+    Queue& queue = queues_[0];
+    std::array<ibv_wc, kPollBatch> wcs;
+    std::uint64_t sends_done = 0, recvs_done = 0;
+    std::vector<std::uint32_t> pending(1, 0);
+    auto* source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
+    auto* arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
+    const auto start = Clock::now();
+
+    auto wait = [&](auto done, std::uint64_t round) {
+        auto since = Clock::now();
+        std::uint64_t spins = 0;
+        while (!done()) {
+            int polled = poll_all(wcs);
+            for (int i = 0; i < polled; ++i) {
+                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
+                if (wc.opcode & IBV_WC_RECV) {
+                    ++recvs_done;
+                    ++pending[0];
+                } else {
+                    ++sends_done;
+                }
+            }
+            if (polled > 0) {
+                repost(pending);
+                continue;
+            }
+            if (++spins % 4096 == 0 || config_.events) {
+                auto now = Clock::now();
+                if (now - since > limits.idle)
+                    fail(fmt::format("no ping for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
+                if (now - start > limits.phase) fail("the latency phase ran past its limit: lower -n");
+                if (config_.events) wait_for_event(limits.idle);
+            }
+        }
+    };
+
+    for (std::uint64_t round = 0; round < count; ++round) {
+        if (config_.op == Op::kWrite) {
+            auto since = Clock::now();
+            std::uint64_t spins = 0;
+            while (*arrived_tag != round_tag(round)) {
+                if (++spins % 65536 == 0 && Clock::now() - since > limits.idle)
+                    fail(fmt::format("no ping written for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
+            }
+            *source_tag = round_tag(round);
+        } else {
+            wait([&] { return recvs_done > round; }, round);
+        }
+        post_send_batch(queue, round, 1, round);
+        wait([&] { return sends_done > round; }, round);
+    }
+}
+
+// ---- Checks.
+
+void Engine::clear_destination() {
+    std::memset(buffer_.data() + slot_stride_, 0, slot_stride_);
+}
+
+std::optional<std::string> Engine::verify_destination() const {
+    // READ: the client's destination holds the server's source; otherwise the server's
+    // destination (after the UD GRH area) holds the client's source. Both are the same pattern.
+    std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
+    auto mismatch = find_pattern_mismatch({buffer_.data() + offset, config_.size}, config_.size);
+    if (!mismatch) return std::nullopt;
+    return fmt::format("byte {} of the {}-byte destination differs from the sender's pattern", *mismatch, config_.size);
+}
+
+std::uint64_t Engine::atomic_counter() const {
+    // Atomics are performed in the target's byte order (the host's, here: both sides are this host type).
+    std::uint64_t value = 0;
+    std::memcpy(&value, buffer_.data() + slot_stride_, sizeof value);
+    return value;
+}
+
+}  // namespace rdmalab::bench

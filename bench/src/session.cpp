@@ -1,0 +1,426 @@
+// The client and server of one rdma-bench run; see session.hpp. The protocol, in order:
+// hello ↔ hello; then per configuration: config → endpoints ← endpoints → ready ←; then per
+// phase (warm-up, measurement): phase → go ← (measure) sent → counted ←; done →; finally bye →.
+#include "rdmalab/bench/session.hpp"
+
+#include "rdmalab/bench/control.hpp"
+#include "rdmalab/bench/engine.hpp"
+#include "rdmalab/bench/stats.hpp"
+#include "rdmalab/error.hpp"
+
+#include <fmt/core.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace rdmalab::bench {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+milliseconds ms(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000)); }
+
+double cpu_seconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
+    return Limits{ms(options.timeout_s), ms(options.max_phase_s + config.duration_s)};
+}
+
+ibv_qp_type qp_type_for(Transport transport) {
+    return transport == Transport::kUD ? IBV_QPT_UD : transport == Transport::kUC ? IBV_QPT_UC : IBV_QPT_RC;
+}
+
+Record endpoints_message(const Engine& engine) {
+    Record list = Record::array();
+    for (const QpEndpoint& endpoint : engine.local_endpoints()) list.push_back(to_hex(encode_qp_endpoint(endpoint)));
+    return Record{{"type", "endpoints"}, {"endpoints", list}, {"responder_depth", engine.responder_depth()}};
+}
+
+std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config) {
+    std::vector<QpEndpoint> endpoints;
+    for (const std::string& hex : field<std::vector<std::string>>(message, "endpoints"))
+        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_for(config.transport), PeerBuffer::kAdvertised));
+    return endpoints;
+}
+
+std::uint8_t peer_depth(const Record& message) {
+    auto depth = field<std::uint32_t>(message, "responder_depth");
+    if (depth > 255) fail(fmt::format("the peer claims {} outstanding READs per QP (at most 255)", depth));
+    return static_cast<std::uint8_t>(depth);
+}
+
+Record hello(const BenchDevice& device) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return Record{{"type", "hello"},
+                  {"protocol", kProtocolVersion},
+                  {"tool", kToolVersion},
+                  {"device", device.name},
+                  {"provider", device.provider},
+                  {"host", host},
+                  {"active_mtu", static_cast<int>(device.port.active_mtu)}};
+}
+
+ibv_mtu path_mtu_with(const BenchDevice& device, const Record& peer_hello) {
+    if (field<std::uint32_t>(peer_hello, "protocol") != kProtocolVersion)
+        fail(fmt::format("the peer speaks control protocol {}, this {} speaks {}: use the same version on both sides",
+                         field<std::uint32_t>(peer_hello, "protocol"), kToolVersion, kProtocolVersion));
+    auto mtu = field<std::uint32_t>(peer_hello, "active_mtu");
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096) fail(fmt::format("the peer sent an invalid MTU code {}", mtu));
+    return std::min(device.port.active_mtu, static_cast<ibv_mtu>(mtu));
+}
+
+// ---- The client's output.
+
+struct Row {
+    std::string text;
+};
+
+std::string format_rate(double value) { return value > 0 ? fmt::format("{:.4f}", value) : "-"; }
+
+void print_header(Mode mode, bool gbps) {
+    if (mode == Mode::kBandwidth)
+        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9} {:>9}\n", "configuration", "GiB/s", gbps ? "      Gb/s" : "", "MOPS",
+                   "recv MOPS", "lost", "cpu c µs", "cpu s µs");
+    else
+        fmt::print("{:<58} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "configuration", "min µs", "median", "mean", "p99", "p99.9",
+                   "max", "(reported as)");
+}
+
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
+}  // namespace
+
+std::string knob_text(const BenchConfig& c, const std::string& knob) {
+    auto on_off = [](bool b) { return std::string(b ? "on" : "off"); };
+    if (knob == "op") return op_name(c.op);
+    if (knob == "transport") return transport_name(c.transport);
+    if (knob == "mode") return mode_name(c.mode);
+    if (knob == "size") return std::to_string(c.size);
+    if (knob == "window") return std::to_string(c.window);
+    if (knob == "qps") return std::to_string(c.qps);
+    if (knob == "post_list") return std::to_string(c.post_list);
+    if (knob == "signal_every") return std::to_string(c.signal_every);
+    if (knob == "inline") return std::to_string(c.inline_size);
+    if (knob == "sge") return std::to_string(c.sge);
+    if (knob == "srq") return on_off(c.srq);
+    if (knob == "shared_cq") return on_off(c.shared_cq);
+    if (knob == "events") return on_off(c.events);
+    fail("unknown knob " + knob);
+}
+
+std::optional<std::string> pinned_mismatch(const BenchConfig& config, const PinnedKnobs& pinned) {
+    for (const auto& [knob, allowed] : pinned) {
+        std::string value = knob_text(config, knob);
+        if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+            std::string list;
+            for (const std::string& a : allowed) list += (list.empty() ? "" : ",") + a;
+            return fmt::format("the client asks for {} {}, but this server was started with {} {}", knob, value, knob, list);
+        }
+    }
+    return std::nullopt;
+}
+
+// ---- Server.
+
+namespace {
+
+void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu path_mtu, const Record& message,
+                         const SessionOptions& options, const PinnedKnobs& pinned) {
+    BenchConfig config = BenchConfig::from_json(field<Record>(message, "config"));
+    if (auto why = pinned_mismatch(config, pinned)) fail(*why);
+    if (auto why = device_problem(config, device, path_mtu)) fail("server: " + *why);
+    const Limits limits = limits_for(options, config);
+    const milliseconds step = ms(options.timeout_s);
+
+    Engine engine(device, config, Side::kServer);
+    control.send(endpoints_message(engine));
+    Record peer = control.expect("endpoints", step);
+    engine.connect(decode_endpoints(peer, config), peer_depth(peer));
+    control.send(Record{{"type", "ready"}});
+
+    for (;;) {
+        Record next = control.receive(step);
+        std::string type = field<std::string>(next, "type");
+        if (type == "done") return;
+        if (type != "phase") fail(fmt::format("expected 'phase' or 'done' from the client, got '{}'", type));
+        const auto count = field<std::uint64_t>(next, "count");
+        const bool warmup = field<bool>(next, "warmup");
+        if (count > (std::uint64_t{1} << 32)) fail("the client asked for too many operations");
+
+        engine.clear_destination();
+        const double cpu0 = cpu_seconds(), t0 = now_seconds();
+        control.send(Record{{"type", "go"}});
+        ReceiverResult received;
+        Record sent;
+        if (config.mode == Mode::kLatency) {
+            engine.run_pong(count, limits);
+            sent = control.expect("sent", limits.phase);
+        } else if (receiver_counts(config.op)) {
+            received = engine.run_receiver(
+                [&]() -> std::optional<std::vector<std::uint64_t>> {
+                    if (!control.readable()) return std::nullopt;
+                    sent = control.expect("sent", step);
+                    return field<std::vector<std::uint64_t>>(sent, "per_qp");
+                },
+                limits);
+        } else {
+            sent = control.expect("sent", limits.phase);  // one-sided: this side's CPU is idle
+        }
+        const double cpu1 = cpu_seconds(), t1 = now_seconds();
+
+        Record counted{{"type", "counted"},
+                       {"messages", received.messages},
+                       {"bytes", received.bytes},
+                       {"seconds", received.seconds},
+                       {"cpu_s", cpu1 - cpu0},
+                       {"elapsed_s", t1 - t0},
+                       {"counter", engine.atomic_counter()}};
+        // The bytes that landed here equal the sender's pattern (one-sided and two-sided alike).
+        bool lands_here = config.op == Op::kWrite || (receiver_counts(config.op) && received.messages > 0);
+        if (!warmup && config.mode == Mode::kBandwidth && lands_here) {
+            auto why = engine.verify_destination();
+            counted["verified"] = !why.has_value();
+            if (why) fail("data check: " + *why);
+        }
+        control.send(counted);
+    }
+}
+
+}  // namespace
+
+int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
+    BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
+    fmt::print("server: {} ({})\n", device.port.description, device.provider);
+    std::fflush(stdout);
+    ControlChannel control(TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s)));
+    const milliseconds step = ms(options.timeout_s);
+    try {
+        Record peer_hello = control.expect("hello", step);
+        ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
+        control.send(hello(device));
+        std::size_t served = 0;
+        for (;;) {
+            Record message = control.receive(step);
+            std::string type = field<std::string>(message, "type");
+            if (type == "bye") break;
+            if (type != "config") fail(fmt::format("expected 'config' or 'bye' from the client, got '{}'", type));
+            serve_configuration(control, device, path_mtu, message, options, pinned);
+            ++served;
+        }
+        fmt::print("server: served {} configuration(s) for {}\n", served, field<std::string>(peer_hello, "host"));
+    } catch (const Error& e) {
+        control.send_error(e.what());
+        throw;
+    }
+    return 0;
+}
+
+// ---- Client.
+
+namespace {
+
+struct PhaseOutcome {
+    InitiatorResult initiator;
+    std::vector<double> samples_ns;
+    double client_cpu_s = 0;
+    Record counted;
+};
+
+PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfig& config, std::uint64_t count,
+                       double duration_s, bool warmup, const Limits& limits, milliseconds step) {
+    engine.clear_destination();
+    control.send(Record{{"type", "phase"}, {"count", count}, {"duration_s", duration_s}, {"warmup", warmup}});
+    control.expect("go", step);
+    PhaseOutcome outcome;
+    const double cpu0 = cpu_seconds();
+    std::vector<std::uint64_t> per_qp;
+    if (config.mode == Mode::kLatency) {
+        outcome.samples_ns = engine.run_ping(count, limits);
+        per_qp = {count};
+    } else {
+        outcome.initiator = engine.run_initiator(count, duration_s, limits);
+        per_qp = outcome.initiator.per_qp;
+    }
+    outcome.client_cpu_s = cpu_seconds() - cpu0;
+    control.send(Record{{"type", "sent"}, {"per_qp", per_qp}});
+    // The receiver may wait out losses (UC/UD) or stragglers (RC) before it answers.
+    outcome.counted = control.expect("counted", limits.idle + step);
+    return outcome;
+}
+
+Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& config, const SessionOptions& options,
+               const Record& environment) {
+    const Limits limits = limits_for(options, config);
+    const milliseconds step = ms(options.timeout_s);
+    control.send(Record{{"type", "config"}, {"config", config.to_json()}});
+    Engine engine(device, config, Side::kClient);
+    Record peer = control.expect("endpoints", step);
+    engine.connect(decode_endpoints(peer, config), peer_depth(peer));
+    control.send(endpoints_message(engine));
+    control.expect("ready", step);
+
+    if (config.warmup > 0) run_phase(control, engine, config, config.warmup, 0, true, limits, step);
+    PhaseOutcome phase = run_phase(control, engine, config, config.duration_s > 0 ? 0 : config.iters, config.duration_s, false,
+                                   limits, step);
+    control.send(Record{{"type", "done"}});
+
+    Record result;
+    const Record& counted = phase.counted;
+    const double server_cpu = field<double>(counted, "cpu_s");
+    std::uint64_t ops = config.mode == Mode::kLatency ? config.iters : phase.initiator.ops;
+    if (config.mode == Mode::kBandwidth) {
+        const double seconds = phase.initiator.seconds;
+        const double bytes = static_cast<double>(ops) * static_cast<double>(config.size);
+        result["ops"] = ops;
+        result["bytes"] = static_cast<std::uint64_t>(bytes);
+        result["seconds"] = seconds;
+        result["gib_per_s"] = seconds > 0 ? bytes / seconds / (1u << 30) : 0.0;
+        result["gb_per_s"] = seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0;
+        result["mops"] = seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0.0;
+        if (receiver_counts(config.op)) {
+            auto messages = field<std::uint64_t>(counted, "messages");
+            auto rbytes = field<std::uint64_t>(counted, "bytes");
+            double rseconds = field<double>(counted, "seconds");
+            if (messages > ops) fail(fmt::format("the server counted {} messages, more than the {} sent", messages, ops));
+            result["receiver"] = Record{{"messages", messages},
+                                        {"bytes", rbytes},
+                                        {"lost", ops - messages},
+                                        {"seconds", rseconds},
+                                        {"mops", rseconds > 0 ? static_cast<double>(messages) / rseconds / 1e6 : 0.0},
+                                        {"gib_per_s", rseconds > 0 ? static_cast<double>(rbytes) / rseconds / (1u << 30) : 0.0}};
+            if (config.transport == Transport::kRC && messages != ops)
+                fail(fmt::format("RC lost messages: sent {}, received {}", ops, messages));
+        }
+        if (config.op == Op::kFetchAdd) {
+            auto counter = field<std::uint64_t>(counted, "counter");
+            result["atomic_counter"] = counter;
+            if (counter != ops) fail(fmt::format("fetch-add: the server's counter is {}, not the {} adds completed", counter, ops));
+        }
+        if (config.op == Op::kRead) {
+            if (auto why = engine.verify_destination()) fail("data check: " + *why);
+            result["verified"] = true;
+        } else if (counted.contains("verified")) {
+            result["verified"] = counted["verified"];
+        }
+    } else {
+        // perftest's convention: half the round trip for write/send/write-imm ping-pongs, the
+        // whole round trip for READ and atomics (one side's operation is the round trip).
+        const bool half = !(config.op == Op::kRead || is_atomic(config.op));
+        std::vector<double> reported = phase.samples_ns;
+        if (half)
+            for (double& s : reported) s /= 2;
+        LatencySummary stats = summarize_latency(std::move(reported));
+        result["latency"] = Record{{"reported_as", half ? "half round trip" : "round trip"},
+                                   {"samples", stats.samples},
+                                   {"min_us", stats.min_us},
+                                   {"median_us", stats.median_us},
+                                   {"mean_us", stats.mean_us},
+                                   {"stdev_us", stats.stdev_us},
+                                   {"p99_us", stats.p99_us},
+                                   {"p999_us", stats.p999_us},
+                                   {"max_us", stats.max_us}};
+    }
+    const double elapsed_client = config.mode == Mode::kBandwidth ? phase.initiator.seconds : 0;
+    const double per_op = ops > 0 ? 1e6 / static_cast<double>(ops) : 0;
+    result["cpu"] = Record{{"client_s", phase.client_cpu_s},
+                           {"server_s", server_cpu},
+                           {"client_us_per_op", phase.client_cpu_s * per_op},
+                           {"server_us_per_op", server_cpu * per_op},
+                           {"client_utilization", elapsed_client > 0 ? phase.client_cpu_s / elapsed_client : 0.0},
+                           {"server_utilization", field<double>(counted, "elapsed_s") > 0
+                                                      ? server_cpu / field<double>(counted, "elapsed_s")
+                                                      : 0.0}};
+    Record knobs = config.to_json();
+    knobs["memory"] = "host";
+    return Record{{"tool", kToolVersion}, {"config", knobs}, {"result", result}, {"environment", environment}};
+}
+
+void print_row(const Record& record, const BenchConfig& config, bool gbps) {
+    const Record& r = record["result"];
+    if (config.mode == Mode::kBandwidth) {
+        std::string recv_mops = "-", lost = "-";
+        if (r.contains("receiver")) {
+            recv_mops = format_rate(r["receiver"]["mops"].get<double>());
+            lost = std::to_string(r["receiver"]["lost"].get<std::uint64_t>());
+        }
+        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9.3f} {:>9.3f}\n", describe(config), format_rate(r["gib_per_s"].get<double>()),
+                   gbps ? fmt::format(" {:>9}", format_rate(r["gb_per_s"].get<double>())) : "", format_rate(r["mops"].get<double>()),
+                   recv_mops, lost, r["cpu"]["client_us_per_op"].get<double>(), r["cpu"]["server_us_per_op"].get<double>());
+    } else {
+        const Record& l = r["latency"];
+        fmt::print("{:<58} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}  {}\n", describe(config), l["min_us"].get<double>(),
+                   l["median_us"].get<double>(), l["mean_us"].get<double>(), l["p99_us"].get<double>(), l["p999_us"].get<double>(),
+                   l["max_us"].get<double>(), l["reported_as"].get<std::string>());
+    }
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs) {
+    BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
+    const milliseconds step = ms(options.timeout_s);
+    ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
+    std::vector<Record> records;
+    try {
+        control.send(hello(device));
+        Record peer_hello = control.expect("hello", step);
+        const ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
+        // Every configuration is checked before the first runs: a sweep never stops half-way
+        // over something knowable in advance.
+        for (const BenchConfig& config : configs) {
+            if (auto why = config.problem()) fail(*why);
+            if (auto why = device_problem(config, device, path_mtu)) fail(*why);
+        }
+        Record environment = host_environment(kToolVersion);
+        const char* lab = std::getenv("RDMALAB_IN_LAB");
+        environment["device"] = device.name;
+        environment["provider"] = device.provider;
+        environment["port"] = device.port.description;
+        environment["link_layer"] = device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
+        environment["path_mtu"] = mtu_bytes(path_mtu);
+        environment["lab"] = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
+        environment["server"] = Record{{"host", peer_hello.value("host", "")},
+                                       {"device", peer_hello.value("device", "")},
+                                       {"provider", peer_hello.value("provider", "")}};
+        fmt::print("client: {} ({}) → {}, path MTU {}, {} configuration(s)\n", device.port.description, device.provider,
+                   options.server_address, mtu_bytes(path_mtu), configs.size());
+        const bool progress = options.progress && stderr_is_terminal();
+        std::optional<Mode> header_mode;
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            const BenchConfig& config = configs[i];
+            if (progress) fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), describe(config));
+            Record record = measure(control, device, config, options, environment);
+            if (progress) fmt::print(stderr, "\r\033[K");
+            if (header_mode != config.mode) {
+                print_header(config.mode, options.gbps);
+                header_mode = config.mode;
+            }
+            print_row(record, config, options.gbps);
+            records.push_back(std::move(record));
+            // Rewritten whole after every configuration: an interrupted sweep keeps its rows.
+            if (!options.json_path.empty()) write_file(options.json_path, to_json(records));
+            if (!options.csv_path.empty()) write_file(options.csv_path, to_csv(records));
+        }
+        control.send(Record{{"type", "bye"}});
+    } catch (const Error& e) {
+        control.send_error(e.what());
+        throw;
+    }
+    return 0;
+}
+
+}  // namespace rdmalab::bench

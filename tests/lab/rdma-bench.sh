@@ -1,0 +1,94 @@
+# Lab test: rdma-bench runs every operation × transport it supports, in both modes, briefly, and
+# its records say what it counted: RC loses nothing, UC/UD report the receiver's count, moved
+# data was verified, fetch-add's counter equals the adds. Then every knob, sweeps, duration, and
+# the refusals (bad input, UD over the MTU, a window the device cannot hold, mismatched server settings).
+source "$(dirname "$0")/lib.sh" "$@"
+
+# bench NAME [SERVER_ARGS...] -- [CLIENT_ARGS...]: one run, its records in $scratch/NAME/r.json.
+bench() {
+    local name=$1
+    shift
+    local dir=$scratch/$name
+    split_args "$@"
+    pair_run "$dir" rdma-bench "${server_args[@]}" -- --no-progress --json "$dir/r.json" --csv "$dir/r.csv" \
+        --warmup 10 "${client_args[@]}"
+}
+# bench_ok NAME RECORDS [SERVER_ARGS...] -- [CLIENT_ARGS...]: both sides exit 0, RECORDS records.
+bench_ok() {
+    local name=$1 records=$2 before=$failures
+    shift 2
+    bench "$name" "$@"
+    local dir=$scratch/$name
+    check "$name: client exits 0" rc_is "$dir/client.rc" 0
+    check "$name: server exits 0" rc_is "$dir/server.rc" 0
+    check "$name: $records records in the JSON" count_is "$records" "$dir/r.json" '^    \{$'
+    check "$name: $records rows in the CSV (and a header)" count_is $((records + 1)) "$dir/r.csv" '.'
+    check "$name: every record names the device, provider and kernel" \
+        count_is "$records" "$dir/r.json" '^        "provider": "rxe \(Soft-RoCE\)",$'
+    [ $failures -eq $before ] || show_on_failure "$dir"
+}
+
+# ---- Every op × transport, bandwidth and latency.
+bench_ok rc 12 -- --op write,read,send,write-imm,fetch-add,cmp-swap -c RC -m bw,lat -n 200 -s 256
+rc=$scratch/rc/r.json
+check "rc: RC loses no message (send, write-imm: 200 of 200 counted at the server)" count_is 2 "$rc" '"lost": 0,'
+check "rc: the server counted 200 messages for send and write-imm" count_is 2 "$rc" '"messages": 200,'
+check "rc: moved data verified (write, read, send, write-imm)" count_is 4 "$rc" '"verified": true'
+check "rc: fetch-add's remote counter equals the 200 adds" has_line "$rc" '"atomic_counter": 200,'
+check "rc: 6 latency records with percentiles" count_is 6 "$rc" '"p999_us": [0-9.e+-]+,'
+check "rc: READ and atomics report the whole round trip" count_is 3 "$rc" '"reported_as": "round trip",'
+check "rc: atomics move 8 bytes" count_is 4 "$rc" '"size": 8,'
+
+bench_ok uc 6 -- --op write,send,write-imm -c UC -m bw,lat -n 200 -s 512
+check "uc: the server's count is reported for send and write-imm" count_is 2 "$scratch/uc/r.json" '"receiver": \{'
+check "uc: received + lost is reported" count_is 2 "$scratch/uc/r.json" '"lost": [0-9]+,'
+
+bench_ok ud 2 -- --op send -c UD -m bw,lat -n 300 -s 1024
+check "ud: the receiver's count and losses are in the record" has_line "$scratch/ud/r.json" '"lost": [0-9]+,'
+check "ud: the table shows the receiver's rate" has_line "$scratch/ud/client.out" '^send UD bw 1024 B .* [0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
+
+# ---- Knobs and sweeps: SRQ, shared CQ, events, post lists, signal interval, QPs, inline, SGEs.
+bench_ok knobs 8 -- --op send -s 64 -q 3 -t 32 -l 4 -Q 8 --srq off,on --shared-cq off,on --events off,on -n 400
+check "knobs: 3 QPs × 400 sends, all counted, each configuration" count_is 8 "$scratch/knobs/r.json" '"messages": 1200,'
+bench_ok write-knobs 4 -- --op write -s 64 -I 0,64 --sge 1,2 -n 300
+check "write-knobs: inline and SGE values are recorded" count_is 2 "$scratch/write-knobs/r.json" '"inline": 64,'
+bench_ok sweep 5 -- --op write -s 32..512 -t 16 -n 100
+check "sweep: sizes 32..512 in order" has_line "$scratch/sweep/client.out" '^write RC bw 512 B window 16'
+bench_ok duration 1 -- --op write-imm -s 128 -D 0.5
+check "duration: measured for about 0.5 s" has_line "$scratch/duration/r.json" '"seconds": 0\.[4-9][0-9]*,'
+check "duration: the server counted every write-imm" has_line "$scratch/duration/r.json" '"lost": 0,'
+
+# ---- Refusals: one line, non-zero exit, before anything is measured.
+expect_failure bad-op 2 "unknown 'scatter'" "$bin/rdma-bench" client "$addr" --op scatter
+expect_failure ud-write 2 'UD carries only send' "$bin/rdma-bench" client "$addr" --op write -c UD
+expect_failure atomic-size 2 'fetch-add moves exactly 8 bytes' "$bin/rdma-bench" client "$addr" --op fetch-add -s 64
+expect_failure signal-window 2 'exceeds the window' "$bin/rdma-bench" client "$addr" -t 8 -Q 16
+expect_failure bad-range 2 'both ends must be powers of two' "$bin/rdma-bench" client "$addr" -s 30..100
+
+# UD over the path MTU: the client refuses once it knows the path (lab MTU 1024).
+start_server "$scratch/ud-mtu" rdma-bench
+expect_failure ud-over-mtu 1 'UD message of 2048 B exceeds the path MTU \(1024 B\)' \
+    "$bin/rdma-bench" client "$addr" --op send -c UD -s 2048
+finish_server "$scratch/ud-mtu"
+check "ud-over-mtu: the server is told and exits 1" rc_is "$scratch/ud-mtu/server.rc" 1
+
+start_server "$scratch/window" rdma-bench
+expect_failure window-over-max 1 "window 65536 × 1 QP\(s\) needs a CQ of 65536 entries; rxe0 allows 32767" \
+    "$bin/rdma-bench" client "$addr" -t 65536
+finish_server "$scratch/window"
+
+# Mismatched settings: a server started with -s 64 refuses a client that asks for 128.
+bench mismatch -s 64 -- -s 128 -n 10
+check "mismatch: client exits 1" rc_is "$scratch/mismatch/client.rc" 1
+check "mismatch: server exits 1" rc_is "$scratch/mismatch/server.rc" 1
+check "mismatch: the client names the mismatch" has_line "$scratch/mismatch/client.out" \
+    '^rdma-bench: peer: the client asks for size 128, but this server was started with size 64$'
+check "mismatch: the server names it too" has_line "$scratch/mismatch/server.out" \
+    '^rdma-bench: the client asks for size 128, but this server was started with size 64$'
+
+# plot: the records become an SVG with the environment in its caption.
+timeout 60 "$bin/rdma-bench" plot "$scratch/sweep/r.json" -o "$scratch/sweep.svg" >"$scratch/plot.out" 2>&1
+echo $? >"$scratch/plot.rc"
+check "plot: exits 0" rc_is "$scratch/plot.rc" 0
+check "plot: the figure says it is Soft-RoCE" has_line "$scratch/sweep.svg" 'Soft-RoCE \(software, not a NIC\)'
+finish

@@ -1,0 +1,168 @@
+// rdma-bench configurations: the rules that refuse meaningless combinations, the JSON form a
+// server receives (and must not trust), the control channel's hex, and pinned server knobs.
+#include "rdmalab/bench/config.hpp"
+#include "rdmalab/bench/control.hpp"
+#include "rdmalab/bench/session.hpp"
+#include "rdmalab/error.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rdmalab::bench {
+namespace {
+
+TEST(BenchConfig, DefaultsAreValid) { EXPECT_FALSE(BenchConfig{}.problem()); }
+
+TEST(BenchConfig, RefusesOperationsATransportLacks) {
+    BenchConfig c;
+    c.transport = Transport::kUD;
+    c.op = Op::kWrite;
+    ASSERT_TRUE(c.problem());
+    EXPECT_NE(c.problem()->find("UD carries only send"), std::string::npos);
+    c.op = Op::kSend;
+    c.size = 1024;
+    EXPECT_FALSE(c.problem());
+    c.transport = Transport::kUC;
+    c.op = Op::kRead;
+    EXPECT_TRUE(c.problem());
+    c.op = Op::kFetchAdd;
+    c.size = 8;
+    EXPECT_TRUE(c.problem());
+    c.op = Op::kWriteImm;
+    EXPECT_FALSE(c.problem());
+}
+
+TEST(BenchConfig, AtomicsMoveEightBytesWithOneSge) {
+    BenchConfig c;
+    c.op = Op::kCompareSwap;
+    c.size = 8;
+    EXPECT_FALSE(c.problem());
+    c.size = 16;
+    EXPECT_TRUE(c.problem());
+    c.size = 8;
+    c.sge = 2;
+    EXPECT_TRUE(c.problem());
+    c.sge = 1;
+    c.inline_size = 64;
+    EXPECT_TRUE(c.problem());
+}
+
+TEST(BenchConfig, SignalIntervalAndPostListFitTheWindow) {
+    BenchConfig c;
+    c.window = 16;
+    c.signal_every = 16;
+    c.post_list = 16;
+    EXPECT_FALSE(c.problem());
+    c.signal_every = 17;
+    ASSERT_TRUE(c.problem());
+    EXPECT_NE(c.problem()->find("exceeds the window"), std::string::npos);
+    c.signal_every = 1;
+    c.post_list = 17;
+    EXPECT_TRUE(c.problem());
+}
+
+TEST(BenchConfig, LatencyIsOneQpOneWrAndNoEventsForMemoryPolling) {
+    BenchConfig c;
+    c.mode = Mode::kLatency;
+    c.window = 1;
+    EXPECT_FALSE(c.problem());
+    c.qps = 2;
+    EXPECT_TRUE(c.problem());
+    c.qps = 1;
+    c.events = true;
+    EXPECT_TRUE(c.problem());  // write latency polls memory
+    c.op = Op::kSend;
+    EXPECT_FALSE(c.problem());
+    c.duration_s = 1;
+    EXPECT_TRUE(c.problem());
+}
+
+TEST(BenchConfig, SrqNeedsAReceivingOperationAndSgesNeedBytes) {
+    BenchConfig c;
+    c.srq = true;
+    EXPECT_TRUE(c.problem());
+    c.op = Op::kSend;
+    EXPECT_FALSE(c.problem());
+    c.size = 2;
+    c.sge = 3;
+    EXPECT_TRUE(c.problem());
+}
+
+TEST(BenchConfig, UdSlotHasRoomForTheGrh) {
+    BenchConfig c;
+    c.op = Op::kSend;
+    c.size = 512;
+    EXPECT_EQ(c.slot_bytes(), 512u);
+    c.transport = Transport::kUD;
+    EXPECT_EQ(c.slot_bytes(), 552u);
+}
+
+TEST(BenchConfig, JsonRoundTrip) {
+    BenchConfig c;
+    c.op = Op::kWriteImm;
+    c.transport = Transport::kUC;
+    c.size = 4096;
+    c.window = 64;
+    c.qps = 4;
+    c.post_list = 8;
+    c.signal_every = 16;
+    c.inline_size = 0;
+    c.sge = 2;
+    c.shared_cq = true;
+    c.events = true;
+    c.iters = 777;
+    c.warmup = 5;
+    BenchConfig back = BenchConfig::from_json(c.to_json());
+    EXPECT_EQ(back.to_json(), c.to_json());
+}
+
+TEST(BenchConfig, FromJsonRefusesWhatAPeerMustNotSend) {
+    Record good = BenchConfig{}.to_json();
+    Record missing = good;
+    missing.erase("window");
+    EXPECT_THROW(BenchConfig::from_json(missing), Error);
+    Record wrong_type = good;
+    wrong_type["size"] = "big";
+    EXPECT_THROW(BenchConfig::from_json(wrong_type), Error);
+    Record negative = good;
+    negative["qps"] = -1;
+    EXPECT_THROW(BenchConfig::from_json(negative), Error);
+    Record unknown = good;
+    unknown["op"] = "scatter";
+    EXPECT_THROW(BenchConfig::from_json(unknown), Error);
+    Record invalid = good;
+    invalid["signal_every"] = 1000;  // over the window: refused by the same rules as locally
+    EXPECT_THROW(BenchConfig::from_json(invalid), Error);
+}
+
+TEST(BenchConfig, NamesParse) {
+    EXPECT_EQ(parse_op("cmp-swap"), Op::kCompareSwap);
+    EXPECT_FALSE(parse_op("CAS"));
+    EXPECT_EQ(parse_transport("ud"), Transport::kUD);
+    EXPECT_EQ(parse_mode("latency"), Mode::kLatency);
+    EXPECT_EQ(describe(BenchConfig{}), "write RC bw 65536 B window 128 qps 1");
+}
+
+TEST(ControlHex, RoundTripAndRefusals) {
+    std::vector<std::uint8_t> bytes{0x00, 0x7f, 0xff, 0x10};
+    EXPECT_EQ(to_hex(bytes), "007fff10");
+    EXPECT_EQ(from_hex("007fff10"), bytes);
+    EXPECT_THROW(from_hex("abc"), Error);
+    EXPECT_THROW(from_hex("zz"), Error);
+    EXPECT_THROW(from_hex("AB"), Error);
+}
+
+TEST(PinnedKnobs, ServerSettingsMustContainTheClients) {
+    BenchConfig c;
+    c.size = 128;
+    EXPECT_FALSE(pinned_mismatch(c, {}));
+    EXPECT_FALSE(pinned_mismatch(c, {{"size", {"64", "128"}}, {"transport", {"RC"}}}));
+    auto why = pinned_mismatch(c, {{"size", {"64"}}});
+    ASSERT_TRUE(why);
+    EXPECT_EQ(*why, "the client asks for size 128, but this server was started with size 64");
+    c.srq = true;
+    EXPECT_EQ(knob_text(c, "srq"), "on");
+    EXPECT_TRUE(pinned_mismatch(c, {{"srq", {"off"}}}));
+}
+
+}  // namespace
+}  // namespace rdmalab::bench
