@@ -23,13 +23,9 @@ for tool in ib_write_bw ib_send_bw ib_write_lat; do
 done
 [ -x "$bin/rdma-bench" ] || { echo "compare-perftest: no $bin/rdma-bench (build first)" >&2; exit 1; }
 
+source "$(dirname "$0")/lab-pair.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/compare-perftest.XXXXXX")
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'lab_pair_cleanup; rm -rf "$work"' EXIT
 
 device=rxe0
 gid_index=1
@@ -40,43 +36,23 @@ fi
 gid_args=()
 [ -n "$gid_index" ] && gid_args=(-x "$gid_index")
 
-# The client side of a pair, retried while the server is still starting (up to 5 s).
-client_with_retry() {
-    local out=$1 i
-    shift
-    for i in $(seq 50); do
-        if timeout -k 5 120 "$@" >"$out" 2>&1; then return 0; fi
-        grep -qiE "couldn't connect|connection refused|Unable to connect" "$out" || { cat "$out" >&2; return 1; }
-        sleep 0.1
-    done
-    cat "$out" >&2
-    return 1
-}
-
 # perftest TOOL ARGS... → prints the perftest result line's fields; also keeps the header.
 perftest_run() {
     local tool=$1
     shift
-    timeout -k 5 120 "$tool" -d "$device" "${gid_args[@]}" -F "$@" >"$work/pt-server.out" 2>&1 &
-    server_pid=$!
-    client_with_retry "$work/pt-client.out" "$tool" -d "$device" "${gid_args[@]}" -F "$@" "$RDMALAB_ADDR"
-    wait "$server_pid"
-    server_pid=""
-    awk '/#bytes/ {getline; print; exit}' "$work/pt-client.out"
+    lab_pair "$work/pt" 120 "$tool" -d "$device" "${gid_args[@]}" -F "$@" -- \
+        "$tool" -d "$device" "${gid_args[@]}" -F "$@" "$RDMALAB_ADDR" || exit 1
+    awk '/#bytes/ {getline; print; exit}' "$work/pt/client.out"
 }
 
 # The perftest header line "Name : value" of the last run (e.g. "CQ Moderation").
-perftest_setting() { awk -F: -v key="$1" '$1 ~ key {gsub(/[^0-9]/, "", $2); print $2; exit}' "$work/pt-client.out"; }
+perftest_setting() { awk -F: -v key="$1" '$1 ~ key {gsub(/[^0-9]/, "", $2); print $2; exit}' "$work/pt/client.out"; }
 
 bench_run() {
     local key=$1
     shift
-    timeout -k 5 120 "$bin/rdma-bench" server -d "$device" "${gid_args[@]}" --accept-timeout 20 >"$work/rb-server.out" 2>&1 &
-    server_pid=$!
-    client_with_retry "$work/rb-client.out" "$bin/rdma-bench" client "$RDMALAB_ADDR" -d "$device" "${gid_args[@]}" \
-        --no-progress --json "$work/rb.json" "$@"
-    wait "$server_pid"
-    server_pid=""
+    lab_pair "$work/rb" 120 "$bin/rdma-bench" server -d "$device" "${gid_args[@]}" --accept-timeout 20 -- \
+        "$bin/rdma-bench" client "$RDMALAB_ADDR" -d "$device" "${gid_args[@]}" --no-progress --json "$work/rb.json" "$@" || exit 1
     grep -o "\"$key\": [0-9.e+-]*" "$work/rb.json" | head -1 | awk '{print $2}'
 }
 

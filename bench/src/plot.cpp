@@ -73,7 +73,9 @@ std::vector<Series> series_from_records(const std::vector<Record>& records, cons
         for (const std::string& key : series_keys) {
             const Record* value = find_dotted(record, key);
             if (!value) continue;
-            label += (label.empty() ? "" : " ") + key + "=" + (value->is_string() ? value->get<std::string>() : value->dump());
+            // "config.window" is shown as "window": the legend has room for short names only.
+            std::string name = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+            label += (label.empty() ? "" : " ") + name + "=" + (value->is_string() ? value->get<std::string>() : value->dump());
         }
         auto [it, added] = index.emplace(label, series.size());
         if (added) series.push_back(Series{label, {}});
@@ -112,9 +114,18 @@ std::string render_svg(const Chart& chart) {
                            py(y), kLeft + plot_w, py(y));
         svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kLeft - 6, py(y) + 4, y);
     }
-    for (double x = std::exp2(std::ceil(std::log2(x_min))); x <= x_max * 1.0001; x *= 2)
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
-                           kTop + plot_h + 16, size_label(x));
+    // A label on every power of two, or every other one when they would crowd each other.
+    const double first_tick = std::exp2(std::ceil(std::log2(x_min)));
+    const int ticks = static_cast<int>(std::floor(std::log2(x_max * 1.0001) - std::log2(first_tick))) + 1;
+    const int label_every = ticks > 12 ? 2 : 1;
+    int tick = 0;
+    for (double x = first_tick; x <= x_max * 1.0001; x *= 2, ++tick) {
+        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#333\"/>\n", px(x),
+                           kTop + plot_h, px(x), kTop + plot_h + 4);
+        if (tick % label_every == 0)
+            svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
+                               kTop + plot_h + 16, size_label(x));
+    }
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", kLeft,
                        kTop, plot_w, plot_h);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot_w / 2,
@@ -136,8 +147,20 @@ std::string render_svg(const Chart& chart) {
         svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38, ly + 4,
                            xml_escape(s.label));
     }
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kLeft, kHeight - 12,
-                       xml_escape(chart.caption));
+    // The caption (where and when) on one line, or two split at a " · " when it is long.
+    std::string first_line = chart.caption, second_line;
+    if (chart.caption.size() > 105) {
+        std::size_t split = chart.caption.rfind(" · ", 105);
+        if (split != std::string::npos) {
+            first_line = chart.caption.substr(0, split);
+            second_line = chart.caption.substr(split + std::string(" · ").size());
+        }
+    }
+    svg += fmt::format("<text x=\"10\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
+                       kHeight - (second_line.empty() ? 12 : 24), xml_escape(first_line));
+    if (!second_line.empty())
+        svg += fmt::format("<text x=\"10\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kHeight - 10,
+                           xml_escape(second_line));
     svg += "</svg>\n";
     return svg;
 }

@@ -251,9 +251,11 @@ int plot(const PlotOptions& p) {
     const Record env = records.front().value("environment", Record::object());
     std::string provider = env.value("provider", "?");
     chart.title = p.title.empty() ? fmt::format("{} — {}", records.front()["config"].value("op", "?"), chart.y_label) : p.title;
-    chart.caption = fmt::format("{}{} {} · path MTU {} · kernel {} · {} · {}",
-                                provider.starts_with("rxe") ? "Soft-RoCE (software, not a NIC): " : "", env.value("device", "?"), provider,
-                                env.value("path_mtu", 0), env.value("kernel", "?"), env.value("date", "?"), kToolVersion);
+    const std::string device = provider.starts_with("rxe") ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.value("device", "?"))
+                                                           : fmt::format("{} ({})", env.value("device", "?"), provider);
+    chart.caption = fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
+                                env.value("lab", "no") == "no" ? "" : " in the " + env.value("lab", ""), env.value("path_mtu", 0),
+                                env.value("kernel", "?"), env.value("host", "?"), env.value("date", "?"), kToolVersion);
     write_file(p.output, render_svg(chart));
     fmt::print("wrote {} ({} series, {} records)\n", p.output, chart.series.size(), records.size());
     return 0;

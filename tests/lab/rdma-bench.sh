@@ -90,5 +90,5 @@ check "mismatch: the server names it too" has_line "$scratch/mismatch/server.out
 timeout 60 "$bin/rdma-bench" plot "$scratch/sweep/r.json" -o "$scratch/sweep.svg" >"$scratch/plot.out" 2>&1
 echo $? >"$scratch/plot.rc"
 check "plot: exits 0" rc_is "$scratch/plot.rc" 0
-check "plot: the figure says it is Soft-RoCE" has_line "$scratch/sweep.svg" 'Soft-RoCE \(software, not a NIC\)'
+check "plot: the figure says it is Soft-RoCE" has_line "$scratch/sweep.svg" 'Soft-RoCE \(rxe0, software, not a NIC\)'
 finish
