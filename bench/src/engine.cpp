@@ -398,6 +398,7 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
 
 // ---- Posting.
 
+// #region bench-post
 // The hot path: fill in each WR's id and flags, cut the chain after `count`, one doorbell.
 void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq) {
     for (std::uint32_t w = 0; w < count; ++w) {
@@ -420,6 +421,7 @@ void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_
     if (rc != 0) [[unlikely]]
         check_ibv(rc, "ibv_post_send");
 }
+// #endregion bench-post
 
 void Engine::post_receives(Queue& queue, std::uint32_t count) {
     ibv_recv_wr* last = &queue.recv_chain[count - 1];

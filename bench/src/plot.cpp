@@ -11,8 +11,8 @@ namespace rdmalab::bench {
 
 namespace {
 
-constexpr double kWidth = 720, kHeight = 440;
-constexpr double kLeft = 70, kRight = 180, kTop = 40, kBottom = 70;  // margins; legend on the right
+constexpr double kWidth = 760, kHeight = 440;
+constexpr double kLeft = 70, kRight = 200, kTop = 40, kBottom = 70;  // margins; legend on the right
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 

@@ -34,6 +34,7 @@ void CmIdDeleter::operator()(rdma_cm_id* id) const noexcept {
     if (rdma_destroy_id(id) != 0) report_release_failure("rdma_destroy_id", errno);
 }
 
+// #region cm-event-copy
 CmEvent wait_for_cm_event(rdma_event_channel* channel, milliseconds timeout) {
     pollfd ready{.fd = channel->fd, .events = POLLIN, .revents = 0};
     int rc = poll(&ready, 1, static_cast<int>(timeout.count()));
@@ -56,6 +57,7 @@ CmEvent wait_for_cm_event(rdma_event_channel* channel, milliseconds timeout) {
     rdma_ack_cm_event(event);  // frees event and its private data: only the copy is used below
     return copy;
 }
+// #endregion cm-event-copy
 
 Connection::Connection(const ConnectionOptions& options) : options_(options) {
     require_device_exists(options_.device);
@@ -114,6 +116,7 @@ void Connection::require_device() {
                          options_.device));
 }
 
+// #region cm-resolve
 Connection Connection::resolve(const ConnectionOptions& options) {
     Connection connection(options);
     rdma_cm_id* id = nullptr;
@@ -132,6 +135,7 @@ Connection Connection::resolve(const ConnectionOptions& options) {
     connection.require_device();
     return connection;
 }
+// #endregion cm-resolve
 
 Listener::Listener(const ConnectionOptions& options) : options_(options) {
     require_device_exists(options_.device);
@@ -161,6 +165,7 @@ Listener::Listener(const ConnectionOptions& options) : options_(options) {
     std::fflush(stdout);
 }
 
+// #region cm-next-client
 Connection Listener::next_client() {
     Connection connection(options_);
     // The request arrives on the listener's channel; the connection moves its id to its own.
@@ -172,17 +177,22 @@ Connection Listener::next_client() {
         rdma_reject(request.id, nullptr, 0);
         connection.require_device();
     }
-    // Remember what the client asked for: accept() answers within these limits.
-    connection.peer_initiator_depth_ = request.initiator_depth;
-    connection.peer_responder_resources_ = request.responder_resources;
+    // Remember what the client asked for: accept() answers within these limits. The event
+    // reports them from this side's point of view (the kernel swaps the client's fields):
+    // responder_resources = the READs the client will issue to us (its initiator depth),
+    // initiator_depth = the READs the client will serve for us (its responder resources).
+    connection.reads_peer_will_issue_ = request.responder_resources;
+    connection.reads_peer_will_serve_ = request.initiator_depth;
     return connection;
 }
+// #endregion cm-next-client
 
 Connection Connection::wait_for_client(const ConnectionOptions& options) {
     Listener listener(options);
     return listener.next_client();
 }
 
+// #region cm-create-queues
 void Connection::create_queues(const QueueSizes& sizes) {
     shared_pd_ = sizes.shared_pd;
     shared_cq_ = sizes.shared_cq;
@@ -206,7 +216,9 @@ void Connection::create_queues(const QueueSizes& sizes) {
     check_errno(rdma_create_qp(id_.get(), pd(), &attributes) == 0, "rdma_create_qp");
     qp_.reset(id_.get());
 }
+// #endregion cm-create-queues
 
+// #region cm-connect
 std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> private_data) {
     if (private_data.size() > kMaxConnectPrivateData)
         fail(fmt::format("{} bytes of private data: a connect request carries at most {}",
@@ -228,7 +240,9 @@ std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> priv
     check_gid_index();
     return established.private_data;
 }
+// #endregion cm-connect
 
+// #region cm-accept
 void Connection::accept(std::span<const std::uint8_t> private_data) {
     if (private_data.size() > kMaxAcceptPrivateData)
         fail(fmt::format("{} bytes of private data: an accept carries at most {}", private_data.size(),
@@ -241,16 +255,18 @@ void Connection::accept(std::span<const std::uint8_t> private_data) {
     // Serve as many READs as the client will issue, within our limit; issue no more than the
     // client will serve.
     parameters.responder_resources = static_cast<std::uint8_t>(
-        std::min<int>(device.max_qp_rd_atom, peer_initiator_depth_));
+        std::min<int>(device.max_qp_rd_atom, reads_peer_will_issue_));
     parameters.initiator_depth = static_cast<std::uint8_t>(
-        std::min<int>(device.max_qp_init_rd_atom, peer_responder_resources_));
+        std::min<int>(device.max_qp_init_rd_atom, reads_peer_will_serve_));
     parameters.retry_count = 7;
     parameters.rnr_retry_count = 6;
     check_errno(rdma_accept(id_.get(), &parameters) == 0, "rdma_accept");
     expect_event(RDMA_CM_EVENT_ESTABLISHED, timeout());
     check_gid_index();
 }
+// #endregion cm-accept
 
+// #region cm-disconnect
 void Connection::disconnect() {
     if (disconnected_) return;
     check_errno(rdma_disconnect(id_.get()) == 0, "rdma_disconnect");
@@ -262,6 +278,7 @@ void Connection::wait_for_disconnect() {
     expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
     disconnected_ = true;
 }
+// #endregion cm-disconnect
 
 ibv_wc Connection::wait_for_completion(std::string_view what) {
     return rdmalab::wait_for_completion(cq(), timeout(), what);

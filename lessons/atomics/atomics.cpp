@@ -63,6 +63,7 @@ int run_server(const AtomicsOptions& options) {
     // client's device; each connection gets its own CQ and QP in it.
     ProtectionDomain pd{ibv_alloc_pd(first.context())};
     check_ptr(pd.get(), "ibv_alloc_pd");
+    // #region register-atomic-words
     // Least privilege, two regions. The atomic words: REMOTE_ATOMIC only, plus LOCAL_WRITE,
     // which verbs demands with any remote write access because the NIC writes the memory.
     Buffer atomic_words(kAtomicWords * sizeof(std::uint64_t));
@@ -75,6 +76,7 @@ int run_server(const AtomicsOptions& options) {
         ibv_reg_mr(pd.get(), shared_word.data(), shared_word.size(),
                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)};
     check_ptr(shared_mr.get(), "ibv_reg_mr(lock-protected word)");
+    // #endregion register-atomic-words
     // The "go" message that starts every client at once, so they really compete.
     std::array<std::uint8_t, 4> go{};
     store_be32(go, options.clients);
@@ -232,6 +234,7 @@ int run_client(const AtomicsOptions& options) {
         check_ibv(ibv_post_send(connection.qp(), &wr, &bad_send), what);
         connection.wait_for_completion(what);
     };
+    // #region atomic-ops
     auto fetch_and_add = [&](std::uint64_t address, std::uint64_t add) {
         ibv_send_wr wr{};
         wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -251,6 +254,7 @@ int run_client(const AtomicsOptions& options) {
         post_and_wait(wr, "ibv_post_send(ATOMIC_CMP_AND_SWP)");
         return *local;
     };
+    // #endregion atomic-ops
     auto read_or_write = [&](ibv_wr_opcode opcode, std::string_view what) {
         ibv_send_wr wr{};
         wr.opcode = opcode;
@@ -274,6 +278,7 @@ int run_client(const AtomicsOptions& options) {
     fmt::print("client {}: {} fetch-and-adds returned increasing values from {} to {}\n", id,
                options.iterations, first_seen, last_seen);
 
+    // #region spin-lock
     // Part 2: a spin lock on the lock word. Acquire = CAS 0 → id (it worked if the old value
     // was 0); the critical section is a READ, an add on this CPU and a WRITE: not atomic, so
     // without the lock two clients can read the same value and one update is lost.
@@ -310,6 +315,7 @@ int run_client(const AtomicsOptions& options) {
                                  id));
         }
     }
+    // #endregion spin-lock
     connection.disconnect();
     fmt::print("client {}: {} increments of the shared word {}; found the lock taken {} times\n",
                id, options.iterations,

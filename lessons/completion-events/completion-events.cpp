@@ -144,6 +144,7 @@ class CompletionWaiter {
     }
 
   private:
+    // #region busy-poll
     // Busy polling: ibv_poll_cq cannot block, so ask again and again. Fastest response, and it
     // keeps one core at 100% however long the wait — most calls find nothing.
     // (Reading the clock is a system call in the lab's guest: the deadline is set lazily.)
@@ -160,7 +161,9 @@ class CompletionWaiter {
             }
         }
     }
+    // #endregion busy-poll
 
+    // #region wait-for-notify
     // Wait-for-notify, in the order the slides give it.
     ibv_wc sleep_for_completion(std::string_view what) {
         std::optional<Clock::time_point> deadline;
@@ -193,6 +196,7 @@ class CompletionWaiter {
             if (++unacked_ == kAckBatch) acknowledge_events();
         }
     }
+    // #endregion wait-for-notify
 
     std::optional<ibv_wc> poll_once(std::string_view what) {
         ibv_wc wc{};
@@ -303,6 +307,7 @@ void post(ibv_qp* qp, ibv_wr_opcode opcode, std::byte* local, std::size_t length
         check_ibv(rc, fmt::format("ibv_post_send({})", what));
 }
 
+// #region create-channel
 // The channel must outlive the CQ that reports to it (ibv_destroy_comp_channel refuses, EBUSY,
 // while a CQ uses it), so its owner is declared before the connection that owns the CQ. It needs
 // the device context, known once the connection has a device. (rdma_cm keeps the context open
@@ -317,6 +322,7 @@ void create_channel_and_queues(Connection& connection, CompletionChannel& channe
                               .completions = 2 * kReceiveSlots,
                               .channel = channel.get()});
 }
+// #endregion create-channel
 
 // ---------------------------------------------------------------- server
 

@@ -33,6 +33,7 @@ const char* atomic_cap_name(ibv_atomic_cap cap) {
     return "unknown";
 }
 
+// #region gid-table
 void describe_port(ibv_context* context, std::uint8_t port_number, int highlight_gid) {
     // ibv_query_port: state, MTU, link layer and the largest message the port carries.
     ibv_port_attr port{};
@@ -61,7 +62,9 @@ void describe_port(ibv_context* context, std::uint8_t port_number, int highlight
                    static_cast<int>(entry.gid_index) == highlight_gid ? "  <- --gid-index" : "");
     }
 }
+// #endregion gid-table
 
+// #region query-device
 void describe_device(ibv_device* device, int highlight_gid) {
     // Opening a device gives a context: the handle every other verbs object hangs from.
     Context context{ibv_open_device(device)};
@@ -87,6 +90,7 @@ void describe_device(ibv_device* device, int highlight_gid) {
     for (std::uint8_t port = 1; port <= limits.phys_port_cnt; ++port)
         describe_port(context.get(), port, highlight_gid);
 }
+// #endregion query-device
 
 }  // namespace
 

@@ -110,6 +110,7 @@ struct RdmEndpoint {
 RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     pin_ip_providers_to_loopback(role);
 
+    // #region fi-hints
     // The hints say what this program needs and what it can cope with.
     Info hints{fi_allocinfo()};
     if (!hints) fail("fi_allocinfo failed");
@@ -131,6 +132,7 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     // "tcp" also matches "tcp;ofi_rxm": the rxm utility provider builds RDM over TCP connections.
     hints->fabric_attr->prov_name = strdup(options.provider.c_str());
+    // #endregion fi-hints
 
     fi_info* found = nullptr;
     int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
@@ -164,6 +166,7 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
         fail(fmt::format("size {} is larger than {} allows ({} bytes)", options.size,
                          info.fabric_attr->prov_name, info.ep_attr->max_msg_size));
 
+    // #region fi-objects
     fid_fabric* fabric = nullptr;
     check_fi(fi_fabric(info.fabric_attr, &fabric, nullptr), "fi_fabric");
     endpoint.fabric.reset(fabric);
@@ -195,6 +198,7 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     check_fi(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(completion queue)");
     check_fi(fi_enable(ep), "fi_enable");
     return endpoint;
+    // #endregion fi-objects
 }
 
 // A registered buffer. Each region gets only the access its operation needs.
@@ -205,6 +209,7 @@ struct Region {
     std::uint64_t key() const { return fi_mr_key(mr.get()); }  // the remote "rkey"
 };
 
+// #region fi-register
 Region register_region(const RdmEndpoint& endpoint, std::size_t size, std::uint64_t access,
                        std::uint64_t requested_key, std::string_view what) {
     Region region{Buffer(size), nullptr};
@@ -217,6 +222,7 @@ Region register_region(const RdmEndpoint& endpoint, std::size_t size, std::uint6
     region.mr.reset(mr);
     return region;
 }
+// #endregion fi-register
 
 // The address a peer names in fi_write/fi_read to reach the start of region.
 std::uint64_t remote_address(const RdmEndpoint& endpoint, const Region& region) {
@@ -249,6 +255,7 @@ struct Completion {
     std::size_t length;
 };
 
+// #region manual-progress
 // Polls the CQ until one completion arrives, up to timeout. Reading the CQ is also what drives
 // the provider (manual progress on EFA, rxm and shm): a peer's WRITE or READ of our memory
 // advances only while we poll, so a side that waits must wait here.
@@ -266,6 +273,7 @@ Completion wait_for_completion(fid_cq* cq, milliseconds timeout, std::string_vie
         if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
 }
+// #endregion manual-progress
 
 Completion expect_completion(fid_cq* cq, milliseconds timeout, const Operation& expected) {
     Completion completion = wait_for_completion(cq, timeout, expected.name);
@@ -314,6 +322,7 @@ std::string printable_address(const RdmEndpoint& endpoint,
     return text;
 }
 
+// #region av-insert
 // Connectionless: the peer becomes an entry in the address vector, and every send, write and
 // read names that entry (an fi_addr_t) — like a UD address handle, but delivery is reliable.
 fi_addr_t insert_peer(const RdmEndpoint& endpoint, const FabricHello& peer, std::string_view who) {
@@ -332,6 +341,7 @@ fi_addr_t insert_peer(const RdmEndpoint& endpoint, const FabricHello& peer, std:
     if (inserted != 1) fail(fmt::format("fi_av_insert did not accept the {}'s address", who));
     return address;
 }
+// #endregion av-insert
 
 // The client's "done" message (SEND, 24 bytes): bytes sent, bytes written, bytes it read and
 // verified (0: the check failed). The server's verdict (SEND, 16 bytes): bytes it verified of
@@ -502,6 +512,7 @@ int run_client(const RdmOptions& options) {
     fmt::print("client: server endpoint {} inserted into the address vector\n",
                printable_address(endpoint, server.address));
 
+    // #region fi-send-write-read
     // 1. SEND: two-sided; it lands in the receive the server posted.
     Operation sent{.name = "fi_send(message)"};
     post(cq, timeout, "fi_send(message)", [&] {
@@ -541,6 +552,7 @@ int run_client(const RdmOptions& options) {
     else
         fmt::print("client: READ: {} bytes read from the server's memory, content verified\n",
                    options.size);
+    // #endregion fi-send-write-read
 
     // 4. "done", then the server's verdict (their completions may come in either order).
     store_be64(done.memory.data(), options.size);

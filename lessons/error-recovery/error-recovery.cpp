@@ -26,6 +26,7 @@ constexpr std::uint32_t kRecover = 0x52535421;   // "RST!": the client's "my QP 
 constexpr std::uint32_t kFinished = 0x444f4e45;  // "DONE"
 constexpr int kRounds = 3;  // verified traffic: before the faults, and after each recovery
 
+// #region short-limits
 // Short limits, so the errors arrive within moments: an unanswered packet would be retried 3
 // times 67 ms apart; a SEND that meets no receive is retried once (rnr_retry 1) after the
 // receiver's minimum RNR delay (min_rnr_timer 1: 0.01 ms).
@@ -35,6 +36,7 @@ constexpr Reliability kShortLimits{.timeout = 14,
                                    .min_rnr_timer = 1,
                                    .max_rd_atomic = 0,
                                    .max_dest_rd_atomic = 0};
+// #endregion short-limits
 
 struct RecoveryOptions : QpOptions {
     std::uint32_t flushed = 3;  // WRs posted to the failed QP, to show each is flushed
@@ -70,6 +72,7 @@ void show_state(ibv_qp* qp, const char* who, const char* when) {
                qp_state_name(query_qp_state(qp)));
 }
 
+// #region reset-qp
 // Both sides, after each failure. A QP in ERROR cannot be repaired in place:
 // RESET empties its queues and forgets its peer and PSNs, then INIT -> RTR -> RTS as at first,
 // with fresh PSNs exchanged again (the old packet numbering died with the error).
@@ -81,6 +84,7 @@ void reset_qp(ibv_qp* qp, const char* who) {
     check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
     show_state(qp, who, "after the reset");
 }
+// #endregion reset-qp
 
 struct Server {
     const RecoveryOptions& options;
@@ -242,6 +246,7 @@ struct Client {
             round, source.size());
     }
 
+    // #region wrong-rkey
     // (a) A WRITE whose rkey is wrong: the responder refuses it (NAK: remote access error), and
     // the requester's QP goes to ERROR. Every WR posted afterwards is flushed, never sent.
     void wrong_rkey() {
@@ -261,7 +266,9 @@ struct Client {
                 IBV_WC_WR_FLUSH_ERR);
         show_state(r.qp.get(), "client", "after the flushes");
     }
+    // #endregion wrong-rkey
 
+    // #region receiver-not-ready
     // (b) A SEND when the server has no receive posted: the responder answers RNR NAK, the
     // requester waits min_rnr_timer and retries rnr_retry (1) times, then gives up.
     void receiver_not_ready() {
@@ -274,12 +281,15 @@ struct Client {
             IBV_WC_RNR_RETRY_EXC_ERR);
         show_state(r.qp.get(), "client", "after IBV_WC_RNR_RETRY_EXC_ERR");
     }
+    // #endregion receiver-not-ready
 
+    // #region recover
     void recover(TcpExchange& tcp) {
         send_word(tcp, kRecover);  // the server must reset too: its expected PSN is about to change
         reset_qp(r.qp.get(), "client");
         bring_up(tcp);
     }
+    // #endregion recover
 
     std::chrono::milliseconds timeout() const {
         return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));

@@ -185,13 +185,16 @@ ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bo
         fill_pattern(side.region.bytes(), kOutsideSeed);
         fill_pattern(side.region.bytes().subspan(side.offset, side.length), kServerSeed);
     }
+    // #region mw-bind-only-mr
     // Least privilege: the MR itself grants NO remote access — only the right to bind windows
     // over it (MW_BIND) and local writes (required under any window that allows remote writes).
     side.region_mr.reset(ibv_reg_mr(connection.pd(), side.region.data(), side.region.size(),
                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND));
     check_ptr(side.region_mr.get(), "ibv_reg_mr(region, MW_BIND)");
+    // #endregion mw-bind-only-mr
     connection.accept();
 
+    // #region mw-bind
     // A type 2 window is allocated unbound; a BIND_MW work request on a connected QP gives it a
     // range, rights and a new rkey (the old one with its low 8 bits advanced: ibv_inc_rkey).
     // From then on it can be used only through this QP.
@@ -210,6 +213,7 @@ ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bo
         .mw_access_flags = access};
     post_send(side.endpoint, bind, "ibv_post_send(BIND_MW)");
     expect_completion(side.endpoint, IBV_WC_BIND_MW, "the window bind");
+    // #endregion mw-bind
 
     // The advertisement goes out with a SEND: the window exists only once the QP is connected,
     // too late for the accept's private data.
@@ -280,6 +284,7 @@ int run_server(const ConnectionOptions& options) {
         ServerSide side = serve_window(listener, options, true, IBV_ACCESS_REMOTE_READ,
                                        BufferUse::kReadSource, 3);
         expect_word(side.endpoint, kReadDone, "the client's 'read done'");
+        // #region mw-invalidate
         // LOCAL_INV with the window's rkey: once it completes, that rkey opens nothing. (The client
         // could do the same with a SEND_WITH_INV carrying the rkey.)
         ibv_send_wr invalidate{};
@@ -288,6 +293,7 @@ int run_server(const ConnectionOptions& options) {
         invalidate.invalidate_rkey = side.rkey;
         post_send(side.endpoint, invalidate, "ibv_post_send(LOCAL_INV)");
         expect_completion(side.endpoint, IBV_WC_LOCAL_INV, "the window invalidation");
+        // #endregion mw-invalidate
         fmt::print("server: [3] invalidated window rkey {:#x}\n", side.rkey);
         send_word(side.endpoint, kRevoked);
         side.endpoint.connection.wait_for_disconnect();

@@ -226,6 +226,7 @@ int run_receiver(const MulticastOptions& options) {
     };
     for (std::uint32_t i = 0; i < depth; ++i) post_receive(i);
 
+    // #region multicast-join
     // The join: rdma_cm makes this port a member (on RoCE an IGMP report; on InfiniBand the SA)
     // and, when the event arrives, librdmacm attaches our QP to the group (ibv_attach_mcast).
     check_errno(rdma_join_multicast(member.id.get(), reinterpret_cast<sockaddr*>(&member.group),
@@ -238,6 +239,7 @@ int run_receiver(const MulticastOptions& options) {
     const std::uint32_t our_qkey = qp_qkey(member.qp->qp);
     if (our_qkey != joined.qkey)
         fail(fmt::format("our QP's Q_Key {:#x} is not the group's {:#x}", our_qkey, joined.qkey));
+    // #endregion multicast-join
     fmt::print(
         "server: listening on multicast group {} as a receiver: joined through {} ({} port {}), "
         "group GID {}, QPN {:#x}, Q_Key {:#x}; {} receives of {} + {} bytes posted\n",

@@ -65,6 +65,7 @@ int run(const QpOptions& options) {
         fail(fmt::format("size {} is larger than one message on {} may be ({} bytes)", options.size,
                          ibv_get_device_name(*device), local.max_message_size));
 
+    // #region create-qp
     // 2. PD, CQ and an RC QP: ibv_create_qp leaves it in RESET, able to do nothing yet.
     ProtectionDomain pd{ibv_alloc_pd(context.get())};
     check_ptr(pd.get(), "ibv_alloc_pd");
@@ -82,6 +83,7 @@ int run(const QpOptions& options) {
     check_ptr(qp.get(), "ibv_create_qp");
     fmt::print("{}: RC QP {:#x} created\n", who, qp->qp_num);
     confirm(qp.get(), IBV_QPS_RESET, 0, who);
+    // #endregion create-qp
 
     // 3. Memory. The server's buffer is the WRITE target: the peer may write it (REMOTE_WRITE,
     // which requires LOCAL_WRITE), not read it. The client's source is only read by its own NIC.
@@ -100,6 +102,7 @@ int run(const QpOptions& options) {
                      .length = static_cast<std::uint32_t>(done.size()),
                      .lkey = done_mr->lkey};
 
+    // #region to-init
     // 4. RESET -> INIT: the port, the partition (P_Key index 0: the default), and what the PEER
     // may do to memory through this QP — a second gate besides each MR's own access flags.
     ibv_qp_attr to_init{};
@@ -111,6 +114,7 @@ int run(const QpOptions& options) {
     announce(who, IBV_QPS_RESET, to_init, init_mask);
     check_ibv(ibv_modify_qp(qp.get(), &to_init, init_mask), "ibv_modify_qp(RESET -> INIT)");
     confirm(qp.get(), IBV_QPS_INIT, IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, who);
+    // #endregion to-init
 
     // Receives may be posted from INIT on; the server posts one for the "done" SEND now, before
     // the client can possibly send it.
@@ -120,6 +124,7 @@ int run(const QpOptions& options) {
         check_ibv(ibv_post_recv(qp.get(), &receive, &bad_receive), "ibv_post_recv");
     }
 
+    // #region exchange
     // 5. The out-of-band exchange: what rdma_cm would carry, here as a fixed 52-byte big-endian
     // record over TCP. The PSN is random: where this side's packet numbering starts.
     TcpExchange tcp =
@@ -144,6 +149,7 @@ int run(const QpOptions& options) {
     // From the network: decode checks magic, version, QP type, 24-bit QPN/PSN, MTU, the buffer.
     QpEndpoint peer = decode_qp_endpoint_or_throw(
         wire, IBV_QPT_RC, options.server ? PeerBuffer::kNone : PeerBuffer::kAdvertised);
+    // #endregion exchange
     if (peer.link_layer != local.link_layer) fail("the peer's port has a different link layer");
     fmt::print(
         "{}: sent QPN {:#x}, PSN {:#x}; the peer's: QPN {:#x}, PSN {:#x}, {}, MTU {}\n", who,
@@ -151,6 +157,7 @@ int run(const QpOptions& options) {
         local.gid_index >= 0 ? "GID " + format_gid(peer.gid) : fmt::format("LID {:#x}", peer.lid),
         mtu_bytes(peer.active_mtu));
 
+    // #region to-rtr
     // 6. INIT -> RTR (ready to receive): where the peer is (address vector), which QP there,
     // the PSN its first packet will carry, the path MTU both ports support; and, RC only, how
     // many READs/atomics this side serves at once and the RNR delay it asks a sender to wait.
@@ -178,7 +185,9 @@ int run(const QpOptions& options) {
     announce(who, IBV_QPS_INIT, to_rtr, rtr_mask);
     check_ibv(ibv_modify_qp(qp.get(), &to_rtr, rtr_mask), "ibv_modify_qp(INIT -> RTR)");
     confirm(qp.get(), IBV_QPS_RTR, IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN, who);
+    // #endregion to-rtr
 
+    // #region to-rts
     // 7. RTR -> RTS (ready to send): our own first PSN, and the RC requester's patience: ACK
     // timeout (4.096 µs × 2^14 ≈ 67 ms), retransmissions, RNR retries (7 would be forever) and
     // how many READs/atomics it may have in flight.
@@ -198,6 +207,7 @@ int run(const QpOptions& options) {
 
     // Nothing may be sent before the peer is at least in RTR: each side says "ready" over TCP.
     exchange_ready(tcp);
+    // #endregion to-rts
 
     // 8. Prove the connection: the client RDMA-WRITEs the server's buffer, then SENDs "done".
     if (options.server) {

@@ -22,12 +22,14 @@ int run_server(const ConnectionOptions& options) {
     connection.create_queues({.send = 1, .recv = 1, .completions = 2});
     connection.require_size_fits(options.size);
 
+    // #region register-source
     // The source holds the pattern. Least privilege: the peer may read it (REMOTE_READ) and
     // nothing else; no local write access is needed because the NIC only reads it.
     Buffer source(options.size);
     fill_pattern(source.bytes(), kSeed);
     MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), IBV_ACCESS_REMOTE_READ)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+    // #endregion register-source
 
     auto advertisement = encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(source.data()),
                                                .rkey = source_mr->rkey,
@@ -60,6 +62,7 @@ int run_client(const ConnectionOptions& options) {
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 
+    // #region post-read
     // The RDMA READ: remote address + rkey → local buffer (sge). READs need the responder
     // resources negotiated in rdma_conn_param (initiator_depth / responder_resources).
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(destination.data()),
@@ -76,6 +79,7 @@ int run_client(const ConnectionOptions& options) {
     ibv_send_wr* bad_send = nullptr;
     check_ibv(ibv_post_send(connection.qp(), &read, &bad_send), "ibv_post_send(RDMA_READ)");
     connection.wait_for_completion("RDMA READ");
+    // #endregion post-read
 
     // The completion means the data is in our buffer: check every byte.
     auto mismatch = find_pattern_mismatch(destination.bytes(), kSeed);

@@ -23,6 +23,7 @@ int run_server(const ConnectionOptions& options) {
     connection.create_queues({.send = 1, .recv = 1, .completions = 2});
     connection.require_size_fits(options.size);
 
+    // #region register-and-advertise
     // The target buffer starts as zeros, so a write that never happened cannot pass the check.
     // Least privilege: the peer may write it (REMOTE_WRITE, which requires LOCAL_WRITE) but not
     // read it.
@@ -42,15 +43,18 @@ int run_server(const ConnectionOptions& options) {
                                                .length = static_cast<std::uint32_t>(target.size()),
                                                .use = BufferUse::kWriteTarget});
     connection.accept(advertisement);
+    // #endregion register-and-advertise
     fmt::print("server: connected over {}; advertised {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), target.size(), reinterpret_cast<std::uintptr_t>(target.data()),
                target_mr->rkey);
 
+    // #region done-after-write
     // RC delivers in order: once the "done" SEND has arrived, the WRITE before it has landed.
     const std::uint32_t written =
         done.received_value(connection.wait_for_completion("the client's done message"), "the done message");
     if (written == 0 || written > target.size())  // a peer's claim is checked before use
         fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
+    // #endregion done-after-write
 
     auto mismatch = find_pattern_mismatch(target.bytes().first(written), kSeed);
     if (mismatch) {
@@ -72,11 +76,13 @@ int run_client(const ConnectionOptions& options) {
     connection.create_queues({.send = 2, .recv = 1, .completions = 4});
     connection.require_size_fits(options.size);
 
+    // #region register-source
     // The source is only read by our own NIC: access flags 0 (local read) are enough.
     Buffer source(options.size);
     fill_pattern(source.bytes(), kSeed);
     MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), 0)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+    // #endregion register-source
     ControlWord done(connection.pd(), ControlWord::Direction::kSend);
 
     // The server's private data says where to write. It came from the network: validate it.
@@ -85,6 +91,7 @@ int run_client(const ConnectionOptions& options) {
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 
+    // #region post-write
     // The RDMA WRITE: local buffer (sge) → remote address + rkey. One signaled completion.
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data()),
                 .length = static_cast<std::uint32_t>(source.size()),
@@ -100,6 +107,7 @@ int run_client(const ConnectionOptions& options) {
     ibv_send_wr* bad_send = nullptr;
     check_ibv(ibv_post_send(connection.qp(), &write, &bad_send), "ibv_post_send(RDMA_WRITE)");
     connection.wait_for_completion("RDMA WRITE");
+    // #endregion post-write
     fmt::print("client: RDMA WRITE of {} bytes completed\n", source.size());
 
     // Then the "done" SEND carrying the byte count (big-endian), so the server knows to look.

@@ -123,6 +123,7 @@ class Server {
            Buffer& ring)
         : connection_(connection), completions_(completions), options_(options), ring_(ring) {}
 
+    // #region rendezvous-read
     // (a) The client's buffer, advertised in a SEND: validate, RDMA READ it, verify, FIN.
     bool serve_rendezvous(std::span<const std::uint8_t> advertisement) {
         RemoteBuffer source = decode_remote_buffer_or_throw(advertisement, BufferUse::kReadSource);
@@ -147,6 +148,7 @@ class Server {
         read.wr.rdma.rkey = source.rkey;
         post_one(connection_.qp(), read, "ibv_post_send(RDMA_READ)");
         completions_.wait_for(IBV_WC_RDMA_READ, "RDMA READ of the client's buffer");
+    // #endregion rendezvous-read
         if (auto mismatch = find_pattern_mismatch(landing.bytes(), kPayloadSeed)) {
             fmt::print("server: data check FAILED: byte {} of the client's {} bytes differs\n",
                        *mismatch, source.length);
@@ -199,6 +201,7 @@ class Server {
                     .lkey = consumed_mr->lkey};
         const std::uint32_t batch = std::max<std::uint32_t>(1, options_.slots / 2);
 
+        // #region ring-poll
         for (std::uint32_t i = 0; i < count; ++i) {
             std::byte* slot = ring_.data() + (i % options_.slots) * kSlotBytes;
             std::byte* sequence_word = slot + kSlotPayload;
@@ -220,6 +223,7 @@ class Server {
                                      options_.timeout_s));
                 pause_polling(spins);
             }
+        // #endregion ring-poll
             if (options_.consume_delay_us > 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(options_.consume_delay_us));
             auto mismatch = find_pattern_mismatch({slot, kSlotPayload}, kRingSeed + i);
@@ -378,6 +382,7 @@ void send_control(ClientParts& client, const ControlMessage& message) {
     client.completions.wait_for(IBV_WC_SEND, "a control message");
 }
 
+// #region rendezvous-offer
 // (a) Offer a large buffer; the server pulls it. The buffer lives only inside this function, and
 // it returns only after FIN: freeing or reusing it earlier would let the server read garbage.
 void rendezvous(ClientParts& client) {
@@ -410,6 +415,7 @@ void rendezvous(ClientParts& client) {
         "client: FIN: the server read and verified {} bytes; only now is the buffer released\n",
         size);
 }
+// #endregion rendezvous-offer
 
 // (b) Fill the server's ring, never overwriting a slot the server has not consumed.
 std::uint32_t produce_ring(ClientParts& client, const RemoteBuffer& ring) {
@@ -461,6 +467,7 @@ std::uint32_t produce_ring(ClientParts& client, const RemoteBuffer& ring) {
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(staging.data()),
                 .length = static_cast<std::uint32_t>(kSlotBytes),
                 .lkey = staging_mr->lkey};
+    // #region ring-produce
     for (std::uint32_t i = 0; i < options.messages; ++i) {
         // Slot i % slots last held message i - slots: wait until the server has consumed it.
         read_credits(i);
@@ -481,6 +488,7 @@ std::uint32_t produce_ring(ClientParts& client, const RemoteBuffer& ring) {
         post_one(client.connection.qp(), write, "ibv_post_send(RDMA_WRITE slot)");
         client.completions.wait_for(IBV_WC_RDMA_WRITE, "RDMA WRITE into the ring");
     }
+    // #endregion ring-produce
     wait_for_credits(options.messages, options.messages,
                      "waiting for the server to consume the ring");
     fmt::print(

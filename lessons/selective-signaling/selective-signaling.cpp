@@ -222,6 +222,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
     auto connection = Connection::resolve(options);
     ibv_device_attr device{};
     check_ibv(ibv_query_device(connection.context(), &device), "ibv_query_device");
+    // #region cq-sizing
     // The CQ must hold a completion for every WR the send queue can hold (all may be signaled).
     const auto limit = static_cast<std::uint32_t>(std::min(device.max_qp_wr, device.max_cqe - 4));
     if (options.sq_depth > limit)
@@ -241,6 +242,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
     const std::uint32_t signal_every = requested_signal_every
                                            ? requested_signal_every
                                            : (last ? std::max(1U, depth / 2) : 2 * depth);
+    // #endregion cq-sizing
 
     // One source slot per send-queue slot: WR i uses slot i % depth, which WR i + depth reuses —
     // and that can only be posted once WR i's send-queue slot is back, i.e. WR i is complete.
@@ -268,6 +270,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
                               .sq_depth = depth,
                               .last = last ? 1U : 0U});
 
+    // #region reclaim
     // The verbs contract: a send-queue slot stays taken until a completion for its WR — or for
     // a later WR — has been polled. An unsignaled WR makes no completion, so its slot returns
     // only with the next signaled one. Count it ourselves: in use = posted - reclaimed.
@@ -299,6 +302,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
         ++completions;
         reclaimed = wc.wr_id + 1;
     };
+    // #endregion reclaim
 
     for (std::uint64_t index = 0; index < options.writes; ++index) {
         if (posted - reclaimed == depth) {
@@ -349,6 +353,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
             }
             reclaim("a signaled RDMA WRITE, to free send-queue slots");
         }
+        // #region signal-every-nth
         const bool with_completion = (index + 1) % signal_every == 0 || index + 1 == options.writes;
         if (int rc = post_write(index, with_completion); rc != 0)
             check_ibv(rc, "ibv_post_send(RDMA_WRITE)");
@@ -359,6 +364,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
         }
     }
     while (reclaimed < posted) reclaim("the last signaled RDMA WRITE");
+        // #endregion signal-every-nth
 
     // RC ordering: "done" reaches the server after every WRITE before it.
     control.send(connection, {.kind = Kind::kDone, .writes = options.writes});

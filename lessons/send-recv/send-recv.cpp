@@ -33,6 +33,7 @@ int run_server(const SendRecvOptions& options) {
     MemoryRegion slots_mr{ibv_reg_mr(connection.pd(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(slots_mr.get(), "ibv_reg_mr(receive slots)");
 
+    // #region pre-post-receives
     // Pre-post every receive before accepting. wr_id carries the slot number back in the
     // completion; a linked list (next) posts them all with one call.
     std::vector<ibv_sge> sges(options.count);
@@ -48,11 +49,13 @@ int run_server(const SendRecvOptions& options) {
     }
     ibv_recv_wr* bad_receive = nullptr;
     check_ibv(ibv_post_recv(connection.qp(), receives.data(), &bad_receive), "ibv_post_recv");
+    // #endregion pre-post-receives
 
     connection.accept();
     fmt::print("server: connected over {}; {} receives of {} bytes posted\n", connection.path_description(),
                options.count, options.size);
 
+    // #region check-receive
     // Each SEND consumes exactly one receive, in posting order, and byte_len says how long it
     // was: message boundaries survive, unlike a TCP byte stream.
     for (std::uint32_t i = 0; i < options.count; ++i) {
@@ -68,6 +71,7 @@ int run_server(const SendRecvOptions& options) {
         }
         fmt::print("server: message {}: {} bytes in receive {}, content verified\n", i, wc.byte_len, wc.wr_id);
     }
+    // #endregion check-receive
 
     // Answer with the count received, so the client knows nothing was lost.
     ControlWord reply(connection.pd(), ControlWord::Direction::kSend);
@@ -97,6 +101,7 @@ int run_client(const SendRecvOptions& options) {
     connection.connect();
     fmt::print("client: connected over {}\n", connection.path_description());
 
+    // #region post-sends
     // All SENDs go out back to back, each with its own length; then one completion each.
     for (std::uint32_t i = 0; i < options.count; ++i) {
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(messages.data() + i * options.size),
@@ -111,6 +116,7 @@ int run_client(const SendRecvOptions& options) {
         ibv_send_wr* bad_send = nullptr;
         check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND)");
     }
+    // #endregion post-sends
     // One CQ holds both kinds: the SENDs' completions and the reply's receive, in any order.
     std::uint32_t sends_done = 0;
     std::optional<std::uint32_t> received;

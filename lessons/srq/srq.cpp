@@ -79,6 +79,7 @@ struct SharedQueues {
           outgoing_mr(check_ptr(ibv_reg_mr(pd.get(), outgoing.data(), outgoing.size(), 0),
                                 "ibv_reg_mr(outgoing)")) {}
 
+    // #region create-srq
     static ibv_srq* create_srq(ibv_pd* pd, std::uint32_t max_wr) {
         ibv_srq_init_attr init{};
         init.attr.max_wr = max_wr;  // receives it can hold, for all connections together
@@ -91,7 +92,9 @@ struct SharedQueues {
         check_ibv(ibv_query_srq(srq, &attributes), "ibv_query_srq");
         return attributes.max_wr;  // providers may round up
     }
+    // #endregion create-srq
 
+    // #region post-srq-recv
     // One ibv_post_srq_recv for a list of receive buffers; wr_id is the buffer's number.
     void post_receives(const std::vector<std::uint64_t>& buffers) {
         if (buffers.empty()) return;
@@ -111,7 +114,9 @@ struct SharedQueues {
         check_ibv(ibv_post_srq_recv(srq.get(), wrs.data(), &bad), "ibv_post_srq_recv");
         posted += buffers.size();
     }
+    // #endregion post-srq-recv
 
+    // #region arm-limit
     // Asks for IBV_EVENT_SRQ_LIMIT_REACHED once fewer than `limit` receives remain posted.
     // The event fires once; after it the limit is disarmed until set again.
     void arm_limit() {
@@ -120,6 +125,7 @@ struct SharedQueues {
         check_ibv(ibv_modify_srq(srq.get(), &attributes, IBV_SRQ_LIMIT),
                   "ibv_modify_srq(IBV_SRQ_LIMIT)");
     }
+    // #endregion arm-limit
 
     ProtectionDomain pd;
     SharedReceiveQueue srq;
@@ -186,6 +192,7 @@ int run_server(const SrqOptions& options) {
         } else if (connection.context() != shared->pd->context) {
             fail("a client arrived on another RDMA device: one SRQ serves one device");
         }
+        // #region attach-qp
         // No receive queue of its own: rdma_create_qp attaches the QP to the SRQ.
         connection.create_queues({.send = 2,
                                   .recv = 0,
@@ -193,6 +200,7 @@ int run_server(const SrqOptions& options) {
                                   .shared_pd = shared->pd.get(),
                                   .shared_cq = shared->cq.get(),
                                   .srq = shared->srq.get()});
+        // #endregion attach-qp
         connection.accept();
         connections.push_back(std::move(connection));
         by_qp_num[connections.back().qp()->qp_num] = clients.size();
@@ -228,6 +236,7 @@ int run_server(const SrqOptions& options) {
             --pending_sends;
             return;
         }
+        // #region srq-by-qp-num
         // A receive from the SRQ: wc.qp_num says which connection the message came in on.
         auto found = by_qp_num.find(wc.qp_num);
         if (wc.opcode != IBV_WC_RECV || found == by_qp_num.end() || wc.wr_id >= shared->depth)
@@ -236,6 +245,7 @@ int run_server(const SrqOptions& options) {
         --shared->posted;
         consumed.push_back(wc.wr_id);
         ClientState& client = clients[found->second];
+        // #endregion srq-by-qp-num
         std::span<const std::byte> message{shared->slots.data() + wc.wr_id * shared->slot_size,
                                            wc.byte_len};
         if (client.finished || message.size() < kMessageHeader)
@@ -287,6 +297,7 @@ int run_server(const SrqOptions& options) {
             fail(fmt::format("no completion within {:.1f} s ({} of {} clients finished)",
                              options.timeout_s, finished, clients.size()));
 
+        // #region limit-event
         // Async events (device-wide) arrive on the context's async_fd: wait on it briefly when
         // there is nothing else to do.
         pollfd ready{.fd = context->async_fd, .events = POLLIN, .revents = 0};
@@ -317,6 +328,7 @@ int run_server(const SrqOptions& options) {
                 fmt::print("server: async event: {}\n", ibv_event_type_str(type));
             }
             continue;
+        // #endregion limit-event
         }
         // We know the SRQ is below its limit: the event must come. If it does not, say so,
         // and refill anyway so the clients are not starved.

@@ -55,6 +55,7 @@ void transition_without_rc_attributes(ibv_qp* qp, const QpTransition& uc, const 
     if (rc_result != 0) apply_transition(qp, uc, who);
 }
 
+// #region uc-omitted
 // Part 0, both sides, after RESET -> INIT: the same exchange as qp-state-machine, then RTR and RTS
 // for IBV_QPT_UC.
 QpEndpoint bring_up(QpResources& r, TcpExchange& tcp, const QpEndpoint& ours, PeerBuffer theirs,
@@ -76,6 +77,7 @@ QpEndpoint bring_up(QpResources& r, TcpExchange& tcp, const QpEndpoint& ours, Pe
     exchange_ready(tcp);
     return peer;
 }
+// #endregion uc-omitted
 
 void post_receive(ibv_qp* qp, std::uint64_t id, std::byte* address, std::size_t length,
                   std::uint32_t lkey) {
@@ -243,6 +245,7 @@ int run_client(const UcOptions& options) {
     fmt::print("client: part 1: RDMA WRITE and SEND of {} bytes; the server verified both\n",
                options.size);
 
+    // #region uc-no-receive
     // Part 2: SENDs to a server with no receive posted. On RC the responder would answer RNR NAK,
     // the sender would retry rnr_retry times, then fail with IBV_WC_RNR_RETRY_EXC_ERR. On UC…
     for (std::uint32_t i = 0; i < options.unreceived; ++i)
@@ -267,6 +270,7 @@ int run_client(const UcOptions& options) {
         "yet the server received {}: on UC a completion means 'sent', not 'delivered'\n",
         succeeded, options.unreceived, arrived);
 
+    // #endregion uc-no-receive
     // Part 3: RDMA READ needs a responder that answers with data: UC has none (nor atomics).
     std::string read_result;
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(read_target.data()),

@@ -146,6 +146,7 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     queues.cq.reset(check_ptr(
         ibv_create_cq(context, static_cast<int>(send_depth + receive_depth), nullptr, nullptr, 0),
         "ibv_create_cq"));
+    // #region ud-qp
     ibv_qp_init_attr init{};
     init.send_cq = queues.cq.get();
     init.recv_cq = queues.cq.get();
@@ -177,6 +178,7 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     check_ibv(ibv_modify_qp(queues.qp.get(), &attributes, IBV_QP_STATE | IBV_QP_SQ_PSN),
               "ibv_modify_qp(RTS)");
     return queues;
+    // #endregion ud-qp
 }
 
 UdEndpoint local_endpoint(const LocalPort& local, const UdQueues& queues) {
@@ -242,6 +244,7 @@ int run_server(const UdOptions& options) {
         throw;
     }
 
+    // #region grh-slot
     // Each receive buffer is 40 + size bytes: the NIC writes the GRH area first, then the
     // payload. Only the local NIC writes here: LOCAL_WRITE, no remote access (UD has none).
     const std::size_t slot = kGrhBytes + size;
@@ -250,6 +253,7 @@ int run_server(const UdOptions& options) {
     MemoryRegion slots_mr{
         ibv_reg_mr(queues.pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(slots_mr.get(), "ibv_reg_mr(receive slots)");
+    // #endregion grh-slot
     auto post_receive = [&](std::uint32_t index) {
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots.data() + index * slot),
                     .length = static_cast<std::uint32_t>(slot),
@@ -362,6 +366,7 @@ int run_client(const UdOptions& options) {
         tcp, {static_cast<std::uint32_t>(std::min<std::size_t>(size, UINT32_MAX)), options.count});
     require_fits_path_mtu(size, path_mtu, ours, server);
 
+    // #region address-handle
     // The address handle: everything needed to reach the server's port — its GID (RoCE: its IP
     // address), our source GID index, hop limit — made once and named by every SEND.
     ibv_ah_attr ah_attributes{};
@@ -372,6 +377,7 @@ int run_client(const UdOptions& options) {
     ah_attributes.dlid = server.lid;
     ah_attributes.port_num = local.port;
     AddressHandle ah{check_ptr(ibv_create_ah(queues.pd.get(), &ah_attributes), "ibv_create_ah")};
+    // #endregion address-handle
     const std::uint32_t qkey = options.wrong_qkey ? server.qkey ^ 1 : server.qkey;
     fmt::print("client: UD QP {:#x} on {}; address handle to {}, server QP {:#x}, Q_Key {:#x}{}\n",
                ours.qpn, local.description, format_gid(server.gid), server.qpn, qkey,

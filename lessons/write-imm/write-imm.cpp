@@ -51,6 +51,7 @@ int run_server(const WriteImmOptions& options) {
                                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
     check_ptr(target_mr.get(), "ibv_reg_mr(target)");
 
+    // #region zero-length-receives
     // Zero-length receives: num_sge = 0 and no buffer. The payload of a WRITE WITH IMMEDIATE goes
     // to the RDMA address it names, never into the receive; the receive only carries the 32-bit
     // immediate into a completion. (A SEND with a payload arriving here would fail: no room.)
@@ -62,6 +63,7 @@ int run_server(const WriteImmOptions& options) {
                        .num_sge = 0};
     ibv_recv_wr* bad_receive = nullptr;
     check_ibv(ibv_post_recv(connection.qp(), receives.data(), &bad_receive), "ibv_post_recv");
+    // #endregion zero-length-receives
 
     auto advertisement =
         encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
@@ -74,6 +76,7 @@ int run_server(const WriteImmOptions& options) {
         "receives posted\n",
         connection.path_description(), options.parts, options.size, options.parts);
 
+    // #region read-immediate
     // This CPU learns of each write only here, from the receive CQ. The immediate is a number the
     // client chose (the part it wrote): it came from the network, so it is checked before use.
     std::vector<bool> written(options.parts, false);
@@ -95,6 +98,7 @@ int run_server(const WriteImmOptions& options) {
             fail(fmt::format("part {}: the write placed {} bytes, expected {}", part, wc.byte_len,
                              options.size));
         written[part] = true;
+    // #endregion read-immediate
         std::span<const std::byte> bytes =
             target.bytes().subspan(part * options.size, options.size);
         if (auto mismatch = find_pattern_mismatch(bytes, kSeed + part)) {
@@ -139,6 +143,7 @@ int run_client(const WriteImmOptions& options) {
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 
+    // #region post-write-imm
     // One WRITE WITH IMMEDIATE per part, last part first: the server cannot rely on arrival
     // order, only on the immediate, to know which part each notification is about.
     for (std::uint32_t k = 0; k < options.parts; ++k) {
@@ -161,6 +166,7 @@ int run_client(const WriteImmOptions& options) {
         check_ibv(ibv_post_send(connection.qp(), &write, &bad_send),
                   "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     }
+    // #endregion post-write-imm
 
     std::uint32_t writes_done = 0;
     std::optional<std::uint32_t> verified;

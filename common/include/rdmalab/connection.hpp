@@ -40,7 +40,9 @@ struct CmEvent {
     int status = 0;
     rdma_cm_id* id = nullptr;  // for CONNECT_REQUEST: the new id that represents this client
     std::vector<std::uint8_t> private_data;
-    std::uint8_t initiator_depth = 0;      // what the peer asked for (connect request)
+    // A connect request's read credits, as the kernel reports them to the side receiving it:
+    // responder_resources = READs the peer will issue to us, initiator_depth = READs it serves.
+    std::uint8_t initiator_depth = 0;
     std::uint8_t responder_resources = 0;
 };
 
@@ -134,8 +136,8 @@ private:
     CmQp qp_;
     ibv_pd* shared_pd_ = nullptr;
     ibv_cq* shared_cq_ = nullptr;
-    std::uint8_t peer_initiator_depth_ = 0;      // from the client's connect request
-    std::uint8_t peer_responder_resources_ = 0;
+    std::uint8_t reads_peer_will_issue_ = 0;  // from the client's connect request
+    std::uint8_t reads_peer_will_serve_ = 0;
     bool disconnected_ = false;
 };
 

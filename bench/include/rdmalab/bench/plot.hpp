@@ -28,7 +28,7 @@ struct Chart {
 std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
                                         const std::string& y_key, const std::vector<std::string>& series_keys);
 
-// An SVG document, 720×440, log2 x axis (sizes), linear y axis from 0.
+// An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0.
 std::string render_svg(const Chart& chart);
 
 // Text safe inside SVG/XML.

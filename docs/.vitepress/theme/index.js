@@ -1,0 +1,13 @@
+// The site's theme: VitePress's default theme without its bundled web font
+// (system fonts only, see style.css) plus the site's own components, which
+// every chapter may use by name, e.g. <QpExplorer />.
+import DefaultTheme from 'vitepress/theme-without-fonts';
+import QpExplorer from './components/QpExplorer.vue';
+import './style.css';
+
+export default {
+  extends: DefaultTheme,
+  enhanceApp({ app }) {
+    app.component('QpExplorer', QpExplorer);
+  },
+};

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the rdmalab tutorial site into docs/.vitepress/dist (offline, no CDN).
+#   docs/build.sh          install the pinned npm packages if needed, copy the
+#                          benchmark's SVG figures, build the site
+#   docs/build.sh --serve  the same, then serve the site on 127.0.0.1
+#                          (--port N to choose the port; default: a free one)
+# Works from any current directory.
+set -euo pipefail
+
+docs_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo_root="$(cd "$docs_dir/.." && pwd)"
+
+serve=false
+port=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --serve) serve=true ;;
+    --port) port="${2:?--port needs a number}"; shift ;;
+    -h|--help) sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "docs/build.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+for tool in node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "docs/build.sh: $tool is missing: install Debian's nodejs and npm (apt-get install nodejs npm)" >&2
+    exit 1
+  fi
+done
+
+cd "$docs_dir"
+
+# Install exactly what package-lock.json pins, when node_modules is missing or
+# older than the lockfile. npm writes node_modules/.package-lock.json last.
+# `npm ci` refuses a lockfile that lacks other platforms' optional packages
+# (rollup's native builds), which is what a registry mirror without them
+# produces; `npm install --no-save` then installs the same locked versions
+# without rewriting package-lock.json.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "docs: installing the npm packages package-lock.json pins (npm ci)"
+  npm_log="$(mktemp)"
+  if ! npm ci --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1; then
+    if grep -q 'can only install packages when your package.json and package-lock.json' "$npm_log"; then
+      echo "docs: npm ci refused the lockfile (other platforms' optional packages absent); using npm install --no-save"
+      npm install --no-save --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1 || {
+        cat "$npm_log" >&2; rm -f "$npm_log"
+        echo "docs/build.sh: npm install failed (is the npm registry reachable?)" >&2
+        exit 1
+      }
+    else
+      cat "$npm_log" >&2; rm -f "$npm_log"
+      echo "docs/build.sh: npm ci failed (is the npm registry reachable?)" >&2
+      exit 1
+    fi
+  fi
+  rm -f "$npm_log"
+  touch node_modules/.package-lock.json
+fi
+
+# The benchmark's figures: every bench/results/**/*.svg, same relative path,
+# under docs/public/figures/ (generated: rebuilt from scratch each time).
+figures_dir="$docs_dir/public/figures"
+rm -rf "$figures_dir"
+results_dir="${DOCS_FIGURES_FROM:-$repo_root/bench/results}"  # override for tests only
+figure_count=0
+if [[ -d "$results_dir" ]]; then
+  while IFS= read -r -d '' svg; do
+    relative="${svg#"$results_dir"/}"
+    mkdir -p "$figures_dir/$(dirname "$relative")"
+    cp "$svg" "$figures_dir/$relative"
+    figure_count=$((figure_count + 1))
+  done < <(find "$results_dir" -type f -name '*.svg' -print0)
+fi
+echo "docs: $figure_count figure(s) copied from ${results_dir#"$repo_root"/} to docs/public/figures"
+
+if ! ./node_modules/.bin/vitepress build .; then
+  echo "docs/build.sh: vitepress build failed (see above)" >&2
+  exit 1
+fi
+[[ -f .vitepress/dist/index.html ]] || { echo "docs/build.sh: the build wrote no index.html" >&2; exit 1; }
+echo "docs: site built in $docs_dir/.vitepress/dist"
+
+if $serve; then
+  exec node "$docs_dir/tests/serve.mjs" "$docs_dir/.vitepress/dist" "$port"
+fi

@@ -1,0 +1,402 @@
+// Browser tests of the built site (docs/.vitepress/dist) in Debian's headless
+// Chromium through playwright-core: every chapter renders with no console or
+// page errors, no request leaves 127.0.0.1, every internal link and #anchor
+// resolves, the QP explorer responds to clicks and fits a phone, a mermaid
+// diagram renders. Prints one line per check and a closing
+// "browser: N passed, M failed"; exits non-zero on any failure.
+//   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
+import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CHAPTERS } from '../.vitepress/chapters.mjs';
+import { startServer } from './serve.mjs';
+
+const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DIST_DIR = path.join(DOCS_DIR, '.vitepress', 'dist');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+const PAGE_TIMEOUT_MS = 30_000;
+const STEP_TIMEOUT_MS = 10_000;
+const WHOLE_RUN_LIMIT_MS = 8 * 60_000;
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+function parseArguments(argv) {
+  const options = { screenshotsDir: null, extraPages: [] };
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--screenshots') options.screenshotsDir = path.resolve(argv[++i] ?? '');
+    else if (argv[i] === '--page') options.extraPages.push(argv[++i]);
+    else throw new Error(`unknown argument: ${argv[i]}`);
+  }
+  return options;
+}
+
+const results = { passed: 0, failed: 0 };
+function pass(text) {
+  results.passed += 1;
+  console.log(`PASS ${text}`);
+}
+function fail(text) {
+  results.failed += 1;
+  console.log(`FAIL ${text}`);
+}
+function skip(text) {
+  console.log(`SKIP ${text}`);
+}
+
+// One key per page whatever the URL spelling: "/", "/why-rdma" (".html" and a
+// trailing "/index" or "/" dropped).
+function pageKey(pathname) {
+  let key = decodeURI(pathname).replace(/\.html$/, '').replace(/\/index$/, '/');
+  if (key.length > 1) key = key.replace(/\/$/, '');
+  return key || '/';
+}
+
+function isLocalUrl(url) {
+  if (url.startsWith('data:') || url.startsWith('blob:') || url.startsWith('about:')) return true;
+  try {
+    return LOCAL_HOSTS.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  const options = parseArguments(process.argv.slice(2));
+  const server = await startServer(DIST_DIR, 0);
+  const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'rdmalab-docs-chromium-'));
+  let context = null;
+  const cleanUp = async () => {
+    await context?.close().catch(() => {});
+    await server.close().catch(() => {});
+    await rm(userDataDir, { recursive: true, force: true }).catch(() => {});
+  };
+  const watchdog = setTimeout(async () => {
+    fail(`browser tests: the whole run took longer than ${WHOLE_RUN_LIMIT_MS / 1000} s`);
+    await cleanUp();
+    console.log(`browser: ${results.passed} passed, ${results.failed} failed`);
+    process.exit(1);
+  }, WHOLE_RUN_LIMIT_MS);
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, async () => {
+      await cleanUp();
+      process.exit(130);
+    });
+  }
+
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 800 },
+      timeout: PAGE_TIMEOUT_MS,
+    });
+    context.setDefaultTimeout(STEP_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
+    await runChecks(context, server.url, options);
+  } catch (error) {
+    fail(`browser tests stopped: ${error.message.split('\n')[0]}`);
+  } finally {
+    clearTimeout(watchdog);
+    await cleanUp();
+  }
+  console.log(`browser: ${results.passed} passed, ${results.failed} failed`);
+  process.exitCode = results.failed === 0 ? 0 : 1;
+}
+
+async function runChecks(context, baseUrl, options) {
+  // Every request is watched; one to any other host is recorded and refused.
+  const outsideRequests = new Set();
+  let requestCount = 0;
+  context.on('request', (request) => {
+    requestCount += 1;
+    if (!isLocalUrl(request.url())) outsideRequests.add(request.url());
+  });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (isLocalUrl(url)) return route.continue();
+    outsideRequests.add(url);
+    return route.abort('blockedbyclient');
+  });
+
+  const page = context.pages()[0] ?? await context.newPage();
+  const pageProblems = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageProblems.push(`console error: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+
+  // 1. Every chapter (and every extra page asked for) renders.
+  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...options.extraPages];
+  const visited = new Map(); // page key -> { ids, links, hasExplorer, mermaidCount }
+  for (const link of pagesToVisit) {
+    const key = pageKey(link);
+    pageProblems.length = 0;
+    try {
+      const info = await visitPage(page, `${baseUrl}${link}`);
+      visited.set(key, info);
+      if (!info.ok) fail(`page ${link}: HTTP ${info.status}`);
+      else if (!info.heading) fail(`page ${link}: no <h1>`);
+      else if (pageProblems.length) fail(`page ${link}: ${pageProblems.slice(0, 3).join(' | ')}`);
+      else if (info.brokenImages.length) fail(`page ${link}: image(s) that do not load: ${info.brokenImages.join(', ')}`);
+      else pass(`page ${link} renders: h1 "${info.heading}", no console or page errors`);
+      if (info.ok && info.pendingFigures.length) {
+        console.log(`NOTE page ${link}: figure(s) pending until the benchmark writes them: ${info.pendingFigures.join(', ')}`);
+      }
+    } catch (error) {
+      fail(`page ${link}: ${error.message.split('\n')[0]}`);
+    }
+  }
+
+  // 2. Internal links and anchors resolve: the navigation bar and sidebar
+  // (the same on every page) once, then each page's own content.
+  const origin = new URL(baseUrl).origin;
+  const resolveLink = async (link) => {
+    const target = new URL(link.href);
+    const targetKey = pageKey(target.pathname);
+    let targetInfo = visited.get(targetKey);
+    if (!targetInfo) {
+      const response = await fetch(`${baseUrl}${target.pathname}`, { method: 'HEAD', signal: AbortSignal.timeout(STEP_TIMEOUT_MS) });
+      const looksLikePage = !path.extname(targetKey) || target.pathname.endsWith('.html');
+      targetInfo = response.ok && looksLikePage && target.hash
+        ? await visitPage(page, `${baseUrl}${target.pathname}`)
+        : { ok: response.ok, status: response.status, ids: new Set() };
+      visited.set(targetKey, { ...targetInfo, links: null });
+    }
+    if (!targetInfo.ok) return `"${link.text}" -> ${link.raw} (HTTP ${targetInfo.status})`;
+    if (target.hash && target.hash !== '#') {
+      const anchor = decodeURIComponent(target.hash.slice(1));
+      if (!targetInfo.ids.has(anchor)) return `"${link.text}" -> ${link.raw} (no id "${anchor}" on ${targetKey})`;
+    }
+    return null;
+  };
+  const checkLinks = async (label, links) => {
+    const broken = [];
+    for (const link of links) {
+      const problem = await resolveLink(link);
+      if (problem) broken.push(problem);
+    }
+    if (broken.length) fail(`links ${label}: ${broken.length} broken: ${broken.slice(0, 5).join('; ')}`);
+    else pass(`links ${label}: ${links.length} internal links and anchors resolve`);
+  };
+  const navigationLinks = new Map();
+  for (const info of visited.values()) {
+    for (const link of info.links ?? []) {
+      if (link.navigation && new URL(link.href).origin === origin) navigationLinks.set(link.href.replace(/#$/, ''), link);
+    }
+  }
+  await checkLinks('in the navigation bar and sidebar', [...navigationLinks.values()]);
+  for (const [key, info] of [...visited]) {
+    if (!info.links) continue;
+    const contentLinks = info.links.filter((link) => !link.navigation && new URL(link.href).origin === origin);
+    await checkLinks(`on ${key}`, contentLinks);
+  }
+
+  // 3. The QP state-machine explorer.
+  const explorerKey = [...visited].find(([, info]) => info.hasExplorer)?.[0];
+  if (!explorerKey) {
+    fail('explorer: no page contains <QpExplorer /> (docs/queue-pairs.md should)');
+  } else {
+    await checkExplorer(page, `${baseUrl}${explorerKey}`, pageProblems);
+    await checkExplorerOnPhone(page, `${baseUrl}${explorerKey}`);
+  }
+
+  // 4. Mermaid diagrams render to SVG.
+  const mermaidKey = [...visited].find(([, info]) => info.mermaidCount > 0)?.[0];
+  if (!mermaidKey) {
+    skip('mermaid: no page has a ```mermaid block yet; nothing to check');
+  } else {
+    await checkMermaid(page, `${baseUrl}${mermaidKey}`, mermaidKey);
+  }
+
+  // 5. Nothing was fetched from anywhere but this machine.
+  if (outsideRequests.size) {
+    fail(`network: ${outsideRequests.size} request(s) left 127.0.0.1: ${[...outsideRequests].slice(0, 5).join(', ')}`);
+  } else {
+    pass(`network: all ${requestCount} requests went to 127.0.0.1`);
+  }
+
+  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir);
+}
+
+async function visitPage(page, url) {
+  const response = await page.goto(url, { waitUntil: 'load', timeout: PAGE_TIMEOUT_MS });
+  const status = response?.status() ?? 0;
+  if (!response?.ok()) return { ok: false, status, ids: new Set(), links: [] };
+  await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS }).catch(() => {});
+  // VitePress hydrates the page; the app root gets Vue's __vue_app__ once mounted.
+  await page.waitForFunction(() => document.querySelector('#app')?.__vue_app__ !== undefined, null, { timeout: STEP_TIMEOUT_MS })
+    .catch(() => {});
+  const heading = await page.locator('h1').first().textContent({ timeout: STEP_TIMEOUT_MS }).catch(() => null);
+  return page.evaluate(({ status: httpStatus, headingText }) => {
+    const ids = [...document.querySelectorAll('[id]')].map((element) => element.id);
+    const names = [...document.querySelectorAll('a[name]')].map((element) => element.getAttribute('name'));
+    const links = [...document.querySelectorAll('a[href]')]
+      .map((a) => ({
+        href: a.href,
+        raw: a.getAttribute('href'),
+        text: (a.textContent || '').trim().slice(0, 40),
+        navigation: !!a.closest('.VPNav, .VPSidebar, .VPLocalNav, .VPSkipLink'),
+      }))
+      .filter((link) => /^https?:/.test(link.href));
+    return {
+      ok: true,
+      status: httpStatus,
+      heading: headingText ? headingText.replace(/\s+/g, ' ').replace(/\u200b/g, '').trim() : null,
+      ids: [...ids, ...names],
+      links,
+      hasExplorer: !!document.querySelector('.qp-explorer'),
+      brokenImages: [...document.querySelectorAll('.VPContent img')]
+        .filter((img) => img.complete && img.naturalWidth === 0)
+        .map((img) => img.getAttribute('src')),
+      pendingFigures: [...document.querySelectorAll('.figure-pending')].map((note) => note.dataset.figure),
+      mermaidCount: document.querySelectorAll('.mermaid').length,
+    };
+  }, { status, headingText: heading }).then((info) => ({ ...info, ids: new Set(info.ids) }));
+}
+
+async function waitForCondition(page, description, predicate, argument) {
+  try {
+    await page.waitForFunction(predicate, argument, { timeout: STEP_TIMEOUT_MS });
+    return true;
+  } catch {
+    throw new Error(`timed out after ${STEP_TIMEOUT_MS / 1000} s waiting for ${description}`);
+  }
+}
+
+async function checkExplorer(page, url, pageProblems) {
+  pageProblems.length = 0;
+  const where = new URL(url).pathname;
+  try {
+    await visitPage(page, url);
+    const explorer = page.locator('.qp-explorer').first();
+    await explorer.scrollIntoViewIfNeeded();
+    const state = () => explorer.getAttribute('data-qp-state');
+    if (await state() !== 'RESET') throw new Error(`starts in ${await state()}, not RESET`);
+
+    // An illegal transition: explained, state unchanged.
+    await explorer.locator('[data-state="RTR"]').click();
+    await waitForCondition(page, 'an explanation of RESET→RTR', () => {
+      const result = document.querySelector('.qp-explorer .qp-result');
+      return result?.dataset.result === 'illegal' && /pass through INIT/.test(result.textContent);
+    });
+    if (await state() !== 'RESET') throw new Error('an illegal click changed the state');
+    pass(`explorer on ${where}: clicking RTR from RESET explains why it fails (EINVAL), state stays RESET`);
+
+    // A legal one: state changes, required mask shown.
+    await explorer.locator('[data-state="INIT"]').click();
+    await waitForCondition(page, 'RESET→INIT to be performed', () => {
+      const root = document.querySelector('.qp-explorer');
+      return root?.dataset.qpState === 'INIT'
+        && /IBV_QP_ACCESS_FLAGS/.test(root.querySelector('.qp-mask')?.textContent ?? '');
+    });
+    await explorer.locator('[data-state="RTR"]').click();
+    await waitForCondition(page, 'INIT→RTR with the RC mask', () => {
+      const root = document.querySelector('.qp-explorer');
+      return root?.dataset.qpState === 'RTR'
+        && /IBV_QP_MAX_DEST_RD_ATOMIC/.test(root.querySelector('.qp-mask')?.textContent ?? '');
+    });
+    pass(`explorer on ${where}: RESET→INIT→RTR on RC performed, masks with IBV_QP_ACCESS_FLAGS and IBV_QP_MAX_DEST_RD_ATOMIC shown`);
+
+    // Another transport: a new QP, UD's own mask.
+    await explorer.locator('[data-transport-button="UD"]').click();
+    await waitForCondition(page, 'a new UD QP in RESET', () => {
+      const root = document.querySelector('.qp-explorer');
+      return root?.dataset.transport === 'UD' && root.dataset.qpState === 'RESET';
+    });
+    await explorer.locator('[data-next="INIT"]').click();
+    await waitForCondition(page, 'RESET→INIT on UD with IBV_QP_QKEY', () => {
+      const root = document.querySelector('.qp-explorer');
+      return root?.dataset.qpState === 'INIT' && /IBV_QP_QKEY/.test(root.querySelector('.qp-mask')?.textContent ?? '');
+    });
+    pass(`explorer on ${where}: UD selected, RESET→INIT requires IBV_QP_QKEY`);
+    if (pageProblems.length) fail(`explorer on ${where}: ${pageProblems.slice(0, 3).join(' | ')}`);
+  } catch (error) {
+    fail(`explorer on ${where}: ${error.message.split('\n')[0]}`);
+  }
+}
+
+async function checkExplorerOnPhone(page, url) {
+  const where = new URL(url).pathname;
+  try {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await visitPage(page, url);
+    const explorer = page.locator('.qp-explorer').first();
+    await explorer.scrollIntoViewIfNeeded();
+    const layout = await page.evaluate(() => {
+      const root = document.querySelector('.qp-explorer');
+      const box = root.getBoundingClientRect();
+      const diagram = root.querySelector('.qp-diagram').getBoundingClientRect();
+      const controls = [...root.querySelectorAll('button')].map((b) => b.getBoundingClientRect());
+      return {
+        pageWidth: document.documentElement.scrollWidth,
+        left: box.left,
+        right: box.right,
+        diagramWidth: diagram.width,
+        controlsInside: controls.every((b) => b.left >= box.left - 1 && b.right <= box.right + 1),
+      };
+    });
+    const problems = [];
+    if (layout.pageWidth > 390) problems.push(`page scrolls sideways (${layout.pageWidth} px wide)`);
+    if (layout.left < 0 || layout.right > 390) problems.push(`explorer spans ${Math.round(layout.left)}..${Math.round(layout.right)} px`);
+    if (layout.diagramWidth < 300) problems.push(`diagram only ${Math.round(layout.diagramWidth)} px wide`);
+    if (!layout.controlsInside) problems.push('a button sticks out of the explorer');
+    await explorer.locator('[data-state="INIT"]').click();
+    await waitForCondition(page, 'a tap on INIT to work on a phone', () => document.querySelector('.qp-explorer')?.dataset.qpState === 'INIT');
+    if (problems.length) fail(`explorer on a 390x844 phone: ${problems.join('; ')}`);
+    else pass(`explorer on a 390x844 phone: fits (diagram ${Math.round(layout.diagramWidth)} px wide), no sideways scrolling, taps work`);
+  } catch (error) {
+    fail(`explorer on a 390x844 phone: ${error.message.split('\n')[0]}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+}
+
+async function checkMermaid(page, url, where) {
+  try {
+    await visitPage(page, url);
+    await waitForCondition(page, 'every mermaid block to become an <svg>', () => {
+      const blocks = [...document.querySelectorAll('.mermaid')];
+      return blocks.length > 0 && blocks.every((block) => block.querySelector('svg'));
+    });
+    const count = await page.locator('.mermaid svg').count();
+    pass(`mermaid on ${where}: ${count} diagram(s) rendered to <svg>`);
+  } catch (error) {
+    fail(`mermaid on ${where}: ${error.message.split('\n')[0]}`);
+  }
+}
+
+async function takeScreenshots(page, baseUrl, explorerKey, directory) {
+  await mkdir(directory, { recursive: true });
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const size = `${width}x${height}`;
+    try {
+      await page.setViewportSize({ width, height });
+      await visitPage(page, `${baseUrl}/`);
+      const homeFile = path.join(directory, `home-${size}.png`);
+      await page.screenshot({ path: homeFile, timeout: STEP_TIMEOUT_MS });
+      pass(`screenshot ${homeFile}`);
+      if (!explorerKey) continue;
+      await visitPage(page, `${baseUrl}${explorerKey}`);
+      const explorer = page.locator('.qp-explorer').first();
+      await explorer.locator('[data-state="INIT"]').click();
+      await page.evaluate(() => document.querySelector('.qp-explorer').scrollIntoView({ block: 'start' }));
+      await page.waitForTimeout(300);
+      const explorerFile = path.join(directory, `explorer-${size}.png`);
+      await page.screenshot({ path: explorerFile, timeout: STEP_TIMEOUT_MS });
+      const explorerFullFile = path.join(directory, `explorer-whole-${size}.png`);
+      await explorer.screenshot({ path: explorerFullFile, timeout: STEP_TIMEOUT_MS });
+      pass(`screenshot ${explorerFile} and ${explorerFullFile}`);
+    } catch (error) {
+      fail(`screenshots at ${size}: ${error.message.split('\n')[0]}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+await main();
