@@ -658,64 +658,87 @@ std::uint8_t round_tag(std::uint64_t round) { return static_cast<std::uint8_t>(r
 
 }  // namespace
 
+// What both ends of a ping-pong track: completions seen, receives to repost, and where each
+// side's last-byte stamp lives (the write ping-pong polls memory instead of the CQ).
+struct Engine::PingPong {
+    std::uint64_t count = 0;  // round trips in this phase
+    std::uint64_t sends_done = 0, recvs_done = 0;
+    std::vector<std::uint32_t> pending = std::vector<std::uint32_t>(1, 0);
+    volatile std::uint8_t* source_tag = nullptr;
+    volatile std::uint8_t* arrived_tag = nullptr;
+    Clock::time_point phase_start = Clock::now();
+};
+
+template <typename Done>
+void Engine::complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) {
+    std::array<ibv_wc, kPollBatch> wcs;
+    const auto since = Clock::now();
+    std::uint64_t spins = 0;
+    while (!done()) {
+        int polled = poll_all(wcs);
+        for (int i = 0; i < polled; ++i) {
+            const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+            if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
+            if (wc.opcode & IBV_WC_RECV) {
+                ++state.recvs_done;
+                ++state.pending[0];
+            } else {
+                ++state.sends_done;
+            }
+        }
+        if (polled > 0) {
+            repost(state.pending);
+            continue;
+        }
+        if (++spins % 4096 == 0 || config_.events) {
+            auto now = Clock::now();
+            if (now - since > limits.idle)
+                fail(fmt::format("no {} for {:.1f} s (round trip {} of {})", waiting_for, limits.idle.count() / 1000.0, round + 1,
+                                 state.count));
+            if (now - state.phase_start > limits.phase) fail("the latency phase ran past its limit: lower -n");
+            if (config_.events) wait_for_event(limits.idle);
+        }
+    }
+}
+
+void Engine::await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) const {
+    const auto since = Clock::now();
+    std::uint64_t spins = 0;
+    while (*state.arrived_tag != round_tag(round)) {
+        if (++spins % 65536 == 0 && Clock::now() - since > limits.idle)
+            fail(fmt::format("no {} written for {:.1f} s (round trip {} of {})", waiting_for, limits.idle.count() / 1000.0, round + 1,
+                             state.count));
+    }
+}
+
+Engine::PingPong Engine::ping_pong_state(std::uint64_t count) {
+    PingPong state;
+    state.count = count;
+    state.source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
+    state.arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
+    return state;
+}
+
 std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) {
     Queue& queue = queues_[0];
+    PingPong state = ping_pong_state(count);
     std::vector<double> samples;
     samples.reserve(count);
-    std::array<ibv_wc, kPollBatch> wcs;
-    std::uint64_t sends_done = 0, recvs_done = 0;
-    std::vector<std::uint32_t> pending(1, 0);
-    auto* source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
-    auto* arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
-    const bool memory_polling = config_.op == Op::kWrite;
     const bool wants_reply = config_.op == Op::kSend || config_.op == Op::kWriteImm;
 
-    // Processes completions until `done` holds; throws if none comes within the idle limit.
-    auto drain_until = [&](auto done) {
-        auto since = Clock::now();
-        std::uint64_t spins = 0;
-        while (!done()) {
-            int polled = poll_all(wcs);
-            for (int i = 0; i < polled; ++i) {
-                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
-                if (wc.opcode & IBV_WC_RECV) {
-                    ++recvs_done;
-                    ++pending[0];
-                } else {
-                    ++sends_done;
-                }
-            }
-            if (polled > 0) {
-                repost(pending);
-                continue;
-            }
-            if (++spins % 4096 == 0 || config_.events) {
-                if (Clock::now() - since > limits.idle)
-                    fail(fmt::format("no reply for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, samples.size() + 1, count));
-                if (config_.events) wait_for_event(limits.idle);
-            }
-        }
-    };
-
     for (std::uint64_t round = 0; round < count; ++round) {
-        if (memory_polling) *source_tag = round_tag(round);
+        if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
         post_send_batch(queue, round, 1, round);  // every WR signaled in a ping-pong
-        if (memory_polling) {
-            std::uint64_t spins = 0;
-            while (*arrived_tag != round_tag(round)) {
-                if (++spins % 65536 == 0 && Clock::now() - t0 > limits.idle)
-                    fail(fmt::format("no reply written for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
-            }
-        } else if (wants_reply) {
-            drain_until([&] { return recvs_done > round; });
-        } else {
-            drain_until([&] { return sends_done > round; });  // READ and atomics: the completion is the reply
-        }
+        if (config_.op == Op::kWrite)
+            await_stamp(state, round, limits, "reply");
+        else if (wants_reply)
+            complete_until([&] { return state.recvs_done > round; }, state, round, limits, "reply");
+        else  // READ and atomics: the completion is the reply
+            complete_until([&] { return state.sends_done > round; }, state, round, limits, "completion");
         auto t1 = Clock::now();
         samples.push_back(nanoseconds_between(t0, t1));
-        drain_until([&] { return sends_done > round; });
+        complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
     }
     return samples;
 }
@@ -723,56 +746,16 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
 void Engine::run_pong(std::uint64_t count, const Limits& limits) {
     if (config_.op == Op::kRead || is_atomic(config_.op)) return;  // one-sided: nothing to answer
     Queue& queue = queues_[0];
-    std::array<ibv_wc, kPollBatch> wcs;
-    std::uint64_t sends_done = 0, recvs_done = 0;
-    std::vector<std::uint32_t> pending(1, 0);
-    auto* source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
-    auto* arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
-    const auto start = Clock::now();
-
-    auto wait = [&](auto done, std::uint64_t round) {
-        auto since = Clock::now();
-        std::uint64_t spins = 0;
-        while (!done()) {
-            int polled = poll_all(wcs);
-            for (int i = 0; i < polled; ++i) {
-                const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-                if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
-                if (wc.opcode & IBV_WC_RECV) {
-                    ++recvs_done;
-                    ++pending[0];
-                } else {
-                    ++sends_done;
-                }
-            }
-            if (polled > 0) {
-                repost(pending);
-                continue;
-            }
-            if (++spins % 4096 == 0 || config_.events) {
-                auto now = Clock::now();
-                if (now - since > limits.idle)
-                    fail(fmt::format("no ping for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
-                if (now - start > limits.phase) fail("the latency phase ran past its limit: lower -n");
-                if (config_.events) wait_for_event(limits.idle);
-            }
-        }
-    };
-
+    PingPong state = ping_pong_state(count);
     for (std::uint64_t round = 0; round < count; ++round) {
         if (config_.op == Op::kWrite) {
-            auto since = Clock::now();
-            std::uint64_t spins = 0;
-            while (*arrived_tag != round_tag(round)) {
-                if (++spins % 65536 == 0 && Clock::now() - since > limits.idle)
-                    fail(fmt::format("no ping written for {:.1f} s (round trip {} of {})", limits.idle.count() / 1000.0, round + 1, count));
-            }
-            *source_tag = round_tag(round);
+            await_stamp(state, round, limits, "ping");
+            *state.source_tag = round_tag(round);
         } else {
-            wait([&] { return recvs_done > round; }, round);
+            complete_until([&] { return state.recvs_done > round; }, state, round, limits, "ping");
         }
         post_send_batch(queue, round, 1, round);
-        wait([&] { return sends_done > round; }, round);
+        complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
     }
 }
 

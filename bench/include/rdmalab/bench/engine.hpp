@@ -102,6 +102,13 @@ private:
     // Completion channel: arms every CQ, re-polls, then sleeps until an event (or up to timeout).
     void wait_for_event(std::chrono::milliseconds timeout);
     [[noreturn]] void fail_completion(const ibv_wc& wc) const;
+    // The latency loops' shared steps: process completions until done() holds, or wait for the
+    // peer's stamp in the last byte of the destination (write); both bounded by the limits.
+    struct PingPong;
+    PingPong ping_pong_state(std::uint64_t count);
+    template <typename Done>
+    void complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for);
+    void await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) const;
     std::uint32_t queue_index(const ibv_wc& wc) const;
 
     BenchDevice& device_;
