@@ -83,6 +83,10 @@ lesson selective-signaling "a completion on every Nth WR only: N > send-queue de
 lesson_group srq 3 "one shared receive queue serves three clients; its limit event asks for a refill" --clients 3 --
 lesson ud "datagrams: no connection; each SEND names an address handle, a QPN and a Q_Key; the receiver counts what arrived" --
 lesson memory-windows "type 2 memory windows: remote access to part of a region, with the window's own rkey and rights, until invalidated" --
+lesson gpu-write "GPU memory: the registration ladder probed on real verbs (dma-buf, peer memory, staging); here --mem host" -- --mem host
+lesson gpu-read "GPU memory, read side: the server's buffer read by the client, the path each side took reported" -- --mem host
+lesson rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB; send counted at the receiver (Soft-RoCE numbers)" -- \
+    --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress
 
 # multicast: two receivers (separate processes, each a "server") join one group; one sender.
 multicast_lesson() {
