@@ -81,7 +81,21 @@ std::vector<Series> series_from_records(const std::vector<Record>& records, cons
         if (added) series.push_back(Series{label, {}});
         series[it->second].points.emplace_back(x->get<double>(), y->get<double>());
     }
-    for (Series& s : series) std::sort(s.points.begin(), s.points.end());
+    // A configuration measured several times (repeated runs) is drawn at the median of its values.
+    for (Series& s : series) {
+        std::sort(s.points.begin(), s.points.end());
+        std::vector<std::pair<double, double>> merged;
+        for (std::size_t i = 0; i < s.points.size();) {
+            std::size_t j = i;
+            std::vector<double> ys;
+            while (j < s.points.size() && s.points[j].first == s.points[i].first) ys.push_back(s.points[j++].second);
+            std::sort(ys.begin(), ys.end());
+            const std::size_t n = ys.size();
+            merged.emplace_back(s.points[i].first, n % 2 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2);
+            i = j;
+        }
+        s.points = std::move(merged);
+    }
     return series;
 }
 

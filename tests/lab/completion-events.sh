@@ -19,13 +19,10 @@ for mode in send-recv-busy send-recv-events write-read-signaled write-unsignaled
     check "$mode: a table row with six numbers" number "$(column $mode 7)"
     for n in 2 3 4; do check "$mode: column $n is positive" positive "$(column $mode $n)"; done
 done
-# Busy polling spins in user space for the whole round trip; a sleeping waiter does not. (Total
-# CPU is not compared: in the lab, Soft-RoCE's packet processing and even a wake-up are system
-# time charged to the processes, so user + system does not separate the two ways of waiting.)
-check "client: events use less user CPU per round trip than busy polling" \
-    less_than "$(column send-recv-events 6)" "$(column send-recv-busy 6)"
-check "server: events use less user CPU per round trip than busy polling" \
-    less_than "$(column send-recv-events 7)" "$(column send-recv-busy 7)"
+# Which way of waiting costs less CPU is a measurement the lesson prints, not something this test
+# asserts: user time is sampled at timer ticks, and under emulation a run of 500 round trips is
+# too short for the comparison to be reliable (it failed one CI run in several). The mechanism is
+# checked instead: busy polling spun on empty polls, the events mode slept on the channel.
 # The passive side of WRITE/READ sleeps until "finished": far less CPU than a spinning server.
 check "server: idle during RDMA WRITE/READ, compared with spinning for SEND/RECV" \
     less_than "$(column write-read-signaled 5)" "$(column send-recv-busy 5)"

@@ -32,6 +32,17 @@ TEST(SeriesFromRecords, GroupsBySeriesKeysAndSortsByX) {
     EXPECT_EQ(series[1].points.size(), 1u);
 }
 
+TEST(SeriesFromRecords, RepeatedRunsBecomeTheirMedian) {
+    std::vector<Record> records;
+    for (double y : {3.0, 1.0, 2.0}) records.push_back({{"op", "write"}, {"size", 64}, {"result", {{"mops", y}}}});
+    for (double y : {4.0, 8.0}) records.push_back({{"op", "write"}, {"size", 128}, {"result", {{"mops", y}}}});
+    auto series = series_from_records(records, "size", "result.mops", {"op"});
+    ASSERT_EQ(series.size(), 1u);
+    ASSERT_EQ(series[0].points.size(), 2u);
+    EXPECT_EQ(series[0].points[0], std::make_pair(64.0, 2.0));   // median of three
+    EXPECT_EQ(series[0].points[1], std::make_pair(128.0, 6.0));  // mean of the middle two
+}
+
 TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
     Chart chart{.title = "RC write <Soft-RoCE>",
                 .x_label = "message size (bytes)",
