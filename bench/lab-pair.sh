@@ -37,3 +37,26 @@ lab_pair() {
     [ $server_rc -ne 0 ] && { cat "$dir/server.out" >&2; return $server_rc; }
     return 0
 }
+
+# The start every sweep script shares: `sweep_script_start NAME DEFAULT_DURATION "$@"` with the
+# script's own arguments (BIN_DIR OUT_DIR [--duration SEC]) sets bin, out, duration and work (a
+# scratch folder removed on exit, with any server still running), and checks the environment.
+sweep_script_start() {
+    local name=$1 usage="usage: $1.sh BIN_DIR OUT_DIR [--duration SEC]"
+    duration=$2
+    shift 2
+    bin=${1:?$usage}
+    out=${2:?$usage}
+    shift 2
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --duration) duration=${2:?--duration needs seconds}; shift 2 ;;
+            *) echo "$name: unknown option $1" >&2; exit 2 ;;
+        esac
+    done
+    : "${RDMALAB_ADDR:?run it where an RDMA device carries RDMALAB_ADDR (./rdmalab bench-$name)}"
+    [ -x "$bin/rdma-bench" ] || { echo "$name: no $bin/rdma-bench (build first)" >&2; exit 1; }
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
+    trap 'lab_pair_cleanup; rm -rf "$work"' EXIT
+    mkdir -p "$out"
+}

@@ -8,24 +8,9 @@
 #   optimizations.sh BIN_DIR OUT_DIR [--duration SEC]
 set -euo pipefail
 
-bin=${1:?usage: optimizations.sh BIN_DIR OUT_DIR [--duration SEC]}
-out=${2:?usage: optimizations.sh BIN_DIR OUT_DIR [--duration SEC]}
-shift 2
-duration=0.3
-rounds=3
-while [ $# -gt 0 ]; do
-    case $1 in
-        --duration) duration=${2:?--duration needs seconds}; shift 2 ;;
-        *) echo "optimizations: unknown option $1" >&2; exit 2 ;;
-    esac
-done
-: "${RDMALAB_ADDR:?run it where an RDMA device carries RDMALAB_ADDR (./rdmalab bench-optimizations)}"
-[ -x "$bin/rdma-bench" ] || { echo "optimizations: no $bin/rdma-bench (build first)" >&2; exit 1; }
-
 source "$(dirname "$0")/lab-pair.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/optimizations.XXXXXX")
-trap 'lab_pair_cleanup; rm -rf "$work"' EXIT
-mkdir -p "$out"
+sweep_script_start optimizations 0.3 "$@"
+rounds=3
 
 # measure NAME Y_MEASURE SERIES TITLE CLIENT_ARGS...: the rounds, their records and the figure.
 measure() {

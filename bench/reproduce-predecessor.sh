@@ -9,23 +9,8 @@
 #   reproduce-predecessor.sh BIN_DIR OUT_DIR [--duration SEC]
 set -euo pipefail
 
-bin=${1:?usage: reproduce-predecessor.sh BIN_DIR OUT_DIR [--duration SEC]}
-out=${2:?usage: reproduce-predecessor.sh BIN_DIR OUT_DIR [--duration SEC]}
-shift 2
-duration=0.5
-while [ $# -gt 0 ]; do
-    case $1 in
-        --duration) duration=${2:?--duration needs seconds}; shift 2 ;;
-        *) echo "reproduce-predecessor: unknown option $1" >&2; exit 2 ;;
-    esac
-done
-: "${RDMALAB_ADDR:?run it where an RDMA device carries RDMALAB_ADDR (./rdmalab bench-predecessor)}"
-[ -x "$bin/rdma-bench" ] || { echo "reproduce-predecessor: no $bin/rdma-bench (build first)" >&2; exit 1; }
-
 source "$(dirname "$0")/lab-pair.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/reproduce.XXXXXX")
-trap 'lab_pair_cleanup; rm -rf "$work"' EXIT
-mkdir -p "$out"
+sweep_script_start predecessor 0.5 "$@"
 
 # run NAME CLIENT_ARGS...: one rdma-bench run, its records in OUT_DIR/NAME.json.
 run() {
