@@ -15,7 +15,6 @@
 #include <climits>
 #include <cstring>
 #include <endian.h>
-#include <filesystem>
 #include <limits>
 
 namespace rdmalab::bench {
@@ -50,15 +49,6 @@ ibv_wr_opcode opcode_of(Op op) {
     return IBV_WR_SEND;
 }
 
-ibv_qp_type qp_type_of(Transport t) {
-    switch (t) {
-        case Transport::kRC: return IBV_QPT_RC;
-        case Transport::kUC: return IBV_QPT_UC;
-        case Transport::kUD: return IBV_QPT_UD;
-    }
-    return IBV_QPT_RC;
-}
-
 // What the PEER may do to the memory of a side that is the target of op.
 unsigned remote_access(Op op) {
     switch (op) {
@@ -81,15 +71,11 @@ bool is_target(const BenchConfig& c, Side side) {
 
 bool side_receives(const BenchConfig& c, Side side) { return receiver_counts(c.op) && is_target(c, side); }
 
-std::string provider_of(const std::string& device_name) {
-    // The kernel driver bound to the device (mlx5_core, bnxt_re…); software devices (rxe, siw)
-    // have no bus device, so their netdev's name is all sysfs offers: use the IB device prefix.
-    std::error_code ec;
-    auto link = std::filesystem::read_symlink("/sys/class/infiniband/" + device_name + "/device/driver", ec);
-    if (!ec) return link.filename().string();
-    if (device_name.starts_with("rxe")) return "rxe (Soft-RoCE)";
-    if (device_name.starts_with("siw")) return "siw (Soft-iWARP)";
-    return "unknown";
+// What the records call the provider: software providers are named for what they are.
+std::string provider_label(const std::string& provider) {
+    if (provider == "rxe") return "rxe (Soft-RoCE)";
+    if (provider == "siw") return "siw (Soft-iWARP)";
+    return provider;
 }
 
 std::uint32_t clamp_u32(std::uint64_t value, std::uint64_t low, std::uint64_t high) {
@@ -118,6 +104,15 @@ Depths depths_for(const BenchConfig& c, Side side, const ibv_device_attr& attrs)
 
 }  // namespace
 
+ibv_qp_type qp_type_of(Transport t) {
+    switch (t) {
+        case Transport::kRC: return IBV_QPT_RC;
+        case Transport::kUC: return IBV_QPT_UC;
+        case Transport::kUD: return IBV_QPT_UD;
+    }
+    return IBV_QPT_RC;
+}
+
 // ---- Device.
 
 BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gid_index) {
@@ -126,7 +121,7 @@ BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gi
     device.port = choose_port_address(device.context.get(), port, gid_index);
     check_ibv(ibv_query_device(device.context.get(), &device.attributes), "ibv_query_device");
     device.name = ibv_get_device_name(device.context->device);
-    device.provider = provider_of(device.name);
+    device.provider = provider_label(provider_name(device.context.get()));
     return device;
 }
 

@@ -570,21 +570,6 @@ QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address, s
     };
 }
 
-ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
-                               std::string_view what) {
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + timeout;
-    for (unsigned long polls = 0;; ++polls) {
-        ibv_wc wc{};
-        int found = ibv_poll_cq(cq, 1, &wc);
-        if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
-        if (found == 1) return wc;
-        if (polls % 1024 == 0 && Clock::now() > deadline)
-            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
-        if (polls > 100'000) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-}
-
 // ---- Control words
 
 void send_word(TcpExchange& tcp, std::uint32_t word) {

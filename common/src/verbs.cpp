@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <new>
 
@@ -85,24 +86,41 @@ const char* gid_type_name(std::uint32_t gid_type) {
 
 namespace rdmalab {
 
-ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
+std::string provider_name(ibv_context* context) {
+    // A hardware device's kernel driver: /sys/class/infiniband/mlx5_0/device/driver -> mlx5_core.
+    std::error_code error;
+    auto driver = std::filesystem::read_symlink(
+        std::string(context->device->ibdev_path) + "/device/driver", error);
+    if (!error) return driver.filename().string();
+    // Software devices have no PCI device; their vendor ids name them.
+    ibv_device_attr attributes{};
+    if (ibv_query_device(context, &attributes) == 0) {
+        if (attributes.vendor_id == 0xffffff) return "rxe";  // Soft-RoCE
+        if (attributes.vendor_id == 0x626d74) return "siw";  // Soft-iWARP
+    }
+    return ibv_get_device_name(context->device);
+}
+
+ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + timeout;
     for (unsigned long polls = 0;; ++polls) {
         ibv_wc wc{};
         int found = ibv_poll_cq(cq, 1, &wc);
         if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
-        if (found == 1) {
-            if (wc.status != IBV_WC_SUCCESS)
-                fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})",
-                                 what, ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
-                                 wc.wr_id, wc.vendor_err));
-            return wc;
-        }
+        if (found == 1) return wc;
         if (polls % 1024 == 0 && Clock::now() > deadline)
             fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
         if (polls > 100'000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
+}
+
+ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
+    ibv_wc wc = wait_for_any_completion(cq, timeout, what);
+    if (wc.status != IBV_WC_SUCCESS)
+        fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})", what,
+                         ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.wr_id, wc.vendor_err));
+    return wc;
 }
 
 }  // namespace rdmalab

@@ -57,21 +57,6 @@ OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
     return *this;
 }
 
-std::string provider_name(ibv_context* context) {
-    // A hardware device's kernel driver: /sys/class/infiniband/mlx5_0/device/driver -> mlx5_core.
-    std::error_code error;
-    auto driver = std::filesystem::read_symlink(
-        std::string(context->device->ibdev_path) + "/device/driver", error);
-    if (!error) return driver.filename().string();
-    // Software devices have no PCI device; their vendor ids name them.
-    ibv_device_attr attributes{};
-    if (ibv_query_device(context, &attributes) == 0) {
-        if (attributes.vendor_id == 0xffffff) return "rxe";  // Soft-RoCE
-        if (attributes.vendor_id == 0x626d74) return "siw";  // Soft-iWARP
-    }
-    return ibv_get_device_name(context->device);
-}
-
 Probe probe_dmabuf_provider(ibv_pd* pd) {
     const std::string provider = provider_name(pd->context);
     // #region dmabuf-probe

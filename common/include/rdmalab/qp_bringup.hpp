@@ -165,10 +165,6 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
 QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address = 0,
                           std::uint32_t rkey = 0, std::uint32_t length = 0);
 
-// The next work completion, whatever its status (wait_for_completion throws on an error status);
-// throws only if none arrives within timeout.
-ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
-                               std::string_view what);
 
 // ---- Small control words (big-endian) over the TCP exchange, to keep both sides in step.
 void send_word(TcpExchange& tcp, std::uint32_t word);

@@ -103,4 +103,12 @@ namespace rdmalab {
 // then backs off to short sleeps so a long wait does not burn a core.
 ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what);
 
+// The provider behind a device, for messages and records: the kernel driver of a hardware device
+// ("mlx5_core", from sysfs), "rxe" or "siw" for the software ones, else the device's name.
+std::string provider_name(ibv_context* context);
+
+// The next work completion, whatever its status (for lessons that provoke errors on purpose);
+// throws only if none arrives within timeout.
+ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what);
+
 }  // namespace rdmalab

@@ -116,8 +116,6 @@ Probe probe_dmabuf_provider(ibv_pd* pd);
 // nv_peer_mem, or an MLNX_OFED peer-memory client under /sys/kernel/mm/memory_peers).
 // sysfs_root is for tests ("" = the real /sys).
 Probe probe_peer_memory(MemoryKind kind, const std::string& sysfs_root = "");
-// The provider's name for messages: "rxe", "siw", "mlx5_core" (from sysfs), else the device name.
-std::string provider_name(ibv_context* context);
 
 // A file descriptor closed when its owner goes (the dma-buf of a registration).
 class OwnedFd {
