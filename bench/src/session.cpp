@@ -38,10 +38,6 @@ Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
     return Limits{ms(options.timeout_s), ms(options.max_phase_s + config.duration_s)};
 }
 
-ibv_qp_type qp_type_for(Transport transport) {
-    return transport == Transport::kUD ? IBV_QPT_UD : transport == Transport::kUC ? IBV_QPT_UC : IBV_QPT_RC;
-}
-
 Record endpoints_message(const Engine& engine) {
     Record list = Record::array();
     for (const QpEndpoint& endpoint : engine.local_endpoints()) list.push_back(to_hex(encode_qp_endpoint(endpoint)));
@@ -51,7 +47,7 @@ Record endpoints_message(const Engine& engine) {
 std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config) {
     std::vector<QpEndpoint> endpoints;
     for (const std::string& hex : field<std::vector<std::string>>(message, "endpoints"))
-        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_for(config.transport), PeerBuffer::kAdvertised));
+        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_of(config.transport), PeerBuffer::kAdvertised));
     return endpoints;
 }
 

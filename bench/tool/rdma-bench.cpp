@@ -95,51 +95,62 @@ std::vector<BenchConfig> expand(const KnobTexts& k, bool size_given) {
     std::optional<std::vector<std::uint64_t>> signals;
     if (!k.signal_every.empty()) signals = numbers(k.signal_every, "-Q", 1, 1 << 16);
 
+    // The cross product of the independent knobs (names, switches and enums by their index in
+    // their list), first knob slowest; the signal interval and the sizes depend on the point.
+    auto indices = [](std::size_t count) {
+        std::vector<std::uint64_t> all(count);
+        for (std::size_t i = 0; i < count; ++i) all[i] = i;
+        return all;
+    };
+    auto as_numbers = [](const std::vector<bool>& values) { return std::vector<std::uint64_t>(values.begin(), values.end()); };
+    const std::vector<Point> points = cross_product({{"mode", indices(modes.size())},
+                                                     {"op", indices(ops.size())},
+                                                     {"transport", indices(transports.size())},
+                                                     {"window", windows},
+                                                     {"qps", qps},
+                                                     {"post_list", lists},
+                                                     {"inline", inlines},
+                                                     {"sge", sges},
+                                                     {"srq", as_numbers(srqs)},
+                                                     {"shared_cq", as_numbers(shared)},
+                                                     {"events", as_numbers(events)}});
+
     const bool only_atomics = std::all_of(ops.begin(), ops.end(), is_atomic);
     std::vector<BenchConfig> configs;
-    for (Mode mode : modes)
-        for (Op op : ops)
-            for (Transport transport : transports)
-                for (auto w : windows)
-                    for (auto q : qps)
-                        for (auto l : lists)
-                            for (auto i : inlines)
-                                for (auto g : sges)
-                                    for (bool s : srqs)
-                                        for (bool one_cq : shared)
-                                            for (bool e : events) {
-                                                // Defaults as perftest's: 64 KiB for bandwidth, 2 B for latency, 8 for atomics;
-                                                // one signaled WR in min(100, window).
-                                                // Atomics move 8 bytes whatever -s says when other ops share the run;
-                                                // asked for alone with another size, they are refused.
-                                                std::vector<std::uint64_t> mode_sizes = sizes;
-                                                if (!size_given) mode_sizes = {is_atomic(op) ? kAtomicBytes : mode == Mode::kLatency ? 2u : 65536u};
-                                                else if (is_atomic(op) && !only_atomics) mode_sizes = {kAtomicBytes};
-                                                std::vector<std::uint64_t> signal_values =
-                                                    signals ? *signals : std::vector<std::uint64_t>{std::min<std::uint64_t>(100, w)};
-                                                for (auto every : signal_values)
-                                                    for (auto size : mode_sizes) {
-                                                        BenchConfig c;
-                                                        c.mode = mode;
-                                                        c.op = op;
-                                                        c.transport = transport;
-                                                        c.size = size;
-                                                        // A ping-pong has one WR in flight.
-                                                        c.window = mode == Mode::kLatency ? 1 : u32(w);
-                                                        c.signal_every = mode == Mode::kLatency ? 1 : u32(every);
-                                                        c.qps = u32(q);
-                                                        c.post_list = u32(l);
-                                                        c.inline_size = u32(i);
-                                                        c.sge = u32(g);
-                                                        c.srq = s;
-                                                        c.shared_cq = one_cq;
-                                                        c.events = e;
-                                                        c.duration_s = k.duration_s;
-                                                        c.iters = k.iters > 0 ? k.iters : mode == Mode::kLatency ? 1000 : 5000;
-                                                        c.warmup = k.warmup;
-                                                        configs.push_back(c);
-                                                    }
-                                            }
+    for (const Point& point : points) {
+        const Mode mode = modes[point.at("mode")];
+        const Op op = ops[point.at("op")];
+        const std::uint64_t window = point.at("window");
+        // Defaults as perftest's: 64 KiB for bandwidth, 2 B for latency, 8 for atomics; one
+        // signaled WR in min(100, window). Atomics move 8 bytes whatever -s says when other ops
+        // share the run; asked for alone with another size, they are refused.
+        std::vector<std::uint64_t> mode_sizes = sizes;
+        if (!size_given) mode_sizes = {is_atomic(op) ? kAtomicBytes : mode == Mode::kLatency ? 2u : 65536u};
+        else if (is_atomic(op) && !only_atomics) mode_sizes = {kAtomicBytes};
+        const std::vector<std::uint64_t> signal_values = signals ? *signals : std::vector<std::uint64_t>{std::min<std::uint64_t>(100, window)};
+        for (auto every : signal_values)
+            for (auto size : mode_sizes) {
+                BenchConfig c;
+                c.mode = mode;
+                c.op = op;
+                c.transport = transports[point.at("transport")];
+                c.size = size;
+                // A ping-pong has one WR in flight.
+                c.window = mode == Mode::kLatency ? 1 : u32(window);
+                c.signal_every = mode == Mode::kLatency ? 1 : u32(every);
+                c.qps = u32(point.at("qps"));
+                c.post_list = u32(point.at("post_list"));
+                c.inline_size = u32(point.at("inline"));
+                c.sge = u32(point.at("sge"));
+                c.srq = point.at("srq") != 0;
+                c.shared_cq = point.at("shared_cq") != 0;
+                c.events = point.at("events") != 0;
+                c.duration_s = k.duration_s;
+                c.iters = k.iters > 0 ? k.iters : mode == Mode::kLatency ? 1000 : 5000;
+                c.warmup = k.warmup;
+                configs.push_back(c);
+            }
+    }
     for (const BenchConfig& c : configs)
         if (auto why = c.problem()) fail(fmt::format("{}: {}", describe(c), *why));
     return configs;

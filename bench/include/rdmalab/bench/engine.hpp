@@ -20,6 +20,9 @@ namespace rdmalab::bench {
 
 enum class Side { kClient, kServer };
 
+// The verbs QP type of a transport.
+ibv_qp_type qp_type_of(Transport transport);
+
 // The device a run uses, opened once: its port address, limits and provider.
 struct BenchDevice {
     Context context;
