@@ -1,4 +1,5 @@
-# Sourced by every lab test: skip outside the lab, assertion helpers, a scratch folder.
+# Sourced by every lab test: skip outside the lab, a scratch folder, the assertion helpers
+# (tests/checks.sh) and the lab-only ones below.
 # Usage in a test: source lib.sh "$@"  (the first argument is the folder of the binaries).
 set -uo pipefail
 if [ -z "${RDMALAB_IN_LAB:-}" ]; then
@@ -13,34 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../lab/pair.sh" || exit 1
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh" || exit 1
 
-check() {  # check DESCRIPTION COMMAND...: run a condition, report it
-    local description=$1
-    shift
-    if "$@"; then
-        echo "ok   - $description"
-    else
-        echo "FAIL - $description"
-        failures=$((failures + 1))
-    fi
-}
-# Checks that start no process: in the emulated guest every grep or cat costs a fraction of a
-# second. Patterns are extended regular expressions, matched line by line.
-has_line() {  # has_line FILE REGEX: some line of FILE matches
-    local line
-    [ -r "$1" ] || return 1
-    while IFS= read -r line || [ -n "$line" ]; do [[ $line =~ $2 ]] && return 0; done <"$1"
-    return 1
-}
-count_is() {  # count_is N FILE REGEX: exactly N lines of FILE match
-    local line n=0
-    [ -r "$2" ] || return 1
-    while IFS= read -r line || [ -n "$line" ]; do [[ $line =~ $3 ]] && n=$((n + 1)); done <"$2"
-    [ $n -eq "$1" ]
-}
-rc_is() { local code=""; [ -r "$1" ] && read -r code <"$1"; [ "$code" = "$2" ]; }
-one_line() { count_is 1 "$1" '.'; }
 # counts_add_up FILE SENT: the "received R of SENT datagrams (lost L, ..." line has R + L = SENT
 # and R at least half of SENT (UD may drop; Soft-RoCE under emulation drops a few at most).
 counts_add_up() {
@@ -71,24 +46,4 @@ pair_expect() {
     check "$name: server says: $server_line" has_line "$dir/server.out" "$server_line"
     check "$name: client says: $client_line" has_line "$dir/client.out" "$client_line"
     [ $failures -eq $before ] || { for f in "$dir"/*.out; do echo "--- $f"; cat "$f"; done; }
-}
-
-# expect_failure NAME RC REGEX COMMAND...: exits with RC, and stderr is exactly one line
-# matching REGEX.
-expect_failure() {
-    local name=$1 rc=$2 regex=$3
-    shift 3
-    local out=$scratch/$name.stdout err=$scratch/$name.stderr actual=0
-    timeout -k 5 60 "$@" >"$out" 2>"$err" || actual=$?
-    echo "$actual" >"$scratch/$name.rc"
-    check "$name: exits $rc" rc_is "$scratch/$name.rc" "$rc"
-    check "$name: one line on stderr" one_line "$err"
-    check "$name: says: $regex" has_line "$err" "$regex"
-    [ "$actual" = "$rc" ] && one_line "$err" || { echo "--- stderr:"; cat "$err"; }
-}
-
-finish() {
-    if [ $failures -eq 0 ]; then echo "all checks passed"; exit 0; fi
-    echo "$failures check(s) failed"
-    exit 1
 }

@@ -11,22 +11,9 @@ fi
 scratch=$(mktemp -d)
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
-failures=0
+expect_failure_limit=30
+source "$(dirname "$0")/../checks.sh" || exit 1
 port=18770  # each pair gets its own port, so a server left behind cannot answer the next client
-
-check() {  # check DESCRIPTION COMMAND...
-    local description=$1
-    shift
-    if "$@"; then
-        echo "ok   - $description"
-    else
-        echo "FAIL - $description"
-        failures=$((failures + 1))
-    fi
-}
-has_line() { grep -qE -- "$2" "$1"; }
-rc_is() { [ "$(cat "$1")" = "$2" ]; }
-one_line() { [ "$(grep -c . "$1")" = 1 ]; }
 
 # pair NAME [SERVER_ARGS...] -- [CLIENT_ARGS...]: server and client on 127.0.0.1; leaves
 # NAME/server.out, client.out, server.rc, client.rc. Every wait is bounded.
@@ -78,18 +65,6 @@ pair_expect() {
 }
 
 # expect_failure NAME RC REGEX COMMAND...: exits RC with exactly one line on stderr matching REGEX.
-expect_failure() {
-    local name=$1 rc=$2 regex=$3
-    shift 3
-    local err=$scratch/$name.stderr actual=0
-    timeout -k 5 30 "$@" >"$scratch/$name.stdout" 2>"$err" || actual=$?
-    echo "$actual" >"$scratch/$name.rc"
-    check "$name: exits $rc" rc_is "$scratch/$name.rc" "$rc"
-    check "$name: one line on stderr" one_line "$err"
-    check "$name: says: $regex" has_line "$err" "$regex"
-    [ "$actual" = "$rc" ] && one_line "$err" || { echo "--- stderr:"; cat "$err"; }
-}
-
 start=$(date +%s)
 # The default provider (tcp, layered as tcp;ofi_rxm): remote addresses are offsets, keys ours.
 pair_expect tcp-default 4096 'tcp;ofi_rxm' --
@@ -135,6 +110,4 @@ check "absent-server: fails within 10 s" [ $(($(date +%s) - t0)) -lt 10 ]
 expect_failure gid-index 2 'gid-index' "$lesson" server --gid-index 1
 
 echo "($(($(date +%s) - start)) s)"
-if [ $failures -eq 0 ]; then echo "all checks passed"; exit 0; fi
-echo "$failures check(s) failed"
-exit 1
+finish

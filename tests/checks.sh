@@ -1,0 +1,51 @@
+# Assertion helpers shared by the lab tests (tests/lab/lib.sh) and the native tests: each check
+# prints "ok" or "FAIL" and one line; `finish` exits 0 only if none failed. Needs $scratch.
+failures=0
+expect_failure_limit=${expect_failure_limit:-60}  # seconds a command expected to fail may take
+
+check() {  # check DESCRIPTION COMMAND...: run a condition, report it
+    local description=$1
+    shift
+    if "$@"; then
+        echo "ok   - $description"
+    else
+        echo "FAIL - $description"
+        failures=$((failures + 1))
+    fi
+}
+# Checks that start no process: in the emulated guest every grep or cat costs a fraction of a
+# second. Patterns are extended regular expressions, matched line by line.
+has_line() {  # has_line FILE REGEX: some line of FILE matches
+    local line
+    [ -r "$1" ] || return 1
+    while IFS= read -r line || [ -n "$line" ]; do [[ $line =~ $2 ]] && return 0; done <"$1"
+    return 1
+}
+count_is() {  # count_is N FILE REGEX: exactly N lines of FILE match
+    local line n=0
+    [ -r "$2" ] || return 1
+    while IFS= read -r line || [ -n "$line" ]; do [[ $line =~ $3 ]] && n=$((n + 1)); done <"$2"
+    [ $n -eq "$1" ]
+}
+rc_is() { local code=""; [ -r "$1" ] && read -r code <"$1"; [ "$code" = "$2" ]; }
+one_line() { count_is 1 "$1" '.'; }
+
+# expect_failure NAME RC REGEX COMMAND...: exits with RC, and stderr is exactly one line
+# matching REGEX.
+expect_failure() {
+    local name=$1 rc=$2 regex=$3
+    shift 3
+    local out=$scratch/$name.stdout err=$scratch/$name.stderr actual=0
+    timeout -k 5 "$expect_failure_limit" "$@" >"$out" 2>"$err" || actual=$?
+    echo "$actual" >"$scratch/$name.rc"
+    check "$name: exits $rc" rc_is "$scratch/$name.rc" "$rc"
+    check "$name: one line on stderr" one_line "$err"
+    check "$name: says: $regex" has_line "$err" "$regex"
+    [ "$actual" = "$rc" ] && one_line "$err" || { echo "--- stderr:"; cat "$err"; }
+}
+
+finish() {
+    if [ $failures -eq 0 ]; then echo "all checks passed"; exit 0; fi
+    echo "$failures check(s) failed"
+    exit 1
+}
