@@ -96,13 +96,21 @@ struct ControlMessages {
         wr.send_flags = IBV_SEND_SIGNALED;
         ibv_send_wr* bad = nullptr;
         check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(SEND)");
-        ibv_wc wc = wait_for_completion(connection.cq(), timeout(connection), "control message");
-        if (wc.opcode != IBV_WC_SEND)
-            fail(fmt::format("expected the SEND's completion, got opcode {}",
-                             static_cast<int>(wc.opcode)));
+        // Sends and receives share one CQ, and the peer's answer may complete here before our
+        // SEND's own completion does (its ACK can trail the answer): keep such a receive for
+        // receive() instead of taking it for the SEND's completion.
+        for (;;) {
+            ibv_wc wc = wait_for_completion(connection.cq(), timeout(connection), "control message");
+            if (wc.opcode == IBV_WC_SEND) return;
+            if (wc.opcode != IBV_WC_RECV || early.has_value())
+                fail(fmt::format("expected the SEND's completion, got opcode {}",
+                                 static_cast<int>(wc.opcode)));
+            early = wc;
+        }
     }
     Message receive(Connection& connection, Kind expected, std::string_view what) {
-        ibv_wc wc = wait_for_completion(connection.cq(), timeout(connection), what);
+        ibv_wc wc = early ? *early : wait_for_completion(connection.cq(), timeout(connection), what);
+        early.reset();
         if (wc.opcode != IBV_WC_RECV || wc.wr_id >= received.size())
             fail(fmt::format("{}: unexpected completion (opcode {})", what,
                              static_cast<int>(wc.opcode)));
@@ -115,6 +123,7 @@ struct ControlMessages {
     std::array<MessageWire, 2> received{};
     MessageWire outgoing{};
     MemoryRegion receive_mr, send_mr;
+    std::optional<ibv_wc> early;  // a receive that completed while send() waited for its SEND
 };
 
 // ---------------------------------------------------------------- server
