@@ -151,6 +151,16 @@ std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevic
     return std::nullopt;
 }
 
+std::optional<std::string> memory_problem(const BenchConfig& c, gpu::MemoryKind client, gpu::MemoryKind server) {
+    if (c.mode != Mode::kLatency || c.op != Op::kWrite) return std::nullopt;
+    for (auto [side, kind] : {std::pair{"client", client}, std::pair{"server", server}})
+        if (kind != gpu::MemoryKind::kHost)
+            return fmt::format("a write ping-pong polls its buffer's last byte from the CPU, and the {}'s buffer is {} memory: "
+                               "measure GPU latency with -o write-imm or send (their ping-pong waits on completions)",
+                               side, gpu::kind_name(kind));
+    return std::nullopt;
+}
+
 // ---- One QP and its prepared chains.
 
 struct Engine::Queue {
@@ -167,12 +177,15 @@ struct Engine::Queue {
     std::uint32_t until_signal = 1;       // WRs left until the next signaled one
 };
 
-Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side)
+Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory)
     : device_(device),
       config_(config),
       side_(side),
       slot_stride_((config.slot_bytes() + 63) / 64 * 64),
-      buffer_(2 * slot_stride_) {
+      memory_(memory.memory, 2 * slot_stride_) {
+    const gpu::MemoryKind kind = memory.memory.kind, host = gpu::MemoryKind::kHost;
+    if (auto why = memory_problem(config, side == Side::kClient ? kind : host, side == Side::kServer ? kind : host))
+        fail(*why);
     const ibv_device_attr& attrs = device.attributes;
     ibv_context* context = device.context.get();
     const bool receives = side_receives(config, side);
@@ -209,9 +222,16 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side)
     } else if (config.op == Op::kRead || is_atomic(config.op)) {
         mr_access = IBV_ACCESS_LOCAL_WRITE;
     }
-    mr_.reset(check_ptr(ibv_reg_mr(pd_.get(), buffer_.data(), buffer_.size(), static_cast<int>(mr_access)), "ibv_reg_mr"));
-    // The sender's pattern (source slot); the receiver compares its destination slot with it.
-    fill_pattern({buffer_.data(), config.size}, config.size);
+    registered_.emplace(gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
+    nic_base_ = registered_->nic_address();
+    lkey_ = registered_->lkey();
+    if (registered_->path() == gpu::Path::kHost || registered_->path() == gpu::Path::kStaging)
+        cpu_view_ = reinterpret_cast<std::byte*>(nic_base_);  // host memory, or the staging bounce buffer
+    // The sender's pattern (source slot), written by a kernel in GPU memory; the receiver compares
+    // its destination slot with it. The NIC reads the source only after the fill has finished
+    // (staging: after it was copied into the bounce buffer, once, outside every timed loop).
+    memory_.fill_pattern(config.size, config.size);
+    registered_->before_nic_reads(config.size);
 
     for (std::uint32_t i = 0; i < config.qps; ++i) {
         Queue queue;
@@ -264,10 +284,10 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side)
             for (std::uint32_t s = 0; s < config.sge; ++s) {
                 ibv_sge& sge = wr.sg_list[s];
                 // READ results and atomic return values land in the destination slot.
-                std::byte* base = buffer_.data() + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
-                sge.addr = reinterpret_cast<std::uintptr_t>(base + s * piece);
+                std::uint64_t base = nic_base_ + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
+                sge.addr = base + s * piece;
                 sge.length = static_cast<std::uint32_t>(s + 1 < config.sge ? piece : config.size - s * piece);
-                sge.lkey = mr_->lkey;
+                sge.lkey = lkey_;
             }
         }
         // The receive chain: every receive lands in the destination slot (zero SGEs for write-imm,
@@ -280,8 +300,7 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side)
             wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
             wr.num_sge = config.op == Op::kWriteImm ? 0 : 1;
             wr.sg_list = &queue.recv_sges[r];
-            queue.recv_sges[r] = {reinterpret_cast<std::uintptr_t>(buffer_.data() + slot_stride_),
-                                  static_cast<std::uint32_t>(config.slot_bytes()), mr_->lkey};
+            queue.recv_sges[r] = {nic_base_ + slot_stride_, static_cast<std::uint32_t>(config.slot_bytes()), lkey_};
         }
         queues_.push_back(std::move(queue));
     }
@@ -314,8 +333,8 @@ std::vector<QpEndpoint> Engine::local_endpoints() const {
         e.psn = queue.psn;
         e.lid = device_.port.lid;
         e.gid = device_.port.gid;
-        e.address = reinterpret_cast<std::uintptr_t>(buffer_.data() + slot);
-        e.rkey = mr_->rkey;
+        e.address = nic_base_ + slot;
+        e.rkey = registered_->rkey();
         e.length = static_cast<std::uint32_t>(config_.slot_bytes());
         endpoints.push_back(e);
     }
@@ -709,8 +728,12 @@ void Engine::await_stamp(const PingPong& state, std::uint64_t round, const Limit
 Engine::PingPong Engine::ping_pong_state(std::uint64_t count) {
     PingPong state;
     state.count = count;
-    state.source_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + config_.size - 1);
-    state.arrived_tag = reinterpret_cast<volatile std::uint8_t*>(buffer_.data() + slot_stride_ + config_.size - 1);
+    if (config_.op == Op::kWrite) {
+        // memory_problem() keeps GPU memory out of the write ping-pong: the CPU polls these bytes.
+        if (cpu_view_ == nullptr) fail("a write ping-pong needs a buffer the CPU can poll (host memory)");
+        state.source_tag = reinterpret_cast<volatile std::uint8_t*>(cpu_view_ + config_.size - 1);
+        state.arrived_tag = reinterpret_cast<volatile std::uint8_t*>(cpu_view_ + slot_stride_ + config_.size - 1);
+    }
     return state;
 }
 
@@ -757,22 +780,36 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
 // ---- Checks.
 
 void Engine::clear_destination() {
-    std::memset(buffer_.data() + slot_stride_, 0, slot_stride_);
+    if (memory_.spec().kind == gpu::MemoryKind::kHost && registered_->path() == gpu::Path::kHost) {
+        std::memset(cpu_view_ + slot_stride_, 0, slot_stride_);
+        return;
+    }
+    // GPU memory (or a staged buffer): zeros copied in, then handed to the NIC's side as any
+    // source is (staging: into the bounce buffer, so stale bytes there cannot pass the check).
+    const std::vector<std::byte> zeros(slot_stride_);
+    memory_.copy_from_host(zeros, slot_stride_);
+    registered_->before_nic_reads(slot_stride_, slot_stride_);
 }
 
-std::optional<std::string> Engine::verify_destination() const {
+std::optional<std::string> Engine::verify_destination() {
     // READ: the client's destination holds the server's source; otherwise the server's
-    // destination (after the UD GRH area) holds the client's source. Both are the same pattern.
-    std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
-    auto mismatch = find_pattern_mismatch({buffer_.data() + offset, config_.size}, config_.size);
+    // destination (after the UD GRH area) holds the client's source. Both are the same pattern,
+    // and the rest of the slot must still be zero (nothing written past the message).
+    const std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
+    const std::size_t length = 2 * slot_stride_ - offset;
+    registered_->after_nic_writes(length, offset);  // staging: bounce → memory; GPU: flush where needed
+    auto mismatch = memory_.find_mismatch(config_.size, config_.size, offset, length);
     if (!mismatch) return std::nullopt;
+    if (*mismatch >= config_.size)
+        return fmt::format("byte {} of the destination, past the {}-byte message, is not zero", *mismatch, config_.size);
     return fmt::format("byte {} of the {}-byte destination differs from the sender's pattern", *mismatch, config_.size);
 }
 
-std::uint64_t Engine::atomic_counter() const {
+std::uint64_t Engine::atomic_counter() {
     // Atomics are performed in the target's byte order (the host's, here: both sides are this host type).
+    registered_->after_nic_writes(sizeof(std::uint64_t), slot_stride_);
     std::uint64_t value = 0;
-    std::memcpy(&value, buffer_.data() + slot_stride_, sizeof value);
+    memory_.copy_to_host(std::as_writable_bytes(std::span(&value, 1)), slot_stride_);
     return value;
 }
 

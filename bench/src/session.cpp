@@ -41,7 +41,39 @@ Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
 Record endpoints_message(const Engine& engine) {
     Record list = Record::array();
     for (const QpEndpoint& endpoint : engine.local_endpoints()) list.push_back(to_hex(encode_qp_endpoint(endpoint)));
-    return Record{{"type", "endpoints"}, {"endpoints", list}, {"responder_depth", engine.responder_depth()}};
+    return Record{{"type", "endpoints"},
+                  {"endpoints", list},
+                  {"responder_depth", engine.responder_depth()},
+                  {"memory_path", gpu::path_name(engine.memory_path())},
+                  {"memory_where", engine.memory_description()}};
+}
+
+// How one side's buffer was had and registered, as the records keep it.
+Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where) {
+    return Record{{"memory", gpu::to_string(spec)}, {"path", path}, {"where", where}};
+}
+
+// The server's memory path and description from its endpoints message, checked: it is peer input.
+Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
+    auto path = field<std::string>(message, "memory_path");
+    bool known = false;
+    for (gpu::Path p : {gpu::Path::kHost, gpu::Path::kDmaBuf, gpu::Path::kPeerMemory, gpu::Path::kStaging})
+        known = known || path == gpu::path_name(p);
+    if (!known) fail(fmt::format("the peer reports an unknown memory path '{}'", path.substr(0, 40)));
+    auto where = field<std::string>(message, "memory_where");
+    if (where.size() > 200) fail("the peer's memory description is longer than 200 characters");
+    return memory_record(spec, path, where);
+}
+
+// Prints, once per run, the ladder's probe lines and the path; again whenever the path changes.
+void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec& spec, std::string& last_path) {
+    const std::string path = gpu::path_name(engine.memory_path());
+    if (path == last_path) return;
+    if (last_path.empty())
+        for (const std::string& line : engine.memory_report()) fmt::print("{}: {}\n", side, line);
+    fmt::print("{}: buffer in {} memory ({}), registered via {}\n", side, gpu::to_string(spec), engine.memory_description(), path);
+    std::fflush(stdout);
+    last_path = path;
 }
 
 std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config) {
@@ -57,7 +89,7 @@ std::uint8_t peer_depth(const Record& message) {
     return static_cast<std::uint8_t>(depth);
 }
 
-Record hello(const BenchDevice& device) {
+Record hello(const BenchDevice& device, const gpu::MemorySpec& memory) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     return Record{{"type", "hello"},
@@ -66,6 +98,7 @@ Record hello(const BenchDevice& device) {
                   {"device", device.name},
                   {"provider", device.provider},
                   {"host", host},
+                  {"memory", gpu::to_string(memory)},
                   {"active_mtu", static_cast<int>(device.port.active_mtu)}};
 }
 
@@ -133,15 +166,22 @@ std::optional<std::string> pinned_mismatch(const BenchConfig& config, const Pinn
 
 namespace {
 
+// The memory asked for must exist before a peer is involved: one line naming what is missing
+// ("--mem cuda: no CUDA driver (libcuda.so.1 not found)").
+void check_memory_available(const gpu::MemoryOptions& options) {
+    gpu::DeviceMemory probe(options.memory, 4096);
+}
+
 void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu path_mtu, const Record& message,
-                         const SessionOptions& options, const PinnedKnobs& pinned) {
+                         const SessionOptions& options, const PinnedKnobs& pinned, std::string& last_path) {
     BenchConfig config = BenchConfig::from_json(field<Record>(message, "config"));
     if (auto why = pinned_mismatch(config, pinned)) fail(*why);
     if (auto why = device_problem(config, device, path_mtu)) fail("server: " + *why);
     const Limits limits = limits_for(options, config);
     const milliseconds step = ms(options.timeout_s);
 
-    Engine engine(device, config, Side::kServer);
+    Engine engine(device, config, Side::kServer, options.memory);
+    print_memory("server", engine, options.memory.memory, last_path);
     control.send(endpoints_message(engine));
     Record peer = control.expect("endpoints", step);
     engine.connect(decode_endpoints(peer, config), peer_depth(peer));
@@ -198,6 +238,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
 }  // namespace
 
 int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
+    check_memory_available(options.memory);
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
     fmt::print("server: {} ({})\n", device.port.description, device.provider);
     std::fflush(stdout);
@@ -206,14 +247,15 @@ int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
     try {
         Record peer_hello = control.expect("hello", step);
         ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
-        control.send(hello(device));
+        control.send(hello(device, options.memory.memory));
         std::size_t served = 0;
+        std::string last_path;
         for (;;) {
             Record message = control.receive(step);
             std::string type = field<std::string>(message, "type");
             if (type == "bye") break;
             if (type != "config") fail(fmt::format("expected 'config' or 'bye' from the client, got '{}'", type));
-            serve_configuration(control, device, path_mtu, message, options, pinned);
+            serve_configuration(control, device, path_mtu, message, options, pinned, last_path);
             ++served;
         }
         fmt::print("server: served {} configuration(s) for {}\n", served, field<std::string>(peer_hello, "host"));
@@ -258,12 +300,14 @@ PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfi
 }
 
 Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& config, const SessionOptions& options,
-               const Record& environment) {
+               const Record& environment, const gpu::MemorySpec& server_memory, std::string& last_path) {
     const Limits limits = limits_for(options, config);
     const milliseconds step = ms(options.timeout_s);
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
-    Engine engine(device, config, Side::kClient);
+    Engine engine(device, config, Side::kClient, options.memory);
+    print_memory("client", engine, options.memory.memory, last_path);
     Record peer = control.expect("endpoints", step);
+    const Record server_side = peer_memory(peer, server_memory);
     engine.connect(decode_endpoints(peer, config), peer_depth(peer));
     control.send(endpoints_message(engine));
     control.expect("ready", step);
@@ -340,8 +384,14 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
                                                       ? server_cpu / field<double>(counted, "elapsed_s")
                                                       : 0.0}};
     Record knobs = config.to_json();
-    knobs["memory"] = "host";
-    return Record{{"tool", kToolVersion}, {"config", knobs}, {"result", result}, {"environment", environment}};
+    knobs["memory"] = gpu::to_string(options.memory.memory);
+    knobs["server_memory"] = gpu::to_string(server_memory);
+    Record memory{{"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()), engine.memory_description())},
+                  {"server", server_side}};
+    if (memory["client"]["path"] == "staging" || memory["server"]["path"] == "staging")
+        memory["note"] = "staging: the rates are the RDMA half (NIC <-> pinned bounce buffer); the copies between the bounce "
+                         "buffer and the GPU run once per phase, outside the timed loop (their bandwidth: gpu-memory-bench)";
+    return Record{{"tool", kToolVersion}, {"config", knobs}, {"memory", memory}, {"result", result}, {"environment", environment}};
 }
 
 void print_row(const Record& record, const BenchConfig& config, bool gbps) {
@@ -367,19 +417,24 @@ void print_row(const Record& record, const BenchConfig& config, bool gbps) {
 }  // namespace
 
 int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs) {
+    check_memory_available(options.memory);
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
     const milliseconds step = ms(options.timeout_s);
     ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
     std::vector<Record> records;
     try {
-        control.send(hello(device));
+        control.send(hello(device, options.memory.memory));
         Record peer_hello = control.expect("hello", step);
         const ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
+        const auto server_memory_text = field<std::string>(peer_hello, "memory");
+        const auto server_memory = gpu::parse_memory_spec(server_memory_text);
+        if (!server_memory) fail(fmt::format("the server reports an unknown memory kind '{}'", server_memory_text.substr(0, 40)));
         // Every configuration is checked before the first runs: a sweep never stops half-way
         // over something knowable in advance.
         for (const BenchConfig& config : configs) {
             if (auto why = config.problem()) fail(*why);
             if (auto why = device_problem(config, device, path_mtu)) fail(*why);
+            if (auto why = memory_problem(config, options.memory.memory.kind, server_memory->kind)) fail(*why);
         }
         Record environment = host_environment(kToolVersion);
         const char* lab = std::getenv("RDMALAB_IN_LAB");
@@ -396,10 +451,11 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
                    options.server_address, mtu_bytes(path_mtu), configs.size());
         const bool progress = options.progress && stderr_is_terminal();
         std::optional<Mode> header_mode;
+        std::string last_path;
         for (std::size_t i = 0; i < configs.size(); ++i) {
             const BenchConfig& config = configs[i];
             if (progress) fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), describe(config));
-            Record record = measure(control, device, config, options, environment);
+            Record record = measure(control, device, config, options, environment, *server_memory, last_path);
             if (progress) fmt::print(stderr, "\r\033[K");
             if (header_mode != config.mode) {
                 print_header(config.mode, options.gbps);

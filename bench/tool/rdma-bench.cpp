@@ -7,6 +7,7 @@
 #include "rdmalab/bench/session.hpp"
 #include "rdmalab/bench/sweep.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/gpu/options.hpp"
 #include "rdmalab/options.hpp"
 
 #include <CLI/CLI.hpp>
@@ -278,7 +279,8 @@ int main(int argc, char** argv) {
     return run_program("rdma-bench", [&] {
         CLI::App app{"rdma-bench: RDMA bandwidth, message rate, latency and CPU cost, with sweeps, JSON/CSV and plots.\n"
                      "Run `rdma-bench server` on one host and `rdma-bench client ADDR [options]` on the other; knobs take\n"
-                     "a value, a list (4,64) or a power-of-two range (32..8192) and the client runs every combination."};
+                     "a value, a list (4,64) or a power-of-two range (32..8192) and the client runs every combination.",
+                     "rdma-bench"};
         app.require_subcommand(1);
         SessionOptions session;
         KnobTexts knobs;
@@ -288,6 +290,7 @@ int main(int argc, char** argv) {
         CLI::App* server = app.add_subcommand("server", "wait for one client and serve its whole run");
         add_session_options(*server, session);
         add_knob_options(*server, knobs, server_knobs);
+        gpu::add_memory_options(*server, session.memory);
         server->add_option("--bind", session.bind_address, "listen on this address only");
         server->add_option("--accept-timeout", session.accept_timeout_s, "seconds to wait for the client")
             ->capture_default_str()->check(CLI::Range(0.1, 86400.0));
@@ -296,6 +299,7 @@ int main(int argc, char** argv) {
         client->add_option("address", session.server_address, "server address (numeric)")->required();
         add_session_options(*client, session);
         add_knob_options(*client, knobs, client_knobs);
+        gpu::add_memory_options(*client, session.memory);
         client->add_option("--json", session.json_path, "write one record per configuration to FILE");
         client->add_option("--csv", session.csv_path, "… and as CSV");
         client->add_flag("--gbps", session.gbps, "also print Gb/s");

@@ -196,6 +196,14 @@ std::optional<std::size_t> DeviceMemory::find_mismatch(std::uint64_t seed, std::
     return backend_->find_mismatch(data_, size_, count, seed);
 }
 
+std::optional<std::size_t> DeviceMemory::find_mismatch(std::uint64_t seed, std::size_t count,
+                                                       std::size_t offset, std::size_t length) {
+    if (offset > size_ || length > size_ - offset || count > length)
+        fail(fmt::format("cannot verify {} of bytes [{}, {}) of a {}-byte buffer", count, offset,
+                         offset + length, size_));
+    return backend_->find_mismatch(static_cast<std::byte*>(data_) + offset, length, count, seed);
+}
+
 void DeviceMemory::copy_from_host(std::span<const std::byte> source, std::size_t offset) {
     if (offset > size_ || source.size() > size_ - offset)
         fail("copy_from_host: past the end of the buffer");

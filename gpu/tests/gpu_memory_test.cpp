@@ -84,6 +84,23 @@ TEST(GpuHostMemory, FillVerifyAndCopy) {
     EXPECT_THROW(memory.copy_from_host(one, 1000), rdmalab::Error);
 }
 
+// A window of the buffer checked on its own (rdma-bench's destination slot): pattern, then zeros.
+TEST(GpuHostMemory, VerifiesAWindow) {
+    gpu::DeviceMemory memory({MemoryKind::kHost, 0}, 1000);
+    std::vector<std::byte> pattern(300);
+    rdmalab::fill_pattern(pattern, 4);
+    memory.copy_from_host(pattern, 500);
+    EXPECT_EQ(memory.find_mismatch(4, 300, 500, 500), std::nullopt);
+    EXPECT_EQ(memory.find_mismatch(4, 301, 500, 500), 300u);  // counted from the window's start
+    EXPECT_EQ(memory.find_mismatch(4, 300, 499, 501), 0u);    // a shifted window fails at once
+    EXPECT_EQ(memory.find_mismatch(5, 300, 500, 500), 0u);    // another seed's pattern
+    std::vector<std::byte> stray{std::byte{1}};
+    memory.copy_from_host(stray, 999);
+    EXPECT_EQ(memory.find_mismatch(4, 300, 500, 500), 499u);  // a byte past the count
+    EXPECT_THROW(memory.find_mismatch(4, 300, 800, 300), rdmalab::Error);  // past the end
+    EXPECT_THROW(memory.find_mismatch(4, 301, 500, 300), rdmalab::Error);  // count > length
+}
+
 namespace {
 std::filesystem::path fake_sysfs(std::initializer_list<const char*> dirs) {
     auto root = std::filesystem::temp_directory_path() /

@@ -4,30 +4,6 @@
 # the refusals (bad input, UD over the MTU, a window the device cannot hold, mismatched server settings).
 source "$(dirname "$0")/lib.sh" "$@"
 
-# bench NAME [SERVER_ARGS...] -- [CLIENT_ARGS...]: one run, its records in $scratch/NAME/r.json.
-bench() {
-    local name=$1
-    shift
-    local dir=$scratch/$name
-    split_args "$@"
-    pair_run "$dir" rdma-bench "${server_args[@]}" -- --no-progress --json "$dir/r.json" --csv "$dir/r.csv" \
-        --warmup 10 "${client_args[@]}"
-}
-# bench_ok NAME RECORDS [SERVER_ARGS...] -- [CLIENT_ARGS...]: both sides exit 0, RECORDS records.
-bench_ok() {
-    local name=$1 records=$2 before=$failures
-    shift 2
-    bench "$name" "$@"
-    local dir=$scratch/$name
-    check "$name: client exits 0" rc_is "$dir/client.rc" 0
-    check "$name: server exits 0" rc_is "$dir/server.rc" 0
-    check "$name: $records records in the JSON" count_is "$records" "$dir/r.json" '^    \{$'
-    check "$name: $records rows in the CSV (and a header)" count_is $((records + 1)) "$dir/r.csv" '.'
-    check "$name: every record names the device, provider and kernel" \
-        count_is "$records" "$dir/r.json" '^        "provider": "rxe \(Soft-RoCE\)",$'
-    [ $failures -eq $before ] || show_on_failure "$dir"
-}
-
 # ---- Every op × transport, bandwidth and latency.
 bench_ok rc 12 -- --op write,read,send,write-imm,fetch-add,cmp-swap -c RC -m bw,lat -n 200 -s 256
 rc=$scratch/rc/r.json

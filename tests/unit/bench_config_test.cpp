@@ -2,6 +2,7 @@
 // server receives (and must not trust), the control channel's hex, and pinned server knobs.
 #include "rdmalab/bench/config.hpp"
 #include "rdmalab/bench/control.hpp"
+#include "rdmalab/bench/engine.hpp"
 #include "rdmalab/bench/session.hpp"
 #include "rdmalab/error.hpp"
 
@@ -94,6 +95,28 @@ TEST(BenchConfig, UdSlotHasRoomForTheGrh) {
     EXPECT_EQ(c.slot_bytes(), 512u);
     c.transport = Transport::kUD;
     EXPECT_EQ(c.slot_bytes(), 552u);
+}
+
+// The CPU polls a write ping-pong's buffer: GPU memory on either side is refused, naming the
+// side and what to use instead; completion-driven ping-pongs and every bandwidth run are fine.
+TEST(BenchConfig, GpuMemoryLatencyWaitsOnCompletions) {
+    using rdmalab::gpu::MemoryKind;
+    BenchConfig c;
+    c.mode = Mode::kLatency;
+    c.window = 1;
+    c.op = Op::kWrite;
+    EXPECT_FALSE(memory_problem(c, MemoryKind::kHost, MemoryKind::kHost));
+    auto why = memory_problem(c, MemoryKind::kHost, MemoryKind::kCuda);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("the server's buffer is cuda memory"), std::string::npos) << *why;
+    EXPECT_NE(why->find("-o write-imm or send"), std::string::npos) << *why;
+    why = memory_problem(c, MemoryKind::kRocm, MemoryKind::kHost);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("the client's buffer is rocm memory"), std::string::npos) << *why;
+    for (Op op : {Op::kWriteImm, Op::kSend, Op::kRead, Op::kFetchAdd})
+        EXPECT_FALSE(memory_problem(BenchConfig{.op = op, .mode = Mode::kLatency, .window = 1}, MemoryKind::kCuda,
+                                    MemoryKind::kRocm));
+    EXPECT_FALSE(memory_problem(BenchConfig{}, MemoryKind::kCuda, MemoryKind::kCuda));  // write bandwidth
 }
 
 TEST(BenchConfig, JsonRoundTrip) {

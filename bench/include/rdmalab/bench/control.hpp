@@ -14,7 +14,7 @@
 namespace rdmalab::bench {
 
 // Bumped whenever a message changes; both sides refuse a peer with another version.
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;  // 2: each side's memory kind and registration path
 // A message larger than this is refused before reading it (endpoints of 1024 QPs fit easily).
 inline constexpr std::uint32_t kMaxControlMessage = 1 << 20;
 

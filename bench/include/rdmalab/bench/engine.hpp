@@ -1,9 +1,10 @@
 // rdma-bench's measuring engine: the verbs objects of one configuration on one side (QPs, CQs,
-// an optional SRQ and completion channel, one registered buffer) and the loops that measure —
-// the initiator's windowed posting, the receiver's count, and the latency ping-pong.
+// an optional SRQ and completion channel, one registered buffer in host or GPU memory) and the
+// loops that measure — the initiator's windowed posting, the receiver's count, the ping-pong.
 #pragma once
 
 #include "rdmalab/bench/config.hpp"
+#include "rdmalab/gpu/options.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/verbs.hpp"
 
@@ -36,6 +37,9 @@ BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gi
 // Rules that need the device: window vs max_qp_wr, UD size vs the path MTU, size vs
 // max_msg_sz, SGEs, QPs, atomics support. Returns why the configuration cannot run here.
 std::optional<std::string> device_problem(const BenchConfig& config, const BenchDevice& device, ibv_mtu path_mtu);
+// Rules that need the memory kind of each side: a write ping-pong polls the buffer from the CPU,
+// which GPU memory does not allow (send and write-imm ping-pongs wait on completions instead).
+std::optional<std::string> memory_problem(const BenchConfig& config, gpu::MemoryKind client, gpu::MemoryKind server);
 
 // What a side measured in one phase.
 struct InitiatorResult {
@@ -58,9 +62,10 @@ struct Limits {
 
 class Engine {
 public:
-    // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and registers the buffer with only the
-    // access this side's role needs; throws (one line) if the device refuses any of it.
-    Engine(BenchDevice& device, const BenchConfig& config, Side side);
+    // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and allocates the buffer in the memory
+    // asked for, registered by the GPU layer's ladder (host memory: as it is) with only the access
+    // this side's role needs; throws (one line) if the device or the memory refuses any of it.
+    Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory = {});
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
     ~Engine();
@@ -86,13 +91,20 @@ public:
     std::vector<double> run_ping(std::uint64_t count, const Limits& limits);
     void run_pong(std::uint64_t count, const Limits& limits);
 
-    // Zeroes the destination slot and the atomic counter before a phase.
+    // Zeroes the destination slot and the atomic counter before a phase (where the NIC sees it:
+    // a staged buffer's bounce copy too, so a phase that moves nothing cannot pass the check).
     void clear_destination();
-    // After a bandwidth phase: the bytes that were moved equal the sender's pattern (write,
-    // write-imm and send checked at the server, read at the client). nullopt when they do.
-    std::optional<std::string> verify_destination() const;
+    // After a bandwidth phase: the bytes that were moved equal the sender's pattern and the rest
+    // of the slot is still zero (write, write-imm and send checked at the server, read at the
+    // client; in GPU memory by a GPU kernel, after the path made the NIC's writes visible).
+    std::optional<std::string> verify_destination();
     // The 8-byte counter the atomics target (server side).
-    std::uint64_t atomic_counter() const;
+    std::uint64_t atomic_counter();
+
+    // How the buffer is registered: the path taken and the ladder's report lines.
+    gpu::Path memory_path() const { return registered_->path(); }
+    const std::vector<std::string>& memory_report() const { return registered_->report(); }
+    std::string memory_description() const { return memory_.description(); }
 
 private:
     struct Queue;  // one QP with its prepared send chain and receive chain
@@ -121,14 +133,17 @@ private:
     std::uint32_t receive_depth_ = 0;  // per QP (or the SRQ's total)
     std::uint32_t send_depth_ = 0;
     unsigned access_ = 0;              // what the peer may do to this side's memory
+    std::uint64_t nic_base_ = 0;       // the buffer's address in work requests (registered_->nic_address())
+    std::uint32_t lkey_ = 0;
+    std::byte* cpu_view_ = nullptr;    // the NIC's bytes as the CPU may touch them: host memory only
 
     // Declared in creation order so they are released in reverse.
-    Buffer buffer_;
+    gpu::DeviceMemory memory_;         // two slots: the source, then the destination
     ProtectionDomain pd_;
     CompletionChannel channel_;
     std::vector<CompletionQueue> cqs_;
     SharedReceiveQueue srq_;
-    MemoryRegion mr_;
+    std::optional<gpu::RegisteredMemory> registered_;
     std::vector<Queue> queues_;
     AddressHandle ah_;
     std::unordered_map<std::uint32_t, std::uint32_t> index_of_qpn_;

@@ -4,6 +4,7 @@
 
 #include "rdmalab/bench/config.hpp"
 #include "rdmalab/bench/records.hpp"
+#include "rdmalab/gpu/options.hpp"
 
 #include <cstdint>
 #include <map>
@@ -27,6 +28,7 @@ struct SessionOptions {
     std::string json_path, csv_path;
     bool gbps = false;           // also print Gb/s (10^9 bits)
     bool progress = true;        // a progress line on a terminal
+    gpu::MemoryOptions memory;   // --mem/--path: this side's buffer (each side chooses its own)
 };
 
 // Knob values the server was started with (name → allowed values): a client configuration

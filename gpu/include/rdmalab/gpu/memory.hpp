@@ -70,6 +70,10 @@ class DeviceMemory {
     // A kernel checks bytes [0, count) hold the pattern and [count, size) are still zero; runs
     // after everything queued before it and waits for the answer: the first wrong byte or nullopt.
     std::optional<std::size_t> find_mismatch(std::uint64_t seed, std::size_t count);
+    // The same check on the window [offset, offset + length) alone: the pattern in its first
+    // count bytes, zeros after; the answer counts from offset.
+    std::optional<std::size_t> find_mismatch(std::uint64_t seed, std::size_t count,
+                                             std::size_t offset, std::size_t length);
     // Blocking copies between this memory and the host, at offset.
     void copy_from_host(std::span<const std::byte> source, std::size_t offset = 0);
     void copy_to_host(std::span<std::byte> destination, std::size_t offset = 0);

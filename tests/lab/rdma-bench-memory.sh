@@ -1,0 +1,71 @@
+# Lab test: rdma-bench's --mem/--path where there is no GPU. Every record names each side's memory
+# and registration path; the staging path's RDMA half (the pinned bounce buffer through rxe)
+# moves verified data for every operation, atomics included, one side or both; the ladder's probes
+# run against rxe and are printed once; --mem cuda/rocm without a GPU is one line and exit 1,
+# before the peer is involved; bad values exit 2. (The GPU copies and kernels need a GPU.)
+source "$(dirname "$0")/lib.sh" "$@"
+
+# side_path_is FILE SIDE PATH N: N records say SIDE's buffer was registered via PATH (a record's
+# "memory" object holds "client" and "server", each with memory, path and where, in that order).
+side_path_is() {
+    [ "$(grep -A2 "^        \"$2\": {" "$1" | grep -c "^          \"path\": \"$3\",$")" = "$4" ]
+}
+
+# ---- Host memory, registered as it is: both sides' path in every record.
+bench_ok host 4 -- --op write,read,send,fetch-add -n 200 -s 4096
+host=$scratch/host/r.json
+check "host: 4 records say the client's buffer is host memory" count_is 4 "$host" '^        "memory": "host",$'
+check "host: … and the server's (in the configuration)" count_is 4 "$host" '^        "server_memory": "host"$'
+check "host: the client's path is in every record" side_path_is "$host" client host 4
+check "host: the server's path is in every record" side_path_is "$host" server host 4
+check "host: no staging note without staging" count_is 0 "$host" '"note": "staging'
+check "host: the data was verified (write, read, send)" count_is 3 "$host" '"verified": true'
+check "host: the CSV has the path columns" has_line "$scratch/host/r.csv" 'memory\.client\.path,.*memory\.server\.path'
+for side in client server; do
+    check "host: $side prints the dma-buf probe against rxe once" count_is 1 "$scratch/host/$side.out" \
+        "^$side: dma-buf: unsupported by provider rxe \\(ibv_reg_dmabuf_mr: EOPNOTSUPP"
+    check "host: $side prints the peer-memory probe once" count_is 1 "$scratch/host/$side.out" "^$side: peer memory: absent"
+    check "host: $side says where its buffer is" count_is 1 "$scratch/host/$side.out" \
+        "^$side: buffer in host memory \\(host memory\\), registered via host$"
+done
+
+# ---- Staging on both sides: every operation through the bounce buffers, verified.
+bench_ok staging 6 --path staging -- --path staging --op write,read,send,write-imm,fetch-add,cmp-swap -n 300 -s 8192
+staging=$scratch/staging/r.json
+check "staging: the client's path is staging in every record" side_path_is "$staging" client staging 6
+check "staging: the server's too" side_path_is "$staging" server staging 6
+check "staging: the records say the copies are outside the timed loop" count_is 6 "$staging" '"note": "staging: the rates are the RDMA half'
+check "staging: data verified after the copy out of the bounce buffer (write, read, send, write-imm)" \
+    count_is 4 "$staging" '"verified": true'
+check "staging: fetch-add's counter, read back through the bounce buffer, equals the 300 adds" \
+    has_line "$staging" '"atomic_counter": 300,'
+check "staging: RC lost nothing" count_is 2 "$staging" '"lost": 0,'
+check "staging: the server registered a pinned bounce buffer" has_line "$scratch/staging/server.out" \
+    '^server: path: staging: [0-9]+ bytes of pinned host memory .* registered with ibv_reg_mr'
+check "staging: the server says so once" count_is 1 "$scratch/staging/server.out" \
+    '^server: buffer in host memory \(host memory\), registered via staging$'
+
+# Staging on one side only, in both latency ping-pongs that GPU memory may use, and write's.
+bench_ok staging-lat 3 -- --path staging --op write-imm,send,write -m lat -n 200 -s 64
+lat=$scratch/staging-lat/r.json
+check "staging-lat: the client's path is staging in all 3" side_path_is "$lat" client staging 3
+check "staging-lat: the server's is host in all 3" side_path_is "$lat" server host 3
+check "staging-lat: 3 latency records" count_is 3 "$lat" '"median_us": [0-9.e+-]+,'
+
+# UD receives (a GRH before the payload) into a staged buffer, counted and verified.
+bench_ok staging-ud 1 --path staging -- --op send -c UD -s 1024 -n 300
+check "staging-ud: the bytes after the GRH were verified" has_line "$scratch/staging-ud/r.json" '"verified": true'
+
+# ---- No GPU here: one line naming what is missing, exit 1, before any connection.
+cuda_missing='^rdma-bench: --mem cuda: (no CUDA driver \(libcuda\.so\.1 not found\)|this build has no CUDA backend|cudaGetDeviceCount failed: cudaErrorNoDevice)'
+expect_failure cuda-client 1 "$cuda_missing" "$bin/rdma-bench" client "$addr" --mem cuda --op write-imm
+expect_failure cuda-server 1 "$cuda_missing" "$bin/rdma-bench" server --mem cuda:1 --accept-timeout 2
+expect_failure rocm-client 1 '^rdma-bench: --mem rocm: (hipGetDeviceCount failed: hipErrorNoDevice|this build has no HIP backend)' \
+    "$bin/rdma-bench" client "$addr" --mem rocm
+
+# ---- Bad values: one line, exit 2.
+expect_failure mem-unknown 2 "^rdma-bench: --mem: 'gpu' is not a memory kind \(host, cuda\[:N\], rocm\[:N\]\)" \
+    "$bin/rdma-bench" client "$addr" --mem gpu
+expect_failure path-unknown 2 "--path: 'bounce' is not a registration path" "$bin/rdma-bench" server --path bounce
+expect_failure path-needs-gpu 2 "--path: 'peer' needs GPU memory" "$bin/rdma-bench" client "$addr" --path peer
+finish
