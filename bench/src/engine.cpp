@@ -222,6 +222,7 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     } else if (config.op == Op::kRead || is_atomic(config.op)) {
         mr_access = IBV_ACCESS_LOCAL_WRITE;
     }
+    // #region bench-register
     registered_.emplace(gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
     nic_base_ = registered_->nic_address();
     lkey_ = registered_->lkey();
@@ -232,6 +233,7 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     // (staging: after it was copied into the bounce buffer, once, outside every timed loop).
     memory_.fill_pattern(config.size, config.size);
     registered_->before_nic_reads(config.size);
+    // #endregion bench-register
 
     for (std::uint32_t i = 0; i < config.qps; ++i) {
         Queue queue;
@@ -779,6 +781,7 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
 
 // ---- Checks.
 
+// #region bench-verify
 void Engine::clear_destination() {
     if (memory_.spec().kind == gpu::MemoryKind::kHost && registered_->path() == gpu::Path::kHost) {
         std::memset(cpu_view_ + slot_stride_, 0, slot_stride_);
@@ -804,6 +807,7 @@ std::optional<std::string> Engine::verify_destination() {
         return fmt::format("byte {} of the destination, past the {}-byte message, is not zero", *mismatch, config_.size);
     return fmt::format("byte {} of the {}-byte destination differs from the sender's pattern", *mismatch, config_.size);
 }
+// #endregion bench-verify
 
 std::uint64_t Engine::atomic_counter() {
     // Atomics are performed in the target's byte order (the host's, here: both sides are this host type).
