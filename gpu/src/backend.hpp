@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rdmalab::gpu {
 
@@ -35,6 +36,9 @@ inline DmaBufExport export_success(int fd, std::uint64_t offset, std::string cal
     return result;
 }
 
+// Named facts about a device and its software, for results files: ("cuda_driver", "12.4"), ….
+using Facts = std::vector<std::pair<std::string, std::string>>;
+
 class Backend {
   public:
     virtual ~Backend() = default;
@@ -43,6 +47,11 @@ class Backend {
     virtual const char* copy_call() const = 0;    // "cudaMemcpyAsync", "hipMemcpyAsync", "memcpy"
     virtual const char* pinned_call()
         const = 0;  // "cudaHostAlloc", "hipHostMalloc", "aligned_alloc"
+
+    // What a measurement must record beside its numbers: device name, driver and runtime
+    // versions, PCI bus id and PCIe link. Read when called, not at construction: an idle GPU
+    // trains its link down to save power, so call it right after the work that was measured.
+    virtual Facts facts() const = 0;
 
     virtual void* allocate(std::size_t size) = 0;  // zero-filled
     virtual void release(void* pointer) noexcept = 0;
@@ -66,6 +75,12 @@ class Backend {
     // After the NIC wrote GPU memory directly: flush where the device needs it; one line.
     virtual std::string make_nic_writes_visible() = 0;
 };
+
+// The PCIe link of the device at bus_id ("0000:3b:00.0", any case) from
+// /sys/bus/pci/devices/<id>/{current,max}_link_{speed,width}: the files that can be read, or one
+// fact saying why none could. sysfs_root is for tests ("" = the real /sys). Defined in
+// host_backend.cpp, the one backend every build has.
+Facts pci_link_facts(const std::string& bus_id, const std::string& sysfs_root = "");
 
 std::unique_ptr<Backend> make_host_backend();
 #ifdef RDMALAB_HAVE_CUDA

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace rdmalab::gpu {
 namespace {
@@ -51,6 +53,24 @@ struct DeviceFree {
 };
 using DeviceWord = std::unique_ptr<unsigned long long, DeviceFree>;
 
+// CUDA's version numbers are 1000 * major + 10 * minor: 12040 is "12.4".
+std::string cuda_version_text(int version) {
+    return fmt::format("{}.{} ({})", version / 1000, version % 1000 / 10, version);
+}
+
+// The kernel module's own line ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64
+// 550.54.15 …"), with its runs of blanks squeezed: it says whether the open modules, which
+// dma-buf export needs, are loaded.
+std::string nvidia_kernel_module() {
+    std::ifstream in("/proc/driver/nvidia/version");
+    std::string line;
+    if (!in || !std::getline(in, line)) return "unknown (/proc/driver/nvidia/version not readable)";
+    std::istringstream words(line);
+    std::string squeezed;
+    for (std::string word; words >> word;) squeezed += (squeezed.empty() ? "" : " ") + word;
+    return squeezed;
+}
+
 template <typename Function>
 Function driver_function(const char* symbol, unsigned version) {
     void* function = nullptr;
@@ -81,6 +101,13 @@ class CudaBackend final : public Backend {
         char bus[32] = {};
         check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), "cudaDeviceGetPCIBusId");
         description_ = fmt::format("CUDA device {} ({}, PCI {})", device_, properties.name, bus);
+        pci_bus_id_ = bus;
+        device_facts_ = {
+            {"device_name", properties.name},
+            {"pci_bus_id", bus},
+            {"compute_capability", fmt::format("{}.{}", properties.major, properties.minor)},
+            {"memory_bytes", std::to_string(properties.totalGlobalMem)},
+            {"copy_engines", std::to_string(properties.asyncEngineCount)}};
         cudaStream_t stream = nullptr;
         check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                    "cudaStreamCreateWithFlags");
@@ -103,6 +130,27 @@ class CudaBackend final : public Backend {
     std::string description() const override { return description_; }
     const char* copy_call() const override { return "cudaMemcpyAsync"; }
     const char* pinned_call() const override { return "cudaHostAlloc"; }
+
+    Facts facts() const override {
+        Facts facts = device_facts_;
+        int driver = 0;
+        const cudaError_t driver_rc = cudaDriverGetVersion(&driver);
+        facts.emplace_back("cuda_driver",
+                           driver_rc == cudaSuccess
+                               ? cuda_version_text(driver)
+                               : fmt::format("unknown (cudaDriverGetVersion failed: {})",
+                                             cudaGetErrorName(driver_rc)));
+        int runtime = 0;
+        const cudaError_t runtime_rc = cudaRuntimeGetVersion(&runtime);
+        facts.emplace_back("cuda_runtime",
+                           runtime_rc == cudaSuccess
+                               ? cuda_version_text(runtime) + ", cudart_static"
+                               : fmt::format("unknown (cudaRuntimeGetVersion failed: {})",
+                                             cudaGetErrorName(runtime_rc)));
+        facts.emplace_back("nvidia_kernel_module", nvidia_kernel_module());
+        for (auto& link : pci_link_facts(pci_bus_id_)) facts.push_back(std::move(link));
+        return facts;
+    }
 
     void* allocate(std::size_t size) override {
         void* pointer = nullptr;
@@ -240,6 +288,8 @@ class CudaBackend final : public Backend {
 
     int device_;
     std::string description_;
+    std::string pci_bus_id_;  // "0000:3B:00.0"
+    Facts device_facts_;      // what does not change while the program runs: name, bus id, …
     Stream stream_owner_;
     DeviceWord first_bad_owner_;
     cudaStream_t stream_ = nullptr;  // stream_owner_'s stream

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
 
 namespace rdmalab::gpu {
 namespace {
@@ -70,6 +71,11 @@ class HipBackend final : public Backend {
         check_hip(hipDeviceGetPCIBusId(bus, sizeof bus, device_), "hipDeviceGetPCIBusId");
         description_ = fmt::format("ROCm device {} ({}, {}, PCI {})", device_, properties.name,
                                    properties.gcnArchName, bus);
+        pci_bus_id_ = bus;
+        device_facts_ = {{"device_name", properties.name},
+                         {"gcn_arch", properties.gcnArchName},
+                         {"pci_bus_id", bus},
+                         {"memory_bytes", std::to_string(properties.totalGlobalMem)}};
         hipStream_t stream = nullptr;
         check_hip(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking),
                   "hipStreamCreateWithFlags");
@@ -85,6 +91,26 @@ class HipBackend final : public Backend {
     std::string description() const override { return description_; }
     const char* copy_call() const override { return "hipMemcpyAsync"; }
     const char* pinned_call() const override { return "hipHostMalloc"; }
+
+    Facts facts() const override {
+        Facts facts = device_facts_;
+        int driver = 0;
+        const hipError_t driver_rc = hipDriverGetVersion(&driver);
+        facts.emplace_back("hip_driver",
+                           driver_rc == hipSuccess
+                               ? hip_version_text(driver)
+                               : fmt::format("unknown (hipDriverGetVersion failed: {})",
+                                             hip_error_text(driver_rc)));
+        int runtime = 0;
+        const hipError_t runtime_rc = hipRuntimeGetVersion(&runtime);
+        facts.emplace_back("hip_runtime",
+                           runtime_rc == hipSuccess
+                               ? hip_version_text(runtime)
+                               : fmt::format("unknown (hipRuntimeGetVersion failed: {})",
+                                             hip_error_text(runtime_rc)));
+        for (auto& link : pci_link_facts(pci_bus_id_)) facts.push_back(std::move(link));
+        return facts;
+    }
 
     void* allocate(std::size_t size) override {
         void* pointer = nullptr;
@@ -178,6 +204,10 @@ class HipBackend final : public Backend {
     }
 
   private:
+    // HIP's version numbers are 10000000 * major + 100000 * minor + patch.
+    static std::string hip_version_text(int version) {
+        return fmt::format("{}.{} ({})", version / 10000000, version / 100000 % 100, version);
+    }
     static std::string runtime_version() {
         int version = 0;
         if (hipRuntimeGetVersion(&version) != hipSuccess) return "unknown";
@@ -186,6 +216,8 @@ class HipBackend final : public Backend {
 
     int device_;
     std::string description_;
+    std::string pci_bus_id_;  // "0000:03:00.0"
+    Facts device_facts_;      // what does not change while the program runs: name, bus id, …
     Stream stream_owner_;
     DeviceWord first_bad_owner_;
     hipStream_t stream_ = nullptr;

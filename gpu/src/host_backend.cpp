@@ -9,8 +9,12 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
 
 namespace rdmalab::gpu {
 namespace {
@@ -24,12 +28,40 @@ void* page_aligned(std::size_t size) {
     return memory;
 }
 
+// The first line of a small text file (sysfs, procfs), or nullopt if it cannot be read.
+std::optional<std::string> first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) return std::nullopt;
+    return line;
+}
+
+// "Intel(R) Xeon(R) Platinum 8480+": what "model name" says in /proc/cpuinfo (x86; absent on
+// some other architectures, where the fact says so).
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+        if (!line.starts_with("model name")) continue;
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) break;
+        const auto start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? std::string{} : line.substr(start);
+    }
+    return "unknown (/proc/cpuinfo has no model name)";
+}
+
 class HostBackend final : public Backend {
   public:
     MemoryKind kind() const override { return MemoryKind::kHost; }
     std::string description() const override { return "host memory"; }
     const char* copy_call() const override { return "memcpy"; }
     const char* pinned_call() const override { return "aligned_alloc; ibv_reg_mr pins it"; }
+
+    Facts facts() const override {
+        return {{"cpu", cpu_model()},
+                {"page_size", std::to_string(sysconf(_SC_PAGESIZE))},
+                {"allocation", "aligned_alloc to the page, then memset to zero"}};
+    }
 
     void* allocate(std::size_t size) override { return page_aligned(size); }
     void release(void* pointer) noexcept override { std::free(pointer); }
@@ -67,6 +99,25 @@ class HostBackend final : public Backend {
 };
 
 }  // namespace
+
+Facts pci_link_facts(const std::string& bus_id, const std::string& sysfs_root) {
+    // sysfs names devices in lower case; the CUDA and HIP runtimes print the bus id in upper.
+    std::string id = bus_id;
+    std::transform(id.begin(), id.end(), id.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string directory =
+        (sysfs_root.empty() ? std::string("/sys") : sysfs_root) + "/bus/pci/devices/" + id;
+    Facts facts;
+    for (const char* name :
+         {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
+        if (auto value = first_line(directory + "/" + name))
+            facts.emplace_back(std::string("pcie_") + name, *value);
+    if (facts.empty())
+        facts.emplace_back(
+            "pcie_link",
+            fmt::format("not readable ({}/current_link_speed and the others)", directory));
+    return facts;
+}
 
 std::unique_ptr<Backend> make_host_backend() {
     return std::make_unique<HostBackend>();
