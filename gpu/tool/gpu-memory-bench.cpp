@@ -506,26 +506,24 @@ int run(const Options& options) {
         backend.copy_call());
     fmt::print("  {:>12}  {:>10}  {:>10}  {:>10}  {:>10}\n", "size B", "H2D GB/s", "of ceiling",
                "D2H GB/s", "of ceiling");
+    // Both directions of one message size, from one host buffer, in microseconds.
+    auto both_directions = [&](std::byte* host, std::size_t size) {
+        return CopyPair{microseconds(per_message_seconds(backend, Direction::kHostToDevice,
+                                                         memory.data(), host, size, reps)),
+                        microseconds(per_message_seconds(backend, Direction::kDeviceToHost,
+                                                         memory.data(), host, size, reps))};
+    };
     Record pinned_rows = Record::array();
     for (std::size_t size : options.sizes) {
-        const CopyPair times{
-            microseconds(per_message_seconds(backend, Direction::kHostToDevice, memory.data(),
-                                             pinned.data(), size, reps)),
-            microseconds(per_message_seconds(backend, Direction::kDeviceToHost, memory.data(),
-                                             pinned.data(), size, reps))};
-        Record row = copy_numbers(size, times, ceiling, ceiling_bytes);
+        Record row = copy_numbers(size, both_directions(pinned.data(), size), ceiling, ceiling_bytes);
         fmt::print("  {:>12}  {:>10.2f}  {:>10}  {:>10.2f}  {:>10}\n", size,
                    row["h2d_gbps"].get<double>(), percent(row["h2d_of_ceiling"].get<double>()),
                    row["d2h_gbps"].get<double>(), percent(row["d2h_of_ceiling"].get<double>()));
         std::fflush(stdout);
         pinned_rows.push_back(std::move(row));
     }
-    const CopyPair pageable_times{
-        microseconds(per_message_seconds(backend, Direction::kHostToDevice, memory.data(),
-                                         pageable.data(), largest, reps)),
-        microseconds(per_message_seconds(backend, Direction::kDeviceToHost, memory.data(),
-                                         pageable.data(), largest, reps))};
-    Record pageable_record = copy_numbers(largest, pageable_times, ceiling, ceiling_bytes);
+    Record pageable_record =
+        copy_numbers(largest, both_directions(pageable.data(), largest), ceiling, ceiling_bytes);
     if (!is_gpu)
         fmt::print("  (host memory: sizes that stay in the CPU's caches can beat the ceiling)\n");
     fmt::print(
