@@ -87,6 +87,8 @@ lesson gpu-write "GPU memory: the registration ladder probed on real verbs (dma-
 lesson gpu-read "GPU memory, read side: the server's buffer read by the client, the path each side took reported" -- --mem host
 lesson rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB; send counted at the receiver (Soft-RoCE numbers)" -- \
     --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress
+lesson rdma-bench "the benchmark with the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect); each record names both sides' path" \
+    --path staging -- --op write-imm -s 4K -n 500 --warmup 20 --no-progress
 
 # multicast: two receivers (separate processes, each a "server") join one group; one sender.
 multicast_lesson() {
