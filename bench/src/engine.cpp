@@ -177,7 +177,8 @@ struct Engine::Queue {
     std::uint32_t until_signal = 1;       // WRs left until the next signaled one
 };
 
-Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory)
+Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory,
+               bool stage_each_message)
     : device_(device),
       config_(config),
       side_(side),
@@ -234,6 +235,11 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     memory_.fill_pattern(config.size, config.size);
     registered_->before_nic_reads(config.size);
     // #endregion bench-register
+    // Per-message staging needs a moment per message on this side: the initiator's posts and
+    // completions, the receiver's receives, both ends of a send/write-imm ping-pong.
+    const bool one_sided_target = side == Side::kServer && !receiver_counts(config.op) && !latency;
+    stage_each_message_ = stage_each_message && registered_->path() == gpu::Path::kStaging && !one_sided_target &&
+                          !is_atomic(config.op) && !(latency && (config.op == Op::kWrite || config.op == Op::kRead));
 
     for (std::uint32_t i = 0; i < config.qps; ++i) {
         Queue queue;
@@ -416,6 +422,25 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
 
 // #region bench-post
 // The hot path: fill in each WR's id and flags, cut the chain after `count`, one doorbell.
+const char* Engine::staging_copies_mode() const {
+    if (registered_->path() != gpu::Path::kStaging) return "none";
+    return stage_each_message_ ? "per message" : "per phase";
+}
+
+void Engine::stage_sources(std::uint64_t count) {
+    for (std::uint64_t i = 0; i < count; ++i) registered_->before_nic_reads(config_.size);
+    staging_copies_ += count;
+}
+
+void Engine::stage_destinations(std::uint64_t count) {
+    const std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        registered_->after_nic_writes(config_.size, offset);
+        memory_.synchronize();  // the copy is queued on the GPU's stream: its cost is waiting for it
+    }
+    staging_copies_ += count;
+}
+
 void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq) {
     for (std::uint32_t w = 0; w < count; ++w) {
         ibv_send_wr& wr = queue.send_chain[w];
@@ -534,6 +559,9 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
     std::uint32_t unfinished = qps;
     std::array<ibv_wc, kPollBatch> wcs;
     for (Queue& queue : queues_) queue.until_signal = config_.signal_every;  // every phase starts at seq 0
+    // Per-message staging, decided once: the loop below must cost what the verbs cost.
+    const bool stage_each_source = stage_each_message_ && config_.op != Op::kRead;
+    const bool stage_each_read = stage_each_message_ && config_.op == Op::kRead;
 
     const auto start = Clock::now();
     const auto stop_posting_at = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
@@ -551,6 +579,8 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
                 std::uint64_t room = window - (posted[q] - completed[q]);
                 std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, left));
                 if (n == 0 || room < n) break;
+                if (stage_each_source) [[unlikely]]
+                    stage_sources(n);
                 post_send_batch(queues_[q], posted[q], n, target[q] - 1);
                 posted[q] += n;
                 posted_any = true;
@@ -565,7 +595,10 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
                 const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
                 if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
                 std::uint32_t q = queue_index(wc);
-                completed[q] = (wc.wr_id & kSeqMask) + 1;  // a QP's send completions arrive in order
+                const std::uint64_t now_completed = (wc.wr_id & kSeqMask) + 1;  // a QP's send completions arrive in order
+                if (stage_each_read) [[unlikely]]
+                    stage_destinations(now_completed - completed[q]);
+                completed[q] = now_completed;
                 if (completed[q] == target[q]) --unfinished;
             }
         } else if (!posted_any) {
@@ -632,6 +665,7 @@ ReceiverResult Engine::run_receiver(const std::function<std::optional<std::vecto
                 if (!(wc.opcode & IBV_WC_RECV)) continue;
                 std::uint32_t q = queue_index(wc);
                 ++received[q];
+                if (stage_each_message_) stage_destinations(1);
                 ++pending[srq_ ? 0 : q];
                 ++result.messages;
                 result.bytes += config_.op == Op::kWriteImm ? config_.size : wc.byte_len - header;
@@ -749,13 +783,16 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
     for (std::uint64_t round = 0; round < count; ++round) {
         if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
+        if (stage_each_message_) stage_sources(1);  // the staged round trip starts in GPU memory
         post_send_batch(queue, round, 1, round);  // every WR signaled in a ping-pong
-        if (config_.op == Op::kWrite)
+        if (config_.op == Op::kWrite) {
             await_stamp(state, round, limits, "reply");
-        else if (wants_reply)
+        } else if (wants_reply) {
             complete_until([&] { return state.recvs_done > round; }, state, round, limits, "reply");
-        else  // READ and atomics: the completion is the reply
+            if (stage_each_message_) stage_destinations(1);  // … and ends there
+        } else {  // READ and atomics: the completion is the reply
             complete_until([&] { return state.sends_done > round; }, state, round, limits, "completion");
+        }
         auto t1 = Clock::now();
         samples.push_back(nanoseconds_between(t0, t1));
         complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
@@ -773,6 +810,10 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
             *state.source_tag = round_tag(round);
         } else {
             complete_until([&] { return state.recvs_done > round; }, state, round, limits, "ping");
+            if (stage_each_message_) {
+                stage_destinations(1);
+                stage_sources(1);
+            }
         }
         post_send_batch(queue, round, 1, round);
         complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
@@ -783,6 +824,7 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
 
 // #region bench-verify
 void Engine::clear_destination() {
+    staging_copies_ = 0;  // every phase starts here, on both sides
     if (memory_.spec().kind == gpu::MemoryKind::kHost && registered_->path() == gpu::Path::kHost) {
         std::memset(cpu_view_ + slot_stride_, 0, slot_stride_);
         return;

@@ -45,12 +45,27 @@ Record endpoints_message(const Engine& engine) {
                   {"endpoints", list},
                   {"responder_depth", engine.responder_depth()},
                   {"memory_path", gpu::path_name(engine.memory_path())},
-                  {"memory_where", engine.memory_description()}};
+                  {"memory_where", engine.memory_description()},
+                  {"memory_copies", engine.staging_copies_mode()}};
 }
 
 // How one side's buffer was had and registered, as the records keep it.
-Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where) {
-    return Record{{"memory", gpu::to_string(spec)}, {"path", path}, {"where", where}};
+Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where,
+                     const std::string& copies) {
+    return Record{{"memory", gpu::to_string(spec)}, {"path", path}, {"where", where}, {"staging_copies", copies}};
+}
+
+// What one side's staging copies mean for the record's rates, or "" where it does not stage.
+std::string staging_note(const char* side, const Record& memory) {
+    const auto copies = memory["staging_copies"].get<std::string>();
+    if (copies == "per phase")
+        return fmt::format("{} staging: copies once per phase, outside the timed loop: the rates are the RDMA half "
+                           "(NIC <-> pinned bounce buffer); the copies' bandwidth: gpu-memory-bench",
+                           side);
+    if (copies == "per message")
+        return fmt::format("{} staging: {} copies inside the timed loop, one per message: the rates include them", side,
+                           memory["copies_in_timed_loop"].get<std::uint64_t>());
+    return "";
 }
 
 // The server's memory path and description from its endpoints message, checked: it is peer input.
@@ -62,12 +77,17 @@ Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
     if (!known) fail(fmt::format("the peer reports an unknown memory path '{}'", path.substr(0, 40)));
     auto where = field<std::string>(message, "memory_where");
     if (where.size() > 200) fail("the peer's memory description is longer than 200 characters");
-    return memory_record(spec, path, where);
+    auto copies = field<std::string>(message, "memory_copies");
+    if (copies != "none" && copies != "per phase" && copies != "per message")
+        fail(fmt::format("the peer reports unknown staging copies '{}'", copies.substr(0, 40)));
+    return memory_record(spec, path, where, copies);
 }
 
-// Prints, once per run, the ladder's probe lines and the path; again whenever the path changes.
+// Prints, once per run, the ladder's probe lines and the path; again whenever the path (or when
+// its staging copies run) changes.
 void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec& spec, std::string& last_path) {
-    const std::string path = gpu::path_name(engine.memory_path());
+    std::string path = gpu::path_name(engine.memory_path());
+    if (engine.memory_path() == gpu::Path::kStaging) path += fmt::format(", staging copies {}", engine.staging_copies_mode());
     if (path == last_path) return;
     if (last_path.empty())
         for (const std::string& line : engine.memory_report()) fmt::print("{}: {}\n", side, line);
@@ -180,7 +200,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
     const Limits limits = limits_for(options, config);
     const milliseconds step = ms(options.timeout_s);
 
-    Engine engine(device, config, Side::kServer, options.memory);
+    Engine engine(device, config, Side::kServer, options.memory, options.stage_each_message);
     print_memory("server", engine, options.memory.memory, last_path);
     control.send(endpoints_message(engine));
     Record peer = control.expect("endpoints", step);
@@ -223,7 +243,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
                        {"seconds", received.seconds},
                        {"cpu_s", cpu1 - cpu0},
                        {"elapsed_s", t1 - t0},
-                       {"counter", engine.atomic_counter()}};
+                       {"counter", engine.atomic_counter()},
+                       {"staging_copies", engine.staging_copies()}};
         // The bytes that landed here equal the sender's pattern (one-sided and two-sided alike).
         bool lands_here = config.op == Op::kWrite || (receiver_counts(config.op) && received.messages > 0);
         if (!warmup && config.mode == Mode::kBandwidth && lands_here) {
@@ -304,7 +325,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     const Limits limits = limits_for(options, config);
     const milliseconds step = ms(options.timeout_s);
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
-    Engine engine(device, config, Side::kClient, options.memory);
+    Engine engine(device, config, Side::kClient, options.memory, options.stage_each_message);
     print_memory("client", engine, options.memory.memory, last_path);
     Record peer = control.expect("endpoints", step);
     const Record server_side = peer_memory(peer, server_memory);
@@ -386,11 +407,15 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     Record knobs = config.to_json();
     knobs["memory"] = gpu::to_string(options.memory.memory);
     knobs["server_memory"] = gpu::to_string(server_memory);
-    Record memory{{"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()), engine.memory_description())},
+    Record memory{{"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
+                                           engine.memory_description(), engine.staging_copies_mode())},
                   {"server", server_side}};
-    if (memory["client"]["path"] == "staging" || memory["server"]["path"] == "staging")
-        memory["note"] = "staging: the rates are the RDMA half (NIC <-> pinned bounce buffer); the copies between the bounce "
-                         "buffer and the GPU run once per phase, outside the timed loop (their bandwidth: gpu-memory-bench)";
+    memory["client"]["copies_in_timed_loop"] = engine.staging_copies();
+    memory["server"]["copies_in_timed_loop"] = field<std::uint64_t>(counted, "staging_copies");
+    std::string note;
+    for (const char* side : {"client", "server"})
+        if (std::string line = staging_note(side, memory[side]); !line.empty()) note += (note.empty() ? "" : "; ") + line;
+    if (!note.empty()) memory["note"] = note;
     return Record{{"tool", kToolVersion}, {"config", knobs}, {"memory", memory}, {"result", result}, {"environment", environment}};
 }
 

@@ -182,6 +182,16 @@ void add_knob_options(CLI::App& app, KnobTexts& k, std::vector<Knob>& knobs) {
 }
 
 void add_session_options(CLI::App& app, SessionOptions& s) {
+    app.add_option_function<std::string>(
+           "--staging-copies",
+           [&s](const std::string& text) {
+               if (text != "per-phase" && text != "per-message")
+                   throw CLI::ValidationError("--staging-copies", "'" + text + "' is not per-phase or per-message");
+               s.stage_each_message = text == "per-message";
+           },
+           "on the staging path: copy GPU <-> bounce buffer once per phase, outside the timed loop (the RDMA half), "
+           "or per message, inside it")
+        ->default_str("per-phase");
     app.add_option("-d,--ib-dev", s.device, "RDMA device (default: the first)");
     app.add_option("-i,--ib-port", s.ib_port, "device port")->capture_default_str()->check(CLI::Range(1, 255));
     app.add_option("-x,--gid-index", s.gid_index, "source GID index (default: the RoCE v2 GID with an IPv4 address)")->check(CLI::Range(0, 1023));

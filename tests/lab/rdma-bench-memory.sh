@@ -1,9 +1,22 @@
 # Lab test: rdma-bench's --mem/--path where there is no GPU. Every record names each side's memory
 # and registration path; the staging path's RDMA half (the pinned bounce buffer through rxe)
-# moves verified data for every operation, atomics included, one side or both; the ladder's probes
+# moves verified data for every operation, atomics included, one side or both, with its copies
+# once per phase or per message (counted where each side has the moment); the ladder's probes
 # run against rxe and are printed once; --mem cuda/rocm without a GPU is one line and exit 1,
 # before the peer is involved; bad values exit 2. (The GPU copies and kernels need a GPU.)
 source "$(dirname "$0")/lib.sh" "$@"
+
+# copies_are FILE SIDE "MODE:COUNT ...": SIDE's staging copies, record by record (none,
+# per-phase or per-message, and how many ran inside the measured phase's timed loop).
+copies_are() {
+    local got
+    got=$(awk -v side="\"$2\": {" '
+        index($0, side) == 9 { inside = 1; next }
+        /^        }/ { inside = 0 }
+        inside && /"staging_copies"/ { gsub(/[",]/, ""); mode = $2 ($3 ? "-" $3 : "") }
+        inside && /"copies_in_timed_loop"/ { gsub(/[",]/, ""); print mode ":" $2; inside = 0 }' "$1" | paste -sd' ' -)
+    [ "$got" = "$3" ] || { echo "    $2 copies: $got"; return 1; }
+}
 
 # side_path_is FILE SIDE PATH N: N records say SIDE's buffer was registered via PATH (a record's
 # "memory" object holds "client" and "server", each with memory, path and where, in that order).
@@ -18,7 +31,7 @@ check "host: 4 records say the client's buffer is host memory" count_is 4 "$host
 check "host: … and the server's (in the configuration)" count_is 4 "$host" '^        "server_memory": "host"$'
 check "host: the client's path is in every record" side_path_is "$host" client host 4
 check "host: the server's path is in every record" side_path_is "$host" server host 4
-check "host: no staging note without staging" count_is 0 "$host" '"note": "staging'
+check "host: no staging note without staging" count_is 0 "$host" '"note":'
 check "host: the data was verified (write, read, send)" count_is 3 "$host" '"verified": true'
 check "host: the CSV has the path columns" has_line "$scratch/host/r.csv" 'memory\.client\.path,.*memory\.server\.path'
 for side in client server; do
@@ -34,7 +47,8 @@ bench_ok staging 6 --path staging -- --path staging --op write,read,send,write-i
 staging=$scratch/staging/r.json
 check "staging: the client's path is staging in every record" side_path_is "$staging" client staging 6
 check "staging: the server's too" side_path_is "$staging" server staging 6
-check "staging: the records say the copies are outside the timed loop" count_is 6 "$staging" '"note": "staging: the rates are the RDMA half'
+check "staging: the records say both sides copy outside the timed loop" count_is 6 "$staging" \
+    '"note": "client staging: copies once per phase, outside the timed loop: the rates are the RDMA half .*; server staging: copies once per phase'
 check "staging: data verified after the copy out of the bounce buffer (write, read, send, write-imm)" \
     count_is 4 "$staging" '"verified": true'
 check "staging: fetch-add's counter, read back through the bounce buffer, equals the 300 adds" \
@@ -43,7 +57,7 @@ check "staging: RC lost nothing" count_is 2 "$staging" '"lost": 0,'
 check "staging: the server registered a pinned bounce buffer" has_line "$scratch/staging/server.out" \
     '^server: path: staging: [0-9]+ bytes of pinned host memory .* registered with ibv_reg_mr'
 check "staging: the server says so once" count_is 1 "$scratch/staging/server.out" \
-    '^server: buffer in host memory \(host memory\), registered via staging$'
+    '^server: buffer in host memory \(host memory\), registered via staging, staging copies per phase$'
 
 # Staging on one side only, in both latency ping-pongs that GPU memory may use, and write's.
 bench_ok staging-lat 3 -- --path staging --op write-imm,send,write -m lat -n 200 -s 64
@@ -51,6 +65,30 @@ lat=$scratch/staging-lat/r.json
 check "staging-lat: the client's path is staging in all 3" side_path_is "$lat" client staging 3
 check "staging-lat: the server's is host in all 3" side_path_is "$lat" server host 3
 check "staging-lat: 3 latency records" count_is 3 "$lat" '"median_us": [0-9.e+-]+,'
+
+# Per-message staging: one copy per message inside the timed loop, where a side has the moment —
+# the initiator before each message it sends or after each READ completes, the receiver after each
+# receive, both ends of a send ping-pong — and once per phase where it has none (a write's or a
+# READ's target). The records count the copies each side made in the measured phase.
+bench_ok per-message 3 --path staging --staging-copies per-message -- --path staging --staging-copies per-message \
+    --op write-imm,read,write -n 300 -s 4096
+pm=$scratch/per-message/r.json
+check "per-message: the client copied once per message in all three (write-imm, read, write)" \
+    copies_are "$pm" client "per-message:300 per-message:300 per-message:300"
+check "per-message: the server once per receive (write-imm), per phase as a READ's and a write's target" \
+    copies_are "$pm" server "per-message:300 per-phase:0 per-phase:0"
+check "per-message: the note says the rates include the copies" has_line "$pm" \
+    '"note": "client staging: 300 copies inside the timed loop, one per message: the rates include them; server staging: 300 copies'
+check "per-message: data verified (write-imm, read, write)" count_is 3 "$pm" '"verified": true'
+check "per-message: the server says when its copies run, each time that changes" count_is 2 "$scratch/per-message/server.out" \
+    '^server: buffer in host memory \(host memory\), registered via staging, staging copies per (message|phase)$'
+bench_ok per-message-lat 1 --path staging --staging-copies per-message -- --path staging --staging-copies per-message \
+    --op send -m lat -n 200 -s 64
+check "per-message-lat: each end copies its source out and the reply in, every round trip" \
+    copies_are "$scratch/per-message-lat/r.json" client "per-message:400"
+check "per-message-lat: the server too" copies_are "$scratch/per-message-lat/r.json" server "per-message:400"
+expect_failure staging-copies-bad 2 "--staging-copies: 'always' is not per-phase or per-message" \
+    "$bin/rdma-bench" client "$addr" --staging-copies always
 
 # UD receives (a GRH before the payload) into a staged buffer, counted and verified.
 bench_ok staging-ud 1 --path staging -- --op send -c UD -s 1024 -n 300

@@ -65,7 +65,11 @@ public:
     // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and allocates the buffer in the memory
     // asked for, registered by the GPU layer's ladder (host memory: as it is) with only the access
     // this side's role needs; throws (one line) if the device or the memory refuses any of it.
-    Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory = {});
+    // stage_each_message: on the staging path, copy between the GPU and the bounce buffer for
+    // every message, inside the timed loops (where this side has a per-message moment: see
+    // staging_copies()), instead of once per phase outside them.
+    Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory = {},
+           bool stage_each_message = false);
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
     ~Engine();
@@ -105,10 +109,21 @@ public:
     gpu::Path memory_path() const { return registered_->path(); }
     const std::vector<std::string>& memory_report() const { return registered_->report(); }
     std::string memory_description() const { return memory_.description(); }
+    // When this side's staging copies run: "none" (not the staging path), "per phase" (outside the
+    // timed loops), or "per message" (inside them: before each message the NIC reads, after each
+    // one it wrote that this side learns of — not for a write's or read's target, atomics, or a
+    // write ping-pong, which keep "per phase").
+    const char* staging_copies_mode() const;
+    // Copies made inside the timed loop of the last phase (per message only).
+    std::uint64_t staging_copies() const { return staging_copies_; }
 
 private:
     struct Queue;  // one QP with its prepared send chain and receive chain
     void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq);
+    // Per-message staging: count messages' source copied GPU → bounce before the NIC reads it, or
+    // count messages' destination copied bounce → GPU (and waited for) after the NIC wrote it.
+    void stage_sources(std::uint64_t count);
+    void stage_destinations(std::uint64_t count);
     void post_receives(Queue& queue, std::uint32_t count);
     void post_srq_receives(std::uint32_t count);
     void repost(std::vector<std::uint32_t>& pending);
@@ -136,6 +151,8 @@ private:
     std::uint64_t nic_base_ = 0;       // the buffer's address in work requests (registered_->nic_address())
     std::uint32_t lkey_ = 0;
     std::byte* cpu_view_ = nullptr;    // the NIC's bytes as the CPU may touch them: host memory only
+    bool stage_each_message_ = false;  // per-message staging copies, where this side has the moments
+    std::uint64_t staging_copies_ = 0;
 
     // Declared in creation order so they are released in reverse.
     gpu::DeviceMemory memory_;         // two slots: the source, then the destination

@@ -29,6 +29,7 @@ struct SessionOptions {
     bool gbps = false;           // also print Gb/s (10^9 bits)
     bool progress = true;        // a progress line on a terminal
     gpu::MemoryOptions memory;   // --mem/--path: this side's buffer (each side chooses its own)
+    bool stage_each_message = false;  // --staging-copies per-message (else once per phase)
 };
 
 // Knob values the server was started with (name → allowed values): a client configuration
