@@ -5,11 +5,14 @@
 
 #include "rdmalab/gpu/memory.hpp"
 
+#include <fmt/core.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -81,6 +84,11 @@ class Backend {
 // fact saying why none could. sysfs_root is for tests ("" = the real /sys). Defined in
 // host_backend.cpp, the one backend every build has.
 Facts pci_link_facts(const std::string& bus_id, const std::string& sysfs_root = "");
+// A version fact: the version when its query worked, else "unknown (CALL failed: ERROR)".
+inline std::string version_fact(bool query_worked, const std::string& version, std::string_view call,
+                                std::string_view error) {
+    return query_worked ? version : fmt::format("unknown ({} failed: {})", call, error);
+}
 
 std::unique_ptr<Backend> make_host_backend();
 #ifdef RDMALAB_HAVE_CUDA
