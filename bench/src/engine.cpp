@@ -225,10 +225,10 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     }
     // #region bench-register
     registered_.emplace(gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
-    nic_base_ = registered_->nic_address();
-    lkey_ = registered_->lkey();
-    if (registered_->path() == gpu::Path::kHost || registered_->path() == gpu::Path::kStaging)
-        cpu_view_ = reinterpret_cast<std::byte*>(nic_base_);  // host memory, or the staging bounce buffer
+    // Work requests address the buffer as the NIC knows it: the GPU address (or dma-buf iova),
+    // the staging bounce buffer, or the host buffer.
+    const std::uint64_t nic_base = registered_->nic_address();
+    const std::uint32_t lkey = registered_->lkey();
     // The sender's pattern (source slot), written by a kernel in GPU memory; the receiver compares
     // its destination slot with it. The NIC reads the source only after the fill has finished
     // (staging: after it was copied into the bounce buffer, once, outside every timed loop).
@@ -292,10 +292,10 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
             for (std::uint32_t s = 0; s < config.sge; ++s) {
                 ibv_sge& sge = wr.sg_list[s];
                 // READ results and atomic return values land in the destination slot.
-                std::uint64_t base = nic_base_ + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
+                std::uint64_t base = nic_base + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
                 sge.addr = base + s * piece;
                 sge.length = static_cast<std::uint32_t>(s + 1 < config.sge ? piece : config.size - s * piece);
-                sge.lkey = lkey_;
+                sge.lkey = lkey;
             }
         }
         // The receive chain: every receive lands in the destination slot (zero SGEs for write-imm,
@@ -308,7 +308,7 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
             wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
             wr.num_sge = config.op == Op::kWriteImm ? 0 : 1;
             wr.sg_list = &queue.recv_sges[r];
-            queue.recv_sges[r] = {nic_base_ + slot_stride_, static_cast<std::uint32_t>(config.slot_bytes()), lkey_};
+            queue.recv_sges[r] = {nic_base + slot_stride_, static_cast<std::uint32_t>(config.slot_bytes()), lkey};
         }
         queues_.push_back(std::move(queue));
     }
@@ -341,7 +341,7 @@ std::vector<QpEndpoint> Engine::local_endpoints() const {
         e.psn = queue.psn;
         e.lid = device_.port.lid;
         e.gid = device_.port.gid;
-        e.address = nic_base_ + slot;
+        e.address = registered_->nic_address() + slot;
         e.rkey = registered_->rkey();
         e.length = static_cast<std::uint32_t>(config_.slot_bytes());
         endpoints.push_back(e);
@@ -765,10 +765,14 @@ Engine::PingPong Engine::ping_pong_state(std::uint64_t count) {
     PingPong state;
     state.count = count;
     if (config_.op == Op::kWrite) {
-        // memory_problem() keeps GPU memory out of the write ping-pong: the CPU polls these bytes.
-        if (cpu_view_ == nullptr) fail("a write ping-pong needs a buffer the CPU can poll (host memory)");
-        state.source_tag = reinterpret_cast<volatile std::uint8_t*>(cpu_view_ + config_.size - 1);
-        state.arrived_tag = reinterpret_cast<volatile std::uint8_t*>(cpu_view_ + slot_stride_ + config_.size - 1);
+        // memory_problem() keeps GPU memory out of the write ping-pong: the CPU polls these bytes,
+        // where the NIC puts them (host memory, or the staging bounce buffer).
+        const gpu::Path path = registered_->path();
+        if (path != gpu::Path::kHost && path != gpu::Path::kStaging)
+            fail("a write ping-pong needs a buffer the CPU can poll (host memory)");
+        auto* polled = reinterpret_cast<volatile std::uint8_t*>(registered_->nic_address());
+        state.source_tag = polled + config_.size - 1;
+        state.arrived_tag = polled + slot_stride_ + config_.size - 1;
     }
     return state;
 }
@@ -825,12 +829,8 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
 // #region bench-verify
 void Engine::clear_destination() {
     staging_copies_ = 0;  // every phase starts here, on both sides
-    if (memory_.spec().kind == gpu::MemoryKind::kHost && registered_->path() == gpu::Path::kHost) {
-        std::memset(cpu_view_ + slot_stride_, 0, slot_stride_);
-        return;
-    }
-    // GPU memory (or a staged buffer): zeros copied in, then handed to the NIC's side as any
-    // source is (staging: into the bounce buffer, so stale bytes there cannot pass the check).
+    // Zeros copied in, then handed to the NIC's side as any source is (staging: into the bounce
+    // buffer, so stale bytes there cannot pass the check; host memory: a memcpy, nothing else).
     const std::vector<std::byte> zeros(slot_stride_);
     memory_.copy_from_host(zeros, slot_stride_);
     registered_->before_nic_reads(slot_stride_, slot_stride_);

@@ -148,9 +148,6 @@ private:
     std::uint32_t receive_depth_ = 0;  // per QP (or the SRQ's total)
     std::uint32_t send_depth_ = 0;
     unsigned access_ = 0;              // what the peer may do to this side's memory
-    std::uint64_t nic_base_ = 0;       // the buffer's address in work requests (registered_->nic_address())
-    std::uint32_t lkey_ = 0;
-    std::byte* cpu_view_ = nullptr;    // the NIC's bytes as the CPU may touch them: host memory only
     bool stage_each_message_ = false;  // per-message staging copies, where this side has the moments
     std::uint64_t staging_copies_ = 0;
 
