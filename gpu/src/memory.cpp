@@ -185,6 +185,10 @@ std::string DeviceMemory::description() const {
     return backend_->description();
 }
 
+const char* DeviceMemory::worker() const {
+    return spec_.kind == MemoryKind::kHost ? "the CPU" : "a GPU kernel";
+}
+
 void DeviceMemory::fill_pattern(std::uint64_t seed, std::size_t count) {
     if (count > size_) fail(fmt::format("cannot fill {} bytes of a {}-byte buffer", count, size_));
     backend_->fill_pattern(data_, count, seed);

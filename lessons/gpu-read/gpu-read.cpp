@@ -22,10 +22,6 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x48;
 
-const char* worker(const gpu::DeviceMemory& memory) {
-    return memory.spec().kind == gpu::MemoryKind::kHost ? "the CPU" : "a GPU kernel";
-}
-
 int run_server(const ConnectionOptions& options, const gpu::MemoryOptions& memory_options) {
     // #region fill-source
     // A kernel writes the pattern into the source on the GPU, before any client is accepted.
@@ -33,7 +29,7 @@ int run_server(const ConnectionOptions& options, const gpu::MemoryOptions& memor
     source.fill_pattern(kSeed, source.size());
     // #endregion fill-source
     fmt::print("server: source: {} bytes of {}, filled by {}\n", source.size(),
-               source.description(), worker(source));
+               source.description(), source.worker());
 
     auto connection = Connection::wait_for_client(options);
     connection.create_queues({.send = 1, .recv = 1, .completions = 2});
@@ -123,7 +119,7 @@ int run_client(const ConnectionOptions& options, const gpu::MemoryOptions& memor
     }
     fmt::print(
         "client: verified {} bytes fetched with one RDMA READ, checked by {} in {} (path: {})\n",
-        destination.size(), worker(destination), destination.description(),
+        destination.size(), destination.worker(), destination.description(),
         gpu::path_name(destination_mr.path()));
     return 0;
 }

@@ -23,11 +23,6 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x47;  // both sides compute the same pattern from it
 
-// Who does the GPU-side work for this memory: the CPU stands in for host memory.
-const char* worker(const gpu::DeviceMemory& memory) {
-    return memory.spec().kind == gpu::MemoryKind::kHost ? "the CPU" : "a GPU kernel";
-}
-
 int run_server(const ConnectionOptions& options, const gpu::MemoryOptions& memory_options) {
     // #region allocate-target
     // The target lives where --mem says, zero-filled so a write that never happened cannot
@@ -93,7 +88,7 @@ int run_server(const ConnectionOptions& options, const gpu::MemoryOptions& memor
     fmt::print(
         "server: verified {} bytes placed by the client's RDMA WRITE, checked by {} in {} (path: "
         "{})\n",
-        written, worker(target), target.description(), gpu::path_name(target_mr.path()));
+        written, target.worker(), target.description(), gpu::path_name(target_mr.path()));
     connection.wait_for_disconnect();
     return 0;
 }
@@ -105,7 +100,7 @@ int run_client(const ConnectionOptions& options, const gpu::MemoryOptions& memor
     source.fill_pattern(kSeed, source.size());
     // #endregion fill-source
     fmt::print("client: source: {} bytes of {}, filled by {}\n", source.size(),
-               source.description(), worker(source));
+               source.description(), source.worker());
 
     auto connection = Connection::resolve(options);
     connection.create_queues({.send = 2, .recv = 1, .completions = 4});

@@ -62,6 +62,9 @@ class DeviceMemory {
     std::size_t size() const { return size_; }
     MemorySpec spec() const { return spec_; }
     std::string description() const;  // "CUDA device 0 (NVIDIA H100 80GB HBM3)"
+    // Who does the GPU-side work (fill, verify) on it: "a GPU kernel", or "the CPU", which stands
+    // in for one on host memory.
+    const char* worker() const;
 
     // A kernel writes the rdmalab pattern (pattern.hpp) into bytes [0, count). Queued on the
     // stream: call synchronize() (or let RegisteredMemory::before_nic_reads do it) before a
