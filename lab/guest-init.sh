@@ -8,6 +8,9 @@ export PATH
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# The host watches the console for this line: under KVM it tells a guest that runs from one
+# that never started (lab/lab.sh then falls back to TCG emulation).
+echo "rdmalab-guest: alive" >/dev/ttyS0
 # ttyS0 is the kernel's console (a log file on the host); ttyS1 and ttyS2 are the command's
 # stdout and stderr. Raw mode: bytes pass unchanged, as through a pipe.
 stty raw -echo </dev/ttyS1
