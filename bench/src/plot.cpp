@@ -2,6 +2,7 @@
 #include "rdmalab/bench/plot.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,18 @@ double nice_step(double top) {
 }
 
 }  // namespace
+
+std::string default_title(const std::vector<Record>& records, const std::string& y_label) {
+    std::vector<std::string> ops;
+    for (const Record& r : records) {
+        if (!r.contains("config") || !r["config"].is_object()) continue;
+        const Record& op = r["config"].value("op", Record());
+        if (!op.is_string()) continue;
+        if (std::find(ops.begin(), ops.end(), op.get<std::string>()) == ops.end()) ops.push_back(op.get<std::string>());
+    }
+    if (ops.empty()) return y_label;
+    return fmt::format("{} — {}", fmt::join(ops, ", "), y_label);
+}
 
 std::string xml_escape(const std::string& text) {
     std::string out;

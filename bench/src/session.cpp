@@ -89,9 +89,14 @@ void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec&
     std::string path = gpu::path_name(engine.memory_path());
     if (engine.memory_path() == gpu::Path::kStaging) path += fmt::format(", staging copies {}", engine.staging_copies_mode());
     if (path == last_path) return;
-    if (last_path.empty())
+    if (last_path.empty()) {
+        // Each configuration registers a buffer sized for it: the sizes below are the first one's.
+        fmt::print("{}: the registration ladder, for the first configuration's buffer:\n", side);
         for (const std::string& line : engine.memory_report()) fmt::print("{}: {}\n", side, line);
-    fmt::print("{}: buffer in {} memory ({}), registered via {}\n", side, gpu::to_string(spec), engine.memory_description(), path);
+    }
+    std::string memory = fmt::format("{} memory", gpu::to_string(spec));
+    if (engine.memory_description() != memory) memory += fmt::format(" ({})", engine.memory_description());
+    fmt::print("{}: buffer in {}, registered via {}\n", side, memory, path);
     std::fflush(stdout);
     last_path = path;
 }

@@ -272,7 +272,7 @@ int plot(const PlotOptions& p) {
     chart.y_label = measure->second.second;
     const Record env = records.front().value("environment", Record::object());
     std::string provider = env.value("provider", "?");
-    chart.title = p.title.empty() ? fmt::format("{} — {}", records.front()["config"].value("op", "?"), chart.y_label) : p.title;
+    chart.title = p.title.empty() ? default_title(records, chart.y_label) : p.title;
     const std::string device = provider.starts_with("rxe") ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.value("device", "?"))
                                                            : fmt::format("{} ({})", env.value("device", "?"), provider);
     chart.caption = fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,

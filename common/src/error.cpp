@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace rdmalab {
 
@@ -23,11 +25,34 @@ void check_errno(bool ok, std::string_view call) {
               : fmt::format("{} failed", call));
 }
 
+namespace {
+
+// True when the kernel offers no RDMA device at all: no /sys/class/infiniband, or an empty one.
+bool host_has_no_rdma_device() {
+    std::error_code ec;
+    std::filesystem::directory_iterator devices("/sys/class/infiniband", ec);
+    return ec || devices == std::filesystem::directory_iterator();
+}
+
+// The first calls every verbs or rdma_cm program makes fail this way on a host without RDMA.
+bool is_device_discovery_failure(std::string_view message) {
+    for (std::string_view call : {"ibv_get_device_list failed", "rdma_create_event_channel failed"})
+        if (message.starts_with(call)) return true;
+    return false;
+}
+
+}  // namespace
+
 int run_program(std::string_view program, const std::function<int()>& body) {
     try {
         return body();
     } catch (const std::exception& e) {
-        fmt::print(stderr, "{}: {}\n", program, e.what());
+        std::string_view message = e.what();
+        if (is_device_discovery_failure(message) && host_has_no_rdma_device())
+            fmt::print(stderr, "{}: {} (this host has no RDMA device: run it in the Soft-RoCE lab, ./rdmalab lab -- build/bin/{} ...)\n",
+                       program, message, program);
+        else
+            fmt::print(stderr, "{}: {}\n", program, message);
     }
     return 1;
 }

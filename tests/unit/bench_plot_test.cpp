@@ -68,3 +68,14 @@ TEST(RenderSvg, EmptyChartStillRenders) {
     EXPECT_EQ(svg.find("nan"), std::string::npos);
     EXPECT_EQ(svg.find("inf"), std::string::npos);
 }
+
+TEST(DefaultTitle, NamesEveryOperationOnce) {
+    std::vector<Record> records = {
+        {{"config", {{"op", "write"}, {"size", 64}}}},
+        {{"config", {{"op", "send"}, {"size", 64}}}},
+        {{"config", {{"op", "write"}, {"size", 128}}}},
+    };
+    EXPECT_EQ(default_title(records, "throughput"), "write, send — throughput");
+    EXPECT_EQ(default_title({records.front()}, "throughput"), "write — throughput");
+    EXPECT_EQ(default_title({Record{{"config", {{"size", 1}}}}}, "throughput"), "throughput");
+}

@@ -103,6 +103,16 @@ for accel in auto tcg; do
 done
 sed 's/^/    /' "$scratch/err"
 
+# The tour on such a machine still ends with one summary that says what happened.
+rc=0
+STANDIN_QEMU_MODE=exits timeout 300 "$repo/rdmalab" tour >"$scratch/out" 2>"$scratch/err" || rc=$?
+check "tour with a QEMU that cannot start: exit 1" [ "$rc" = 1 ]
+check "tour with a QEMU that cannot start: says no verbs lesson ran, and why" \
+    grep -qx "tour: 0 of $("$repo/lab/tour.sh" --steps lab | wc -w) verbs lessons ran: the lab did not start (the guest did not start under TCG emulation: qemu-system-x86_64: failed to initialize kvm: Permission denied; qemu exit code 1)" "$scratch/out"
+check "tour with a QEMU that cannot start: one total at the end" \
+    bash -c "[ \$(grep -c '^tour: [0-9]* of [0-9]* ran' '$scratch/out') = 1 ] && tail -n 1 '$scratch/out' | grep -q '^tour: 1 of .* ran and verified their data; [0-9]* did not run'"
+tail -n 2 "$scratch/out"
+
 # 6. A path the guest would not see is refused before anything boots.
 rc=0
 "$lab" --vm -- build/bin/rdma-bench client 198.51.100.1 --json /tmp/out.json 2>"$scratch/err" || rc=$?

@@ -29,6 +29,10 @@ struct Chart {
 std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
                                         const std::string& y_key, const std::vector<std::string>& series_keys);
 
+// The default title: every operation the records hold, in first-seen order, then the measure
+// ("write, send — throughput (GiB/s)").
+std::string default_title(const std::vector<Record>& records, const std::string& y_label);
+
 // An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0.
 std::string render_svg(const Chart& chart);
 

@@ -1,0 +1,23 @@
+# Native test: on a host without any RDMA device (the build machines), a lesson or rdma-bench
+# says so in one line and names the way to run it: the Soft-RoCE lab (./rdmalab lab -- …).
+# Usage: bash tests/native/no-rdma-device.sh BUILD_BIN_DIR
+set -uo pipefail
+bin=${1:?usage: $0 BUILD_BIN_DIR}
+if compgen -G '/sys/class/infiniband/*' >/dev/null; then
+    echo "SKIP: this host has an RDMA device"
+    exit 77
+fi
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+expect_failure_limit=10
+source "$(dirname "$0")/../checks.sh" || exit 1
+
+hint='this host has no RDMA device: run it in the Soft-RoCE lab, \./rdmalab lab -- build/bin/'
+expect_failure devices 1 "^devices: ibv_get_device_list failed: .*\\($hint"'devices' "$bin/devices"
+expect_failure rdma-write-server 1 "^rdma-write: rdma_create_event_channel failed: .*\\($hint"'rdma-write' \
+    "$bin/rdma-write" server --accept-timeout 1
+expect_failure rdma-read-client 1 "^rdma-read: .*\\($hint"'rdma-read' "$bin/rdma-read" client 127.0.0.1
+expect_failure qp-state-machine 1 "\\($hint"'qp-state-machine' "$bin/qp-state-machine" server --accept-timeout 1
+expect_failure rdma-bench-client 1 "^rdma-bench: .*\\($hint"'rdma-bench' "$bin/rdma-bench" client 127.0.0.1
+expect_failure multicast 1 "\\($hint"'multicast' "$bin/multicast" receiver --accept-timeout 1
+finish
