@@ -1,6 +1,7 @@
 #!/bin/sh
 # PID 1 of the Soft-RoCE lab guest (busybox sh): load the RDMA modules, mount the host's root
-# read-only and the repository writable, bring up rxe0 on a veth, run the command, power off.
+# read-only and the repository writable, bring up rxe0 (on a veth when alone, on the NIC when
+# one of several hosts on the wire), run the command, power off.
 # The host side (lab/lab.sh) reads <run dir>/status afterwards: the command's exit code, or
 # "setup: <what failed>".
 PATH=/bin
@@ -18,12 +19,16 @@ stty raw -echo </dev/ttyS2
 exec >/dev/ttyS1 2>/dev/ttyS2
 
 run_rel=""
+host=1
+hosts=1
 verbose=0
 stdout_tty=1
 stderr_tty=1
 for word in $(cat /proc/cmdline); do
     case "$word" in
         rdmalab.run=*) run_rel=${word#rdmalab.run=} ;;
+        rdmalab.host=*) host=${word#rdmalab.host=} ;;
+        rdmalab.hosts=*) hosts=${word#rdmalab.hosts=} ;;
         rdmalab.verbose=1) verbose=1 ;;
         rdmalab.stdout_tty=0) stdout_tty=0 ;;
         rdmalab.stderr_tty=0) stderr_tty=0 ;;
@@ -42,6 +47,14 @@ fail() {
 while read -r module; do
     insmod /lab/modules/"$module" || fail "insmod $module failed"
 done </lab/modules.order
+if [ "$hosts" -gt 1 ]; then
+    while read -r module; do
+        insmod /lab/modules/"$module" || fail "insmod $module failed"
+    done </lab/modules.wire
+    # No IPv6 on the wire: its router and neighbour solicitations would only clutter captures.
+    echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6
+    echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6
+fi
 
 say "modules loaded"
 mkdir -p /host /lab/work
@@ -70,25 +83,61 @@ mount -o bind /lab/work /host"$work_path" || fail "bind-mounting the repository 
 hostname rdmalab-lab
 say "host root mounted"
 
-# One rxe device on one end of a veth pair. Server and client both use its one address:
-# rxe loops the packets back. No NIC exists (-nic none): nothing leaves this guest.
 in_root() { chroot /host /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
-# One `ip` process for all five steps: every exec reads its libraries over 9p.
-in_root ip -batch - <<'IP' || fail "setting up lo and the veth pair (198.51.100.1/24 on veth0) failed"
+address=198.51.100.$host
+if [ "$hosts" = 1 ]; then
+    # One rxe device on one end of a veth pair. Server and client both use its one address:
+    # rxe loops the packets back. No NIC exists (-nic none): nothing leaves this guest.
+    netdev=veth0
+    # One `ip` process for all five steps: every exec reads its libraries over 9p.
+    in_root ip -batch - <<'IP' || fail "setting up lo and the veth pair (198.51.100.1/24 on veth0) failed"
 link set lo up
 link add veth0 type veth peer name veth1
 addr add 198.51.100.1/24 dev veth0
 link set veth1 up
 link set veth0 up
 IP
-in_root rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0 type rxe netdev veth0 failed"
+else
+    # The wire: the NIC is the guest's only link, to the other hosts and nowhere else (no
+    # default route). The star's centre (host 1 when there are more than two) bridges its ports
+    # and puts its address and rxe on the bridge.
+    ports=""
+    nports=0
+    for nic in /sys/class/net/eth*; do ports="$ports ${nic##*/}"; nports=$((nports + 1)); done
+    [ -n "$ports" ] || fail "no NIC for the wire"
+    {
+        echo "link set lo up"
+        if [ $nports -gt 1 ]; then
+            echo "link add br0 type bridge"
+            for nic in $ports; do echo "link set $nic master br0"; echo "link set $nic up"; done
+            echo "addr add $address/24 dev br0"
+            echo "link set br0 up"
+        else
+            echo "addr add $address/24 dev${ports}"
+            echo "link set${ports} up"
+        fi
+    } >/wire.ip
+    netdev=${ports# }
+    [ $nports -gt 1 ] && netdev=br0
+    in_root ip -batch - </wire.ip || fail "setting up the wire ($address/24 on $netdev) failed"
+    # The link is up once the other end is connected: wait for the carrier (at most 5 s).
+    for nic in $ports; do
+        tries=0
+        until [ "$(cat /sys/class/net/$nic/carrier 2>/dev/null)" = 1 ]; do
+            tries=$((tries + 1))
+            [ $tries -gt 100 ] && fail "$nic has no carrier after 5 s: the other end of the link never connected"
+            usleep 50000
+        done
+    done
+fi
+in_root rdma link add rxe0 type rxe netdev $netdev || fail "rdma link add rxe0 type rxe netdev $netdev failed"
 tries=0
 until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
     tries=$((tries + 1))
     [ $tries -gt 100 ] && fail "rxe0 port 1 did not become ACTIVE within 5 s"
     usleep 50000
 done
-say "rxe0 is ACTIVE on veth0 (198.51.100.1)"
+say "rxe0 is ACTIVE on $netdev ($address)"
 
 # Where the host's stdout/stderr is no terminal, the command gets a pipe there too, so it
 # behaves as it would on the host (no colours, no progress bars in a CI log).

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The lab: run a command where an RDMA device exists. Natively when this host has one;
-# otherwise inside a QEMU guest running Debian's kernel with Soft-RoCE (rdma_rxe).
-# Usage: lab/lab.sh [--vm|--native] [--accel auto|kvm|tcg] [--timeout SEC] [--verbose] -- CMD [ARGS...]
+# otherwise inside QEMU guests running Debian's kernel with Soft-RoCE (rdma_rxe): one guest by
+# default, or --hosts N guests joined by a virtual link (the wire), captured and faulted at will.
+# Usage: lab/lab.sh [OPTIONS] -- CMD [ARGS...]      (lab/lab.sh --help lists the options)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lab_dir=$repo/lab
 cache_dir=$repo/build/lab
-guest_address=198.51.100.1   # TEST-NET-2, only ever inside the guest
+subnet=198.51.100   # TEST-NET-2, only ever inside the guests: host i is $subnet.i
 
 mode=${RDMALAB_LAB_MODE:-auto}
 timeout_s=${RDMALAB_LAB_TIMEOUT:-600}
@@ -15,11 +16,32 @@ verbose=${RDMALAB_LAB_VERBOSE:-0}
 accel_request=${RDMALAB_LAB_ACCEL:-auto}
 qemu=${RDMALAB_QEMU:-qemu-system-x86_64}          # tests put a stand-in here
 kvm_device=${RDMALAB_LAB_KVM_DEVICE:-/dev/kvm}    # likewise
-usage="usage: rdmalab lab [--vm|--native] [--accel auto|kvm|tcg] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+help="$usage
+
+One guest (the default): CMD runs with one rxe device on a veth, 198.51.100.1 (server and
+client both use it; rxe loops the packets back).
+
+--hosts N (2..4): N guests, host I at 198.51.100.I with its own rxe on its own virtio NIC,
+joined by links that exist only as unix sockets here (N > 2: a star whose centre, host 1,
+bridges its ports). Each host runs CMD (it reads RDMALAB_HOST, RDMALAB_HOSTS, RDMALAB_ADDR and
+RDMALAB_ADDR_1..N), or its own command given with --on I 'CMD'. Output lines carry [hostI];
+the exit status is the first failure's. RDMALAB_SHARED names a folder every host can write.
+  --capture FILE.pcap   every frame on the links, as QEMU saw them, merged in time order
+  --loss [I:]P%         netem on host I's egress (all hosts without I:), likewise:
+  --delay [I:]MS        added delay in milliseconds
+  --rate [I:]RATE       a rate limit (e.g. 100mbit, 10kbit)
+  --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
+                        again after D more seconds)"
 
 die() { echo "lab: $*" >&2; exit 2; }
 note() { echo "lab: $*" >&2; }
 
+hosts=1
+capture=""
+declare -A on_command=()
+faults=()      # "HOST|KIND|VALUE" (HOST 0: every host)
+link_downs=()  # "HOST|AT|FOR"
 while [ $# -gt 0 ]; do
     case "$1" in
         --vm) mode=vm ;;
@@ -29,16 +51,78 @@ while [ $# -gt 0 ]; do
         --timeout=*) timeout_s=${1#--timeout=} ;;
         --accel) [ $# -ge 2 ] || die "--accel needs auto, kvm or tcg"; accel_request=$2; shift ;;
         --accel=*) accel_request=${1#--accel=} ;;
+        --hosts) [ $# -ge 2 ] || die "--hosts needs a number of hosts (1 to 4)"; hosts=$2; shift ;;
+        --hosts=*) hosts=${1#--hosts=} ;;
+        --on) [ $# -ge 3 ] || die "--on needs a host number and a command (--on 2 'CMD')"
+              [[ $2 =~ ^[1-9]$ ]] || die "--on: '$2' is not a host number"
+              [ -n "$3" ] || die "--on $2: the command is empty"
+              on_command[$2]=$3; shift 2 ;;
+        --capture) [ $# -ge 2 ] || die "--capture needs a file name"; capture=$2; shift ;;
+        --loss|--delay|--rate) [ $# -ge 2 ] || die "$1 needs a value"; faults+=("${1#--}|$2"); shift ;;
+        --link-down) [ $# -ge 2 ] || die "--link-down needs HOST@SECONDS[+SECONDS]"; link_downs+=("$2"); shift ;;
+        --help|-h) echo "$help"; exit 0 ;;
         --) shift; break ;;
         -*) die "unknown option '$1' ($usage)" ;;
         *) break ;;
     esac
     shift
 done
-[ $# -gt 0 ] || die "no command given ($usage)"
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a whole number of seconds, got '$timeout_s'"
+[[ $hosts =~ ^[1-4]$ ]] || die "--hosts must be 1, 2, 3 or 4, got '$hosts'"
 case "$mode" in auto|vm|native) ;; *) die "RDMALAB_LAB_MODE must be auto, vm or native, got '$mode'" ;; esac
 case "$accel_request" in auto|kvm|tcg) ;; *) die "--accel (RDMALAB_LAB_ACCEL) must be auto, kvm or tcg, got '$accel_request'" ;; esac
+for i in "${!on_command[@]}"; do [ "$i" -le "$hosts" ] || die "--on $i: there are only $hosts host(s) (--hosts N)"; done
+if [ $# -eq 0 ]; then
+    [ ${#on_command[@]} -gt 0 ] || die "no command given ($usage)"
+    for ((i = 1; i <= hosts; i++)); do [ -n "${on_command[$i]:-}" ] || die "host $i has no command: give --on $i 'CMD' or a command after --"; done
+fi
+if [ "$hosts" = 1 ]; then
+    [ ${#on_command[@]} -eq 0 ] || die "--on needs --hosts N (2 to 4)"
+    [ -z "$capture" ] && [ ${#faults[@]} -eq 0 ] && [ ${#link_downs[@]} -eq 0 ] ||
+        die "--capture, --loss, --delay, --rate and --link-down need the wire: --hosts N (2 to 4)"
+fi
+
+# The faults, checked and turned into what each guest applies (fault_of[HOST]: netem words)
+# and what the output and every record say (fault_text).
+declare -A netem=()
+fault_text=""
+for fault in "${faults[@]}"; do
+    kind=${fault%%|*}
+    value=${fault#*|}
+    target=0
+    if [[ $value =~ ^([0-9]+):(.*)$ ]]; then target=${BASH_REMATCH[1]}; value=${BASH_REMATCH[2]}; fi
+    [ "$target" -le "$hosts" ] || die "--$kind $target:…: there are only $hosts hosts"
+    case "$kind" in
+        loss) [[ $value =~ ^([0-9]+(\.[0-9]+)?)%$ ]] || die "--loss must be a percentage such as 5% or 0.1%, got '$value'"
+              awk -v p="${BASH_REMATCH[1]}" 'BEGIN { exit !(p <= 100) }' || die "--loss $value: a loss over 100% is not a loss"
+              words="loss $value" ;;
+        delay) [[ $value =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--delay must be milliseconds (a number), got '$value'"
+               words="delay ${value}ms" ;;
+        rate) [[ $value =~ ^[1-9][0-9]*(bit|kbit|mbit|gbit)$ ]] || die "--rate must be like 100mbit, 10kbit or 1gbit, got '$value'"
+              words="rate $value" ;;
+    esac
+    for ((i = 1; i <= hosts; i++)); do
+        [ "$target" = 0 ] || [ "$target" = "$i" ] || continue
+        netem[$i]="${netem[$i]:-} $words"
+    done
+    fault_text+="${fault_text:+, }$([ "$target" = 0 ] && echo "every host" || echo "host $target") egress $words"
+done
+declare -A link_down_at=() link_down_for=()
+for spec in "${link_downs[@]}"; do
+    [[ $spec =~ ^([1-4])@([0-9]+(\.[0-9]+)?)(\+([0-9]+(\.[0-9]+)?))?$ ]] ||
+        die "--link-down must be HOST@SECONDS or HOST@SECONDS+SECONDS (e.g. 2@1.5+3), got '$spec'"
+    [ "${BASH_REMATCH[1]}" -le "$hosts" ] || die "--link-down $spec: there are only $hosts hosts"
+    link_down_at[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    link_down_for[${BASH_REMATCH[1]}]=${BASH_REMATCH[5]}
+    fault_text+="${fault_text:+, }host ${BASH_REMATCH[1]} link down at ${BASH_REMATCH[2]} s$([ -n "${BASH_REMATCH[5]}" ] && echo " for ${BASH_REMATCH[5]} s")"
+done
+if [ -n "$capture" ]; then
+    capture_dir=$(dirname "$capture")
+    [ -d "$capture_dir" ] && [ -w "$capture_dir" ] || die "--capture $capture: $capture_dir is not a writable folder"
+    capture=$(cd "$capture_dir" && pwd)/$(basename "$capture")
+    [ "$hosts" -le 2 ] || command -v mergecap >/dev/null ||
+        die "--capture with more than two hosts merges the links' captures with mergecap: apt-get install wireshark-common"
+fi
 
 host_has_rdma_device() {
     if command -v ibv_devices >/dev/null 2>&1; then
@@ -57,79 +141,20 @@ native_address() {
 }
 
 if [ "$mode" = auto ]; then
-    if host_has_rdma_device; then mode=native; else mode=vm; fi
+    if [ "$hosts" -gt 1 ] || ! host_has_rdma_device; then mode=vm; else mode=native; fi
 fi
 
 if [ "$mode" = native ]; then
+    [ "$hosts" = 1 ] || die "--native with --hosts: on real hosts, run each host's command on that host (see docs/getting-started.md#the-wire)"
     host_has_rdma_device || die "--native: no RDMA device on this host (ibv_devices lists none)"
     [ "$verbose" = 1 ] && note "RDMA device found on this host: running natively"
     RDMALAB_ADDR=${RDMALAB_ADDR:-$(native_address || true)} RDMALAB_IN_LAB=native exec timeout --kill-after=5 "$timeout_s" "$@"
 fi
 
-# ---- The Soft-RoCE guest ------------------------------------------------------------------
+# ---- The Soft-RoCE guests -----------------------------------------------------------------
 command -v "$qemu" >/dev/null ||
     die "$qemu is missing: install it with 'apt-get install qemu-system-x86' (or run ./rdmalab deps)"
-kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1 || true)
-[ -n "$kernel" ] ||
-    die "no Debian kernel in /boot: install one with 'apt-get install linux-image-amd64' (or run ./rdmalab deps)"
-kver=${kernel#/boot/vmlinuz-}
-[ -r "$kernel" ] || die "$kernel is not readable by $(id -un): run as root, or make it readable (chmod 0644)"
-[ -d /lib/modules/$kver ] || die "/lib/modules/$kver is missing: reinstall linux-image-$kver"
-[ -x /bin/busybox ] || die "/bin/busybox is missing: install it with 'apt-get install busybox-static'"
-for tool in modprobe cpio; do
-    command -v $tool >/dev/null || die "$tool is missing: install it with 'apt-get install ${tool/modprobe/kmod}'"
-done
-
-# The initramfs: busybox, the init script and the modules, cached per kernel and init script.
-guest_modules=(virtio_pci 9pnet_virtio 9p crc32_generic rdma_rxe rdma_ucm veth)
-mkdir -p "$cache_dir"
-key=$( (echo "$kver ${guest_modules[*]}"; cat "$lab_dir/guest-init.sh") | sha256sum | cut -c1-16)
-initramfs=$cache_dir/initramfs-$kver-$key.cpio
-if [ ! -s "$initramfs" ]; then
-    stage=$(mktemp -d "$cache_dir/stage.XXXXXX")
-    trap 'rm -rf "$stage"' EXIT
-    mkdir -p "$stage"/{bin,dev,proc,sys,lab/modules}
-    cp /bin/busybox "$stage/bin/busybox"
-    for applet in sh mount insmod cat cut grep usleep stty hostname chroot mkdir mkfifo sync poweroff echo; do
-        ln -s busybox "$stage/bin/$applet"
-    done
-    cp "$lab_dir/guest-init.sh" "$stage/init"
-    : >"$stage/lab/modules.order"
-    for module in "${guest_modules[@]}"; do
-        modprobe -S "$kver" --show-depends "$module" 2>/dev/null | awk '$1 == "insmod" { print $2 }' >>"$stage/lab/modules.list" ||
-            die "modprobe cannot resolve module $module for kernel $kver"
-    done
-    # Keep the first occurrence of each module: that order satisfies every dependency.
-    while read -r path; do
-        name=$(basename "$path")
-        case "$name" in
-            *.ko) cp "$path" "$stage/lab/modules/$name" ;;
-            *.ko.xz) name=${name%.xz}; xz -dc "$path" >"$stage/lab/modules/$name" ;;
-            *.ko.zst) name=${name%.zst}; zstd -qdc "$path" >"$stage/lab/modules/$name" ;;
-            *) die "unexpected module file $path" ;;
-        esac
-        grep -qx "$name" "$stage/lab/modules.order" || echo "$name" >>"$stage/lab/modules.order"
-    done <"$stage/lab/modules.list"
-    grep -q rdma_rxe.ko "$stage/lab/modules.order" || die "kernel $kver has no rdma_rxe module"
-    (cd "$stage" && find . | cpio -o -H newc --quiet >"$initramfs.tmp") && mv "$initramfs.tmp" "$initramfs"
-    find "$cache_dir" -maxdepth 1 -name 'initramfs-*.cpio' ! -path "$initramfs" -delete   # stale versions
-    rm -rf "$stage"
-    trap - EXIT
-fi
-
-# The kernel ships xz-compressed; decompressing it under emulation costs ~2.5 s of every boot.
-# Unpacked once here, the ELF image boots through its PVH entry point instead.
-boot_kernel=$cache_dir/vmlinux-$kver
-if [ ! -s "$boot_kernel" ]; then
-    offset=$(grep -abo $'\xfd7zXZ\x00' "$kernel" | head -n 1 | cut -d: -f1 || true)
-    if [ -n "$offset" ] && tail -c +$((offset + 1)) "$kernel" | xz -dc >"$boot_kernel.tmp" 2>/dev/null ||
-        [ "$(head -c 4 "$boot_kernel.tmp" 2>/dev/null)" = $'\x7fELF' ]; then
-        mv "$boot_kernel.tmp" "$boot_kernel"
-    else
-        rm -f "$boot_kernel.tmp"
-        boot_kernel=$kernel
-    fi
-fi
+source "$lab_dir/guest-image.sh"
 
 # Paths the guest covers with fresh tmpfs mounts: the host's files there are not visible.
 guest_hides() { [[ $1 == /tmp || $1 == /tmp/* || $1 == /run || $1 == /run/* || $1 == /var/tmp || $1 == /var/tmp/* ]]; }
@@ -149,11 +174,20 @@ for arg in "$@"; do
     die "$path is under $hidden, which the guest covers with an empty tmpfs of its own: use a path inside the repository ($repo), the folder the guest shares writable"
 done
 
+# The run directory: per host h1…hN (the command script going in; status, console and QEMU's
+# messages coming out), shared/ for the hosts' own rendezvous. The links' sockets live in a
+# short folder of their own (a unix socket path has at most 107 bytes).
+run_dir=$(mktemp -d "$cache_dir/run.XXXXXX")
+run_rel=${run_dir#"$repo"/}
+socket_dir=""
+declare -A qemu_pids=()
+copiers=""
+
 # Unblocks a copier still waiting to open its FIFO (QEMU never opened it) and lets every copier
 # end: opening a FIFO read-write never blocks, and closing it again leaves readers at EOF.
 release_copiers() {
     local fifo fd
-    for fifo in "$run_dir/stdout.fifo" "$run_dir/stderr.fifo"; do
+    for fifo in "$run_dir"/h*/stdout.fifo "$run_dir"/h*/stderr.fifo; do
         [ -p "$fifo" ] || continue
         exec {fd}<>"$fifo"
         exec {fd}>&-
@@ -168,46 +202,65 @@ release_copiers() {
         wait $copiers 2>/dev/null || true
     fi
     copiers=""
-    rm -f "$run_dir/stdout.fifo" "$run_dir/stderr.fifo"
+    rm -f "$run_dir"/h*/stdout.fifo "$run_dir"/h*/stderr.fifo
 }
 
-stop_qemu() {
-    [ -n "$qemu_pid" ] || return 0
-    kill -KILL "$qemu_pid" 2>/dev/null || true
-    wait "$qemu_pid" 2>/dev/null || true
-    qemu_pid=""
+stop_qemus() {
+    local i
+    for i in "${!qemu_pids[@]}"; do
+        kill -KILL "${qemu_pids[$i]}" 2>/dev/null || true
+        wait "${qemu_pids[$i]}" 2>/dev/null || true
+    done
+    qemu_pids=()
 }
 
-# The run directory: the command script going in, the status coming out.
-run_dir=$(mktemp -d "$cache_dir/run.XXXXXX")
-run_rel=${run_dir#"$repo"/}
-qemu_pid=""
-copiers=""
 cleanup() {
     set +e   # best effort: a failing kill here must not change the exit code
-    stop_qemu
+    stop_qemus
     release_copiers
     rm -rf "$run_dir"
+    [ -n "$socket_dir" ] && rm -rf "$socket_dir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "$repo" >"$run_dir/workdir"
-{
-    echo '# Written by lab/lab.sh: the environment and command to run inside the guest.'
-    export -p | grep -vE '^declare -x (BASH_[A-Z_]*|SHLVL|OLDPWD|PWD|_)=' || true
-    echo "export RDMALAB_IN_LAB=vm RDMALAB_ADDR=$guest_address"
-    if [[ $PWD == "$repo" || $PWD == "$repo"/* ]] || ! guest_hides "$PWD"; then
-        printf 'cd %q || exit 126\n' "$PWD"
-    else
-        printf 'cd %q || exit 126\n' "$repo"
-    fi
-    printf 'exec'; printf ' %q' "$@"; printf '\n'
-} >"$run_dir/command.sh"
-if [[ $PWD != "$repo" && $PWD != "$repo"/* ]] && guest_hides "$PWD"; then
+mkdir -p "$run_dir/shared"
+[[ $PWD != "$repo" && $PWD != "$repo"/* ]] && guest_hides "$PWD" &&
     note "the working directory $PWD is a fresh tmpfs inside the guest: running from $repo"
-fi
-
+for ((i = 1; i <= hosts; i++)); do
+    mkdir -p "$run_dir/h$i"
+    echo "$repo" >"$run_dir/h$i/workdir"
+    {
+        echo '# Written by lab/lab.sh: the environment and command to run inside the guest.'
+        export -p | grep -vE '^declare -x (BASH_[A-Z_]*|SHLVL|OLDPWD|PWD|_)=' || true
+        echo "export RDMALAB_IN_LAB=vm RDMALAB_ADDR=$subnet.$i"
+        if [ "$hosts" -gt 1 ]; then
+            echo "export RDMALAB_HOST=$i RDMALAB_HOSTS=$hosts RDMALAB_SHARED=$run_dir/shared"
+            for ((j = 1; j <= hosts; j++)); do echo "export RDMALAB_ADDR_$j=$subnet.$j"; done
+            printf 'export RDMALAB_FAULTS=%q\n' "$fault_text"
+            # The faults, on this host's egress: every port it has (the star's centre has several).
+            if [ -n "${netem[$i]:-}" ]; then
+                echo "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem${netem[$i]} || exit 125; done"
+            fi
+            if [ -n "${link_down_at[$i]:-}" ]; then
+                echo "( sleep ${link_down_at[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down\" >&2"
+                [ -n "${link_down_for[$i]}" ] &&
+                    echo "  sleep ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up\" >&2"
+                echo ") &"
+            fi
+        fi
+        if [[ $PWD == "$repo" || $PWD == "$repo"/* ]] || ! guest_hides "$PWD"; then
+            printf 'cd %q || exit 126\n' "$PWD"
+        else
+            printf 'cd %q || exit 126\n' "$repo"
+        fi
+        if [ -n "${on_command[$i]:-}" ]; then
+            printf 'exec bash -c %q\n' "${on_command[$i]}"
+        else
+            printf 'exec'; printf ' %q' "$@"; printf '\n'
+        fi
+    } >"$run_dir/h$i/command.sh"
+done
 
 # ---- The accelerator: KVM where it works, TCG emulation otherwise --------------------------
 # A /dev/kvm that exists is not proof that KVM can run this guest: nested and paravirtualised
@@ -246,77 +299,136 @@ stderr_tty=0; [ -t 2 ] && stderr_tty=1
 # How long KVM may take to reach the guest's /init before it counts as not working: KVM boots
 # in well under a second; TCG, which is not judged this way, needs about 2.5 s.
 kvm_sign_of_life_s=${RDMALAB_LAB_KVM_PROBE_S:-8}
+# One guest gets both cores; on the wire each guest gets one.
+cpus=2
+[ "$hosts" -gt 1 ] && cpus=1
 
 # QEMU's first line of complaint, for one-line reports.
 qemu_complaint() {
-    local line
-    line=$(grep -m 1 -iE 'error|assert|fail|abort|cannot|denied|invalid' "$run_dir/qemu.err" 2>/dev/null ||
-           grep -m 1 . "$run_dir/qemu.err" 2>/dev/null || true)
+    local err=$1 line
+    line=$(grep -m 1 -iE 'error|assert|fail|abort|cannot|denied|invalid' "$err" 2>/dev/null ||
+           grep -m 1 . "$err" 2>/dev/null || true)
     echo "${line:-no message from QEMU}"
 }
 
-# boot ACCEL: one guest boot. Sets outcome to finished (QEMU exited after the command started,
-# or at all when not probing), no-start (QEMU exited, or showed no sign of life, before the
-# command started: worth retrying with TCG), or timeout; qemu_rc to QEMU's exit code.
-boot() {
-    local accel_name=$1 accel_args
-    if [ "$accel_name" = kvm ]; then accel_args=(-accel kvm -cpu host); else accel_args=(-accel tcg,thread=multi -cpu max); fi
-    rm -f "$run_dir/started" "$run_dir/status" "$run_dir/console.log" "$run_dir/qemu.err"
-    local start_s
-    start_s=$(date +%s)
-    start_ns=$(date +%s%N)
+# The wire's QEMU arguments for host $1: host 1 listens on one unix socket per other host (and
+# bridges them), every other host connects to its own. Each NIC gets its own MAC (with the same
+# MAC on both ends, ARP works but RoCE traffic never crosses). With --capture, host 1's side of
+# every link is dumped: it sees each frame of the wire exactly once.
+wire_args() {
+    local i=$1 j
+    wire=()
+    if [ "$i" = 1 ]; then
+        for ((j = 2; j <= hosts; j++)); do
+            wire+=(-netdev "stream,id=n$j,server=on,addr.type=unix,addr.path=$socket_dir/link-$j.sock"
+                   -device "virtio-net-pci,netdev=n$j,mac=52:54:00:5e:01:0$j")
+            [ -n "$capture" ] && wire+=(-object "filter-dump,id=d$j,netdev=n$j,file=$run_dir/link-$j.pcap")
+        done
+    else
+        wire+=(-netdev "stream,id=n1,server=off,addr.type=unix,addr.path=$socket_dir/link-$i.sock"
+               -device "virtio-net-pci,netdev=n1,mac=52:54:00:5e:0$i:01")
+    fi
+}
+
+# start_guest HOST ACCEL: one QEMU in the background, its output copiers beside it.
+start_guest() {
+    local i=$1 accel_args dir=$run_dir/h$1 prefix=""
+    if [ "$2" = kvm ]; then accel_args=(-accel kvm -cpu host); else accel_args=(-accel tcg,thread=multi -cpu max); fi
+    rm -f "$dir/started" "$dir/status" "$dir/console.log" "$dir/qemu.err"
     # ttyS0: the guest kernel's console, kept in a log; ttyS1/ttyS2: the command's stdout/stderr,
     # through FIFOs that `cat` copies to ours: that works whatever our stdout is (terminal, pipe,
-    # file, socket) and never truncates or overwrites a file the caller redirected into.
-    mkfifo "$run_dir/stdout.fifo" "$run_dir/stderr.fifo"
-    cat "$run_dir/stdout.fifo" &
-    copiers=$!
-    cat "$run_dir/stderr.fifo" >&2 &
-    copiers="$copiers $!"
+    # file, socket) and never truncates or overwrites a file the caller redirected into. On the
+    # wire every line says which host printed it.
+    mkfifo "$dir/stdout.fifo" "$dir/stderr.fifo"
+    if [ "$hosts" = 1 ]; then
+        cat "$dir/stdout.fifo" &
+        copiers="$copiers $!"
+        cat "$dir/stderr.fifo" >&2 &
+        copiers="$copiers $!"
+    else
+        prefix="[host$i] "
+        sed -u "s/^/$prefix/" "$dir/stdout.fifo" &
+        copiers="$copiers $!"
+        sed -u "s/^/$prefix/" "$dir/stderr.fifo" >&2 &
+        copiers="$copiers $!"
+    fi
+    local network=(-nic none)
+    if [ "$hosts" -gt 1 ]; then wire_args "$i"; network=("${wire[@]}"); fi
     "$qemu" \
-        "${accel_args[@]}" -smp 2 -m 2G "${firmware[@]}" \
+        "${accel_args[@]}" -smp "$cpus" -m 2G "${firmware[@]}" \
         -nodefaults -no-user-config -display none -no-reboot -monitor none \
-        -chardev file,id=console,path="$run_dir/console.log" -serial chardev:console \
-        -chardev file,id=out,path="$run_dir/stdout.fifo" -serial chardev:out \
-        -chardev file,id=err,path="$run_dir/stderr.fifo" -serial chardev:err \
-        -nic none \
+        -chardev file,id=console,path="$dir/console.log" -serial chardev:console \
+        -chardev file,id=out,path="$dir/stdout.fifo" -serial chardev:out \
+        -chardev file,id=err,path="$dir/stderr.fifo" -serial chardev:err \
+        "${network[@]}" \
         -kernel "$boot_kernel" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups rdmalab.run=$run_rel rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups rdmalab.run=$run_rel/h$i rdmalab.host=$i rdmalab.hosts=$hosts rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
         -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
         -virtfs local,path="$repo",mount_tag=work,security_model=none,multidevs=remap \
-        </dev/null 2>"$run_dir/qemu.err" &
-    qemu_pid=$!
+        </dev/null 2>"$dir/qemu.err" &
+    qemu_pids[$i]=$!
+}
 
-    # Every wait has a limit: the guest gets timeout_s seconds, then it is killed and reported.
-    local deadline=$((start_s + timeout_s)) probe_deadline=$((start_s + kvm_sign_of_life_s))
+# boot ACCEL: boots every guest and waits for all of them. Sets outcome to finished (every QEMU
+# exited after its command started), no-start (a QEMU exited, or showed no sign of life, before
+# its command started: worth retrying with TCG; no_start_why says which and why), or timeout;
+# finish_order to the hosts in the order their QEMUs ended; qemu_rc[HOST].
+boot() {
+    local accel_name=$1 i
+    start_s=$(date +%s)
+    start_ns=$(date +%s%N)
+    finish_order=()
+    declare -gA qemu_rc=()
     outcome=finished
-    while kill -0 "$qemu_pid" 2>/dev/null; do
-        local now
+    no_start_why=""
+    if [ "$hosts" -gt 1 ]; then
+        [ -n "$socket_dir" ] && rm -rf "$socket_dir"
+        socket_dir=$(mktemp -d /tmp/rdmalab-wire.XXXXXX)
+        rm -f "$run_dir"/link-*.pcap
+    fi
+    start_guest 1 "$accel_name"
+    if [ "$hosts" -gt 1 ]; then
+        # Host 1 listens; the others may connect only once its sockets exist.
+        local waited=0
+        until [ "$(ls "$socket_dir" | grep -c '\.sock$')" -eq $((hosts - 1)) ]; do
+            if ! kill -0 "${qemu_pids[1]}" 2>/dev/null || [ $waited -ge 100 ]; then break; fi
+            sleep 0.05
+            waited=$((waited + 1))
+        done
+        for ((i = 2; i <= hosts; i++)); do start_guest "$i" "$accel_name"; done
+    fi
+
+    # Every wait has a limit: the guests get timeout_s seconds, then they are killed and reported.
+    local deadline=$((start_s + timeout_s)) probe_deadline=$((start_s + kvm_sign_of_life_s)) now
+    while [ ${#qemu_pids[@]} -gt 0 ]; do
         now=$(date +%s)
-        if [ "$now" -ge "$deadline" ]; then
-            outcome=timeout
-            break
-        fi
-        if [ "$accel_name" = kvm ] && [ "$now" -ge "$probe_deadline" ] && [ ! -e "$run_dir/started" ] &&
-            ! grep -q '^rdmalab-guest: alive' "$run_dir/console.log" 2>/dev/null; then
-            outcome=no-start
-            no_start_why="no sign of life from the guest within $kvm_sign_of_life_s s"
-            grep -q 'KVM internal error' "$run_dir/qemu.err" 2>/dev/null && no_start_why=$(qemu_complaint)
-            break
-        fi
+        if [ "$now" -ge "$deadline" ]; then outcome=timeout; break; fi
+        for i in "${!qemu_pids[@]}"; do
+            local dir=$run_dir/h$i
+            if kill -0 "${qemu_pids[$i]}" 2>/dev/null; then
+                if [ "$accel_name" = kvm ] && [ "$now" -ge "$probe_deadline" ] && [ ! -e "$dir/started" ] &&
+                    ! grep -q '^rdmalab-guest: alive' "$dir/console.log" 2>/dev/null; then
+                    outcome=no-start
+                    no_start_why="no sign of life from the guest within $kvm_sign_of_life_s s"
+                    grep -q 'KVM internal error' "$dir/qemu.err" 2>/dev/null && no_start_why=$(qemu_complaint "$dir/qemu.err")
+                fi
+                continue
+            fi
+            local rc=0
+            wait "${qemu_pids[$i]}" || rc=$?
+            unset "qemu_pids[$i]"
+            qemu_rc[$i]=$rc
+            finish_order+=("$i")
+            if [ ! -e "$dir/started" ] && [ ! -s "$dir/status" ] && [ "$outcome" = finished ]; then
+                outcome=no-start
+                no_start_why="$(qemu_complaint "$dir/qemu.err"); qemu exit code $rc"
+                [ "$hosts" -gt 1 ] && no_start_why="host $i: $no_start_why"
+            fi
+        done
+        [ "$outcome" = finished ] || break
         sleep 0.1
     done
-    qemu_rc=0
-    if [ "$outcome" = finished ]; then
-        wait "$qemu_pid" || qemu_rc=$?
-        qemu_pid=""
-        if [ ! -e "$run_dir/started" ] && [ ! -s "$run_dir/status" ]; then
-            outcome=no-start
-            no_start_why="$(qemu_complaint); qemu exit code $qemu_rc"
-        fi
-    else
-        stop_qemu
-    fi
+    stop_qemus
     release_copiers
     end_ns=$(date +%s%N)
 }
@@ -324,7 +436,13 @@ boot() {
 remember() { echo "$1" >"$verdict_file.tmp" && mv "$verdict_file.tmp" "$verdict_file"; }
 
 accel_label() { if [ "$1" = kvm ]; then echo KVM; else echo "TCG emulation"; fi; }
-note "no RDMA device on this host: booting the Soft-RoCE lab (kernel $kver, $(accel_label "$accel_plan"): $accel_why)…"
+if [ "$hosts" = 1 ]; then
+    note "no RDMA device on this host: booting the Soft-RoCE lab (kernel $kver, $(accel_label "$accel_plan"): $accel_why)…"
+else
+    note "booting $hosts Soft-RoCE hosts on a virtual link, $subnet.1–$subnet.$hosts (kernel $kver, $(accel_label "$accel_plan"): $accel_why)…"
+    [ -n "$fault_text" ] && note "faults: $fault_text"
+    [ -n "$capture" ] && note "capturing every frame on the link into $capture"
+fi
 boot "$accel_plan"
 if [ "$outcome" = no-start ] && [ "$accel_plan" = kvm ]; then
     if [ "$accel_request" = kvm ]; then
@@ -335,8 +453,20 @@ if [ "$outcome" = no-start ] && [ "$accel_plan" = kvm ]; then
     remember "tcg: $no_start_why"
     accel_plan=tcg
     boot tcg
-elif [ "$accel_plan" = kvm ] && [ -e "$run_dir/started" ] && [ "$remembered" != kvm ]; then
+elif [ "$accel_plan" = kvm ] && [ -e "$run_dir/h1/started" ] && [ "$remembered" != kvm ]; then
     remember kvm
+fi
+
+# The capture: host 1's side of each link; several links merged in time order.
+if [ -n "$capture" ]; then
+    links=("$run_dir"/link-*.pcap)
+    if [ ! -e "${links[0]}" ]; then
+        note "--capture: QEMU wrote no capture"
+    elif [ ${#links[@]} -eq 1 ]; then
+        mv "${links[0]}" "$capture"
+    else
+        mergecap -w "$capture" "${links[@]}" || note "--capture: mergecap failed"
+    fi
 fi
 
 case "$outcome" in
@@ -345,25 +475,47 @@ case "$outcome" in
         exit 124 ;;
     no-start)
         note "the guest did not start under $(accel_label "$accel_plan"): $no_start_why"
-        [ -s "$run_dir/qemu.err" ] && sed 's/^/lab: qemu: /' "$run_dir/qemu.err" | tail -n 5 >&2
+        for ((i = 1; i <= hosts; i++)); do
+            [ -s "$run_dir/h$i/qemu.err" ] && sed 's/^/lab: qemu: /' "$run_dir/h$i/qemu.err" | tail -n 5 >&2
+        done
         exit 2 ;;
 esac
 
 if [ "$verbose" = 1 ]; then
-    [ -s "$run_dir/qemu.err" ] && sed 's/^/lab: qemu: /' "$run_dir/qemu.err" >&2
-    if [ -e "$run_dir/started" ]; then
-        started_ns=$(stat -c %.9Y "$run_dir/started" | tr -d .)
-        note "$(awk -v a="$start_ns" -v b="$started_ns" -v c="$end_ns" -v accel="$(accel_label "$accel_plan")" 'BEGIN { printf "boot to command %.2f s, whole run %.2f s (%s)", (b - a) / 1e9, (c - a) / 1e9, accel }')"
+    for ((i = 1; i <= hosts; i++)); do
+        [ -s "$run_dir/h$i/qemu.err" ] && sed 's/^/lab: qemu: /' "$run_dir/h$i/qemu.err" >&2
+    done
+    last_started=""
+    for ((i = 1; i <= hosts; i++)); do
+        [ -e "$run_dir/h$i/started" ] || continue
+        t=$(stat -c %.9Y "$run_dir/h$i/started" | tr -d .)
+        [ -z "$last_started" ] || [ "$t" -gt "$last_started" ] && last_started=$t
+    done
+    if [ -n "$last_started" ]; then
+        note "$(awk -v a="$start_ns" -v b="$last_started" -v c="$end_ns" -v accel="$(accel_label "$accel_plan")" -v n="$hosts" \
+            'BEGIN { printf "boot to command %.2f s%s, whole run %.2f s (%s)", (b - a) / 1e9, (n > 1 ? " (the last of " n " hosts)" : ""), (c - a) / 1e9, accel }')"
     fi
 fi
-if [ ! -s "$run_dir/status" ]; then
-    note "the guest stopped without reporting a status (qemu exit code $qemu_rc: $(qemu_complaint)); the end of its console:"
-    tail -n 20 "$run_dir/console.log" >&2 2>/dev/null || true
-    exit 2
-fi
-status=$(cat "$run_dir/status")
-case "$status" in
-    setup:*) die "guest setup failed: ${status#setup: }" ;;
-    *[!0-9]*) die "unreadable status from the guest: '$status'" ;;
-esac
-exit "$status"
+
+# The exit status: the first failure's, in the order the guests ended.
+first_failure=0
+for i in "${finish_order[@]}"; do
+    dir=$run_dir/h$i
+    label=""
+    [ "$hosts" -gt 1 ] && label="host $i: "
+    if [ ! -s "$dir/status" ]; then
+        note "${label}the guest stopped without reporting a status (qemu exit code ${qemu_rc[$i]}: $(qemu_complaint "$dir/qemu.err")); the end of its console:"
+        tail -n 20 "$dir/console.log" >&2 2>/dev/null || true
+        [ "$first_failure" = 0 ] && first_failure=2
+        continue
+    fi
+    status=$(cat "$dir/status")
+    case "$status" in
+        setup:*) note "${label}guest setup failed: ${status#setup: }"; [ "$first_failure" = 0 ] && first_failure=2 ;;
+        *[!0-9]*) note "${label}unreadable status from the guest: '$status'"; [ "$first_failure" = 0 ] && first_failure=2 ;;
+        0) ;;
+        *) [ "$hosts" -gt 1 ] && note "host $i: the command exited $status"
+           [ "$first_failure" = 0 ] && first_failure=$status ;;
+    esac
+done
+exit "$first_failure"
