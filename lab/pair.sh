@@ -69,3 +69,33 @@ group_run() {
     done
     finish_server "$dir"
 }
+
+# On the lab's wire (lab.sh --hosts N): the server on host 1, its client on host 2, both given
+# the same DIR in a folder every host sees (under $RDMALAB_SHARED, or the repository).
+#   wire_pair DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
+# Host 1 leaves DIR/server.out and DIR/server.rc, host 2 DIR/client.out and DIR/client.rc;
+# host 2 waits (at most 30 s) for the server's "listening" line before it connects to
+# $RDMALAB_ADDR_1. Other hosts do nothing.
+wire_pair() {
+    local dir=$1 lesson=$2
+    shift 2
+    split_args "$@"
+    case "${RDMALAB_HOST:?wire_pair runs on the wire: lab.sh --hosts N}" in
+        1)
+            start_server "$dir" "$lesson" "${server_args[@]}"
+            finish_server "$dir" ;;
+        2)
+            local waited=0
+            until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
+                if [ $waited -ge 600 ]; then
+                    echo "wire_pair: no server listening for $lesson within 30 s" >"$dir/client.out"
+                    echo 124 >"$dir/client.rc"
+                    return
+                fi
+                sleep 0.05
+                waited=$((waited + 1))
+            done
+            timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR_1:?}" "${client_args[@]}" >"$dir/client.out" 2>&1
+            echo $? >"$dir/client.rc" ;;
+    esac
+}

@@ -474,6 +474,9 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
         environment["link_layer"] = device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
         environment["path_mtu"] = mtu_bytes(path_mtu);
         environment["lab"] = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
+        // On the lab's wire: the hosts and any fault applied (a figure made under loss must say so).
+        if (const char* hosts = std::getenv("RDMALAB_HOSTS")) environment["lab_hosts"] = hosts;
+        if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults) environment["lab_faults"] = faults;
         environment["server"] = Record{{"host", peer_hello.value("host", "")},
                                        {"device", peer_hello.value("device", "")},
                                        {"provider", peer_hello.value("provider", "")}};

@@ -1,0 +1,156 @@
+# Tests of the lab's wire, from the host: two guests on a virtual link. One boot runs the
+# lessons with the server on host 1 and the client on host 2 and checks, from the capture, that
+# the packets really crossed the link with the opcodes each operation must produce; a second
+# boot runs a WRITE across a lossy link (go-back-N must recover it) and takes the link down and
+# up. Then the options' and the wire decoder's refusals.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-$repo/build/bin}
+source "$repo/tests/checks.sh"
+lab=$repo/lab/lab.sh
+wire=$repo/lab/wire.sh
+scratch=$(mktemp -d)
+out=$(mktemp -d "$repo/build/wire-test.XXXXXX")   # the guests write here: it is in the repository
+trap 'rm -rf "$scratch" "$out"' EXIT
+
+# The packets of wire.sh --json: one JSON object per line.
+packets() { grep -E '^\s*\{' "$1"; }
+count_packets() {  # count_packets FILE ERE...: packets (lines) matching every ERE
+    local file=$1
+    shift
+    local lines
+    lines=$(packets "$file")
+    for pattern in "$@"; do lines=$(grep -E -- "$pattern" <<<"$lines" || true); done
+    grep -c . <<<"$lines" || true
+}
+value_of() {  # value_of LINE NAME: the value of "NAME" in one packet's line (strings unquoted)
+    sed -nE "s/.*\"$2\": \"?([^\",}]*)\"?.*/\1/p" <<<"$1" | head -n 1
+}
+
+# ---- 1. Lessons across the link, captured.
+rc=0
+"$lab" --hosts 2 --timeout 400 --capture "$scratch/across.pcap" -- \
+    bash "$repo/tests/wire/lessons-across.sh" "$bin" "$out" >"$scratch/across.out" 2>"$scratch/across.err" || rc=$?
+check "lessons across: the lab exits 0" [ "$rc" = 0 ]
+check "lessons across: the boot line names both hosts" grep -q 'booting 2 Soft-RoCE hosts on a virtual link' "$scratch/across.err"
+for lesson in rdma-write rdma-read send-recv write-imm atomics ud qp-state-machine rdma-bench; do
+    check "$lesson across hosts: server (host 1) exits 0" rc_is "$out/$lesson/server.rc" 0
+    check "$lesson across hosts: client (host 2) exits 0" rc_is "$out/$lesson/client.rc" 0
+    rc_is "$out/$lesson/server.rc" 0 && rc_is "$out/$lesson/client.rc" 0 ||
+        tail -n 5 "$out/$lesson"/*.out 2>/dev/null
+done
+check "rdma-write across: verified on host 1" has_line "$out/rdma-write/server.out" '^server: verified 65536 bytes placed'
+check "rdma-write across: the client's connection is RoCE v2 from 198.51.100.2" \
+    has_line "$out/rdma-write/client.out" 'RoCE v2 ::ffff:198\.51\.100\.2'
+check "rdma-read across: verified on host 2" has_line "$out/rdma-read/client.out" 'verified'
+check "send-recv across: every message verified" has_line "$out/send-recv/server.out" 'verified'
+check "atomics across: the counter is exact" has_line "$out/atomics/server.out" 'counter'
+check "ud across: counts add up" has_line "$out/ud/server.out" '^server: received [0-9]+ of 100 datagrams'
+check "qp-state-machine across: verified" has_line "$out/qp-state-machine/server.out" '^server: verified 4096 bytes'
+check "rdma-bench across: one record per operation (6)" count_is 6 "$out/rdma-bench/records.json" '^    \{$'
+check "rdma-bench across: records say they ran on the two-host wire" has_line "$out/rdma-bench/records.json" '"lab_hosts": "2"'
+
+rc=0
+"$wire" "$scratch/across.pcap" --json "$scratch/across.json" >"$scratch/across.ladder" 2>"$scratch/wire.err" || rc=$?
+check "wire: decodes the capture (exit 0)" [ "$rc" = 0 ]
+total=$(count_packets "$scratch/across.json" .)
+check "wire: the capture holds RoCE v2 packets ($total)" [ "${total:-0}" -gt 100 ]
+check "wire: every packet went between 198.51.100.1 and .2" \
+    [ "$(count_packets "$scratch/across.json" '"src": "198\.51\.100\.[12]", "dst": "198\.51\.100\.[12]"')" = "$total" ]
+
+# A 64 KiB WRITE at path MTU 1024: 64 packets, First/Middle…/Last, consecutive PSNs, 1024 bytes
+# each, and only the First carries the RETH.
+first=$(packets "$scratch/across.json" | grep -E '"opcode_name": "RDMA WRITE First".*"length": 65536' | head -n 1)
+qpn=$(value_of "$first" qpn)
+psn=$(value_of "$first" psn)
+check "WRITE 64 KiB: a First packet with RETH length 65536" [ -n "$first" ]
+check "WRITE 64 KiB: 62 Middle packets on its QP, 1024 bytes each" \
+    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE Middle"' '"payload_bytes": 1024')" = 62 ]
+check "WRITE 64 KiB: Middle and Last carry no RETH" \
+    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE (Middle|Last)"' '"reth"')" = 0 ]
+check "WRITE 64 KiB: the Last packet has PSN First + 63 and asks for an ACK" \
+    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE Last"' "\"psn\": $((psn + 63)),.*\"ack_requested\": true")" = 1 ]
+acks=0
+for ((p = psn; p < psn + 64; p++)); do
+    acks=$((acks + $(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"opcode_name": "Acknowledge"' "\"psn\": $p,")))
+done
+check "WRITE 64 KiB: ACKs are coalesced: $acks ACK(s) for its 64 packets" [ "$acks" -ge 1 ] && [ "$acks" -lt 64 ]
+
+# A 64 KiB READ: one Read Request with RETH length 65536, 64 Read Responses back (First, 62
+# Middle, Last), the responses numbered from the request's PSN.
+request=$(packets "$scratch/across.json" | grep -E '"opcode_name": "RDMA READ Request".*"length": 65536' | head -n 1)
+rpsn=$(value_of "$request" psn)
+check "READ 64 KiB: one Read Request carrying RETH length 65536, from host 2" \
+    bash -c "[ -n '$request' ] && grep -q '\"src\": \"198.51.100.2\"' <<<'$request'"
+responses=0
+for ((p = rpsn; p < rpsn + 64; p++)); do
+    responses=$((responses + $(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"RDMA READ Response' "\"psn\": $p,")))
+done
+check "READ 64 KiB: 64 Read Responses from host 1, PSN request…request+63 ($responses)" [ "$responses" = 64 ]
+check "READ 64 KiB: they are First, 62 Middle, Last" \
+    [ "$(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"RDMA READ Response Middle"' '"payload_bytes": 1024')" -ge 62 ]
+check "SEND: RC SEND Only packets" [ "$(count_packets "$scratch/across.json" '"transport": "RC"' '"SEND Only"')" -ge 4 ]
+check "WRITE WITH IMMEDIATE: a packet carries ImmDt" [ "$(count_packets "$scratch/across.json" 'with Immediate' '"immdt"')" -ge 1 ]
+check "atomics: FetchAdd packets" [ "$(count_packets "$scratch/across.json" '"FetchAdd"' '"atomic"')" -ge 1 ]
+check "atomics: CmpSwap packets" [ "$(count_packets "$scratch/across.json" '"CmpSwap"' '"atomic"')" -ge 1 ]
+check "atomics: ATOMIC Acknowledges with the original value" \
+    [ "$(count_packets "$scratch/across.json" '"ATOMIC Acknowledge"' '"atomic_ack"')" -ge 1 ]
+ud_lesson=$(packets "$scratch/across.json" | grep '"transport": "UD"' | grep -vc '"qpn": "0x000001"' || true)
+check "UD: the lesson's datagrams are on the wire ($ud_lesson)" [ "${ud_lesson:-0}" -ge 50 ]
+check "wire ladder: a header line and a summary" \
+    bash -c "head -n 1 '$scratch/across.ladder' | grep -q 'from → to' && tail -n 3 '$scratch/across.ladder' | grep -q 'RoCE v2 packets:'"
+sed -n '2,4p' "$scratch/across.ladder"
+
+# ---- 2. Faults: loss on host 2's egress, then its link down and up again.
+mkdir -p "$out/faults"
+rc=0
+"$lab" --hosts 2 --timeout 300 --loss 2:10% --link-down 2@10+2 --capture "$scratch/faults.pcap" -- \
+    bash "$repo/tests/wire/faults.sh" "$bin" "$out/faults" >"$scratch/faults.out" 2>"$scratch/faults.err" || rc=$?
+check "faults: the lab exits 0" [ "$rc" = 0 ]
+check "faults: the lab states them" grep -qx 'lab: faults: host 2 egress loss 10%, host 2 link down at 10 s for 2 s' "$scratch/faults.err"
+check "faults: the command sees them (RDMALAB_FAULTS)" \
+    grep -q 'faults as the command sees them: host 2 egress loss 10%, host 2 link down at 10 s for 2 s' "$out/faults/faults.txt"
+check "lossy WRITE: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/lossy-write/server.rc' '$out/faults/lossy-write/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
+check "lossy WRITE: every message's bytes verified on host 1 (RC recovered every lost packet)" \
+    has_line "$out/faults/lossy-write/records.json" '"verified": true'
+check "lossy WRITE: the record states the fault it ran under" \
+    has_line "$out/faults/lossy-write/records.json" '"lab_faults": "host 2 egress loss 10%, host 2 link down at 10 s for 2 s"'
+"$wire" "$scratch/faults.pcap" --json "$scratch/faults.json" >"$scratch/faults.ladder" 2>&1
+naks=$(count_packets "$scratch/faults.json" '"NAK PSN sequence error"')
+again=$(count_packets "$scratch/faults.json" '"sent_again": true')
+check "lossy WRITE: the receiver NAKed a PSN sequence error ($naks) and packets were sent again ($again)" \
+    [ "${naks:-0}" -ge 1 ] && [ "${again:-0}" -ge 1 ]
+tail -n 3 "$scratch/faults.ladder"
+check "link down: host 2 saw its link go down, then up" \
+    bash -c "grep -q 'eth0 down' '$out/faults/link.txt' && sed -n '/eth0 down/,\$p' '$out/faults/link.txt' | grep -q 'eth0 up'"
+check "link down: the lab said so on host 2's stderr" \
+    bash -c "grep -q '^\[host2\] lab: host 2: link down' '$scratch/faults.err' && grep -q '^\[host2\] lab: host 2: link up' '$scratch/faults.err'"
+cat "$out/faults/link.txt" 2>/dev/null | sed 's/^/    /'
+check "no socket file left behind" bash -c "! ls -d /tmp/rdmalab-wire.* 2>/dev/null | grep -q ."
+
+# ---- 3. Refusals: one line each, exit 2, nothing booted.
+refused() {  # refused NAME REGEX COMMAND...
+    local name=$1 regex=$2 rc=0
+    shift 2
+    "$@" >/dev/null 2>"$scratch/refused.err" || rc=$?
+    check "$name: exit 2" [ "$rc" = 2 ]
+    check "$name: one line: $regex" bash -c '[ "$(grep -c . "$1")" = 1 ] && grep -qE -- "$2" "$1"' _ "$scratch/refused.err" "$regex"
+}
+refused "--hosts 0" "--hosts must be 1, 2, 3 or 4, got '0'" "$lab" --hosts 0 -- true
+refused "--hosts 9" "--hosts must be 1, 2, 3 or 4, got '9'" "$lab" --hosts 9 -- true
+refused "--hosts x" "--hosts must be 1, 2, 3 or 4, got 'x'" "$lab" --hosts x -- true
+refused "an unknown fault" "unknown option '--jitter'" "$lab" --hosts 2 --jitter 3 -- true
+refused "a loss over 100%" "a loss over 100% is not a loss" "$lab" --hosts 2 --loss 150% -- true
+refused "a loss without %" "--loss must be a percentage" "$lab" --hosts 2 --loss 5 -- true
+refused "a fault for a host that is not there" "there are only 2 hosts" "$lab" --hosts 2 --delay 3:5 -- true
+refused "a bad --link-down" "--link-down must be HOST@SECONDS" "$lab" --hosts 2 --link-down 2 -- true
+refused "--on beyond the hosts" "--on 3: there are only 2 host" "$lab" --hosts 2 --on 3 true -- true
+refused "a fault on one host" "need the wire" "$lab" --loss 5% -- true
+refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.pcap"
+printf 'not a pcap\n' >"$scratch/junk.pcap"
+refused "wire: a file that is not a capture" "tshark cannot read" "$wire" "$scratch/junk.pcap"
+mkdir -p "$scratch/no-tshark"
+for tool in bash dirname mktemp rm awk grep cat sed; do ln -sf "$(command -v $tool)" "$scratch/no-tshark/$tool"; done
+refused "wire: tshark missing" "tshark is missing: install it with 'apt-get install tshark'" \
+    env PATH="$scratch/no-tshark" bash "$wire" "$scratch/across.pcap"
+finish

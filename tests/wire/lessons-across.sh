@@ -1,0 +1,20 @@
+# Runs inside the lab's wire (lab.sh --hosts 2), on both hosts: each lesson's server on host 1,
+# its client on host 2, one after another; outputs and exit codes land in OUT_DIR (a folder in
+# the repository, which both hosts and the host machine see). tests/vm/wire.sh checks them.
+#   tests/wire/lessons-across.sh BUILD_BIN_DIR OUT_DIR
+set -uo pipefail
+export RDMALAB_BIN=${1:?usage: lessons-across.sh BUILD_BIN_DIR OUT_DIR}
+out=${2:?usage: lessons-across.sh BUILD_BIN_DIR OUT_DIR}
+export RDMALAB_ADDR=$RDMALAB_ADDR_1   # pair.sh's default target: the server's host
+source "$(dirname "$0")/../../lab/pair.sh" || exit 1
+
+wire_pair "$out/rdma-write" rdma-write -s 64K -- -s 64K
+wire_pair "$out/rdma-read" rdma-read -s 64K -- -s 64K
+wire_pair "$out/send-recv" send-recv -n 4 -- -n 4
+wire_pair "$out/write-imm" write-imm --
+wire_pair "$out/atomics" atomics --clients 1 --
+wire_pair "$out/ud" ud --
+wire_pair "$out/qp-state-machine" qp-state-machine --
+wire_pair "$out/rdma-bench" rdma-bench -- --op write,read,send,write-imm,fetch-add,cmp-swap -s 4K -n 50 \
+    --warmup 5 --no-progress --json "$out/rdma-bench/records.json"
+exit 0
