@@ -157,6 +157,20 @@ if [ "$stderr_tty" = 0 ]; then
     err=/stderr.pipe
 fi
 
+# On the wire every host starts its command at once, when all are ready: a command must not
+# reach for a peer whose link or bridge is not up yet. The host side (lab.sh) creates "go" in
+# the run's folder once every host has said "ready".
+if [ "$hosts" -gt 1 ]; then
+    : >"$run_dir"/ready
+    tries=0
+    until [ -e "$run_dir"/../go ]; do
+        tries=$((tries + 1))
+        [ $tries -gt 1200 ] && fail "the other hosts were not ready within 60 s"
+        usleep 20000
+    done
+    say "all $hosts hosts are ready"
+fi
+
 # The command itself: a bash script the host wrote, run inside the host's root.
 : >"$run_dir"/started
 chroot /host /bin/bash "$work_path/$run_rel/command.sh" </dev/null >"$out" 2>"$err"
@@ -164,4 +178,9 @@ status=$?
 [ -n "$copiers" ] && wait $copiers
 echo $status >"$run_dir"/status
 sync
+# On the wire this host's link (and, at a star's centre, the bridge) stays up until every
+# host's command has ended: lab.sh creates "done" then.
+if [ "$hosts" -gt 1 ]; then
+    until [ -e "$run_dir"/../done ]; do usleep 50000; done
+fi
 poweroff -f

@@ -3,7 +3,9 @@
 # otherwise inside QEMU guests running Debian's kernel with Soft-RoCE (rdma_rxe): one guest by
 # default, or --hosts N guests joined by a virtual link (the wire), captured and faulted at will.
 # Usage: lab/lab.sh [OPTIONS] -- CMD [ARGS...]      (lab/lab.sh --help lists the options)
-set -euo pipefail
+set -eEuo pipefail
+# A command that fails where nothing expects it ends the lab: say which, never exit silently.
+trap '[[ $BASH_COMMAND == exit* ]] || echo "lab: internal error: line $LINENO: $BASH_COMMAND failed" >&2' ERR
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lab_dir=$repo/lab
@@ -122,6 +124,8 @@ if [ -n "$capture" ]; then
     capture=$(cd "$capture_dir" && pwd)/$(basename "$capture")
     [ "$hosts" -le 2 ] || command -v mergecap >/dev/null ||
         die "--capture with more than two hosts merges the links' captures with mergecap: apt-get install wireshark-common"
+    [ "$hosts" -le 2 ] || command -v editcap >/dev/null ||
+        die "--capture with more than two hosts drops the frames the bridge copied with editcap: apt-get install wireshark-common"
 fi
 
 host_has_rdma_device() {
@@ -322,7 +326,9 @@ wire_args() {
         for ((j = 2; j <= hosts; j++)); do
             wire+=(-netdev "stream,id=n$j,server=on,addr.type=unix,addr.path=$socket_dir/link-$j.sock"
                    -device "virtio-net-pci,netdev=n$j,mac=52:54:00:5e:01:0$j")
-            [ -n "$capture" ] && wire+=(-object "filter-dump,id=d$j,netdev=n$j,file=$run_dir/link-$j.pcap")
+            if [ -n "$capture" ]; then
+                wire+=(-object "filter-dump,id=d$j,netdev=n$j,file=$run_dir/link-$j.pcap")
+            fi
         done
     else
         wire+=(-netdev "stream,id=n1,server=off,addr.type=unix,addr.path=$socket_dir/link-$i.sock"
@@ -334,7 +340,7 @@ wire_args() {
 start_guest() {
     local i=$1 accel_args dir=$run_dir/h$1 prefix=""
     if [ "$2" = kvm ]; then accel_args=(-accel kvm -cpu host); else accel_args=(-accel tcg,thread=multi -cpu max); fi
-    rm -f "$dir/started" "$dir/status" "$dir/console.log" "$dir/qemu.err"
+    rm -f "$dir/started" "$dir/ready" "$dir/status" "$dir/console.log" "$dir/qemu.err"
     # ttyS0: the guest kernel's console, kept in a log; ttyS1/ttyS2: the command's stdout/stderr,
     # through FIFOs that `cat` copies to ours: that works whatever our stdout is (terminal, pipe,
     # file, socket) and never truncates or overwrites a file the caller redirected into. On the
@@ -400,9 +406,24 @@ boot() {
 
     # Every wait has a limit: the guests get timeout_s seconds, then they are killed and reported.
     local deadline=$((start_s + timeout_s)) probe_deadline=$((start_s + kvm_sign_of_life_s)) now
+    rm -f "$run_dir/go" "$run_dir/done"
     while [ ${#qemu_pids[@]} -gt 0 ]; do
         now=$(date +%s)
         if [ "$now" -ge "$deadline" ]; then outcome=timeout; break; fi
+        # The wire's barrier: every guest waits for "go" until all have said "ready".
+        if [ "$hosts" -gt 1 ] && [ ! -e "$run_dir/go" ]; then
+            local ready=0
+            for ((i = 1; i <= hosts; i++)); do [ -e "$run_dir/h$i/ready" ] && ready=$((ready + 1)); done
+            [ "$ready" -lt "$hosts" ] || : >"$run_dir/go"
+        fi
+        # …and stays up until every command has ended (a star's centre carries the others).
+        if [ "$hosts" -gt 1 ] && [ ! -e "$run_dir/done" ]; then
+            local ended=0
+            for ((i = 1; i <= hosts; i++)); do
+                [ -s "$run_dir/h$i/status" ] || [ -z "${qemu_pids[$i]:-}" ] && ended=$((ended + 1))
+            done
+            [ "$ended" -lt "$hosts" ] || : >"$run_dir/done"
+        fi
         for i in "${!qemu_pids[@]}"; do
             local dir=$run_dir/h$i
             if kill -0 "${qemu_pids[$i]}" 2>/dev/null; then
@@ -457,7 +478,10 @@ elif [ "$accel_plan" = kvm ] && [ -e "$run_dir/h1/started" ] && [ "$remembered" 
     remember kvm
 fi
 
-# The capture: host 1's side of each link; several links merged in time order.
+# The capture: host 1's side of each link; several links merged in time order. In a star a
+# frame between two outer hosts crosses two links, so it is in two dumps byte for byte: the
+# copy is dropped (editcap -D). A retransmission is never byte-identical: rxe gives every packet
+# it sends a new IPv4 ID.
 if [ -n "$capture" ]; then
     links=("$run_dir"/link-*.pcap)
     if [ ! -e "${links[0]}" ]; then
@@ -465,7 +489,9 @@ if [ -n "$capture" ]; then
     elif [ ${#links[@]} -eq 1 ]; then
         mv "${links[0]}" "$capture"
     else
-        mergecap -w "$capture" "${links[@]}" || note "--capture: mergecap failed"
+        mergecap -w "$run_dir/merged.pcap" "${links[@]}" 2>"$run_dir/merge.err" &&
+            editcap -D 1000 "$run_dir/merged.pcap" "$capture" >/dev/null 2>>"$run_dir/merge.err" ||
+            note "--capture: merging the links' captures failed: $(grep -m 1 . "$run_dir/merge.err")"
     fi
 fi
 

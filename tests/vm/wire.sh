@@ -128,7 +128,21 @@ check "link down: the lab said so on host 2's stderr" \
 cat "$out/faults/link.txt" 2>/dev/null | sed 's/^/    /'
 check "no socket file left behind" bash -c "! ls -d /tmp/rdmalab-wire.* 2>/dev/null | grep -q ."
 
-# ---- 3. Refusals: one line each, exit 2, nothing booted.
+# ---- 3. Three hosts: a star whose centre (host 1) bridges; host 2 writes to host 3 through it.
+mkdir -p "$out/star"
+rc=0
+"$lab" --hosts 3 --timeout 300 --capture "$scratch/star.pcap" -- bash "$repo/tests/wire/star.sh" "$bin" "$out/star" \
+    >"$scratch/star.out" 2>"$scratch/star.err" || rc=$?
+check "star: the lab exits 0" [ "$rc" = 0 ]
+check "star: host 3 verified the WRITE from host 2" has_line "$out/star/server.out" '^server: verified 65536 bytes placed'
+check "star: host 2's client exits 0" rc_is "$out/star/client.rc" 0
+"$wire" "$scratch/star.pcap" --json "$scratch/star.json" >/dev/null 2>&1
+check "star: the WRITE crossed from .2 to .3, each packet once in the merged capture (64)" \
+    [ "$(count_packets "$scratch/star.json" '"src": "198\.51\.100\.2", "dst": "198\.51\.100\.3"' '"RDMA WRITE')" = 64 ]
+check "star: nothing counted as sent again (the bridge's copies are dropped)" \
+    [ "$(count_packets "$scratch/star.json" '"sent_again": true')" = 0 ]
+
+# ---- 4. Refusals: one line each, exit 2, nothing booted.
 refused() {  # refused NAME REGEX COMMAND...
     local name=$1 regex=$2 rc=0
     shift 2
