@@ -144,6 +144,9 @@ native_address() {
     [ -n "$netdev" ] && ip -4 -o addr show dev "$netdev" 2>/dev/null | awk '{ split($4, a, "/"); print a[1]; exit }'
 }
 
+[ "$hosts" = 1 ] || [ "${RDMALAB_IN_LAB:-}" != vm ] ||
+    die "--hosts: the wire boots its guests from the host machine, not from inside a lab guest"
+
 if [ "$mode" = auto ]; then
     if [ "$hosts" -gt 1 ] || ! host_has_rdma_device; then mode=vm; else mode=native; fi
 fi

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # The tour: every lesson in turn, in the README's order, against real verbs, with one line on
 # what each shows. `./rdmalab tour` runs the section "lab" inside the lab (the verbs lessons and
-# rdma-bench), then the section "native" on this host (efa-rdm through libfabric over loopback),
-# and prints one summary from the result files the two sections leave.
-#   lab/tour.sh BUILD_BIN_DIR lab|native RESULT_FILE   run a section; one line per step in RESULT_FILE
-#   lab/tour.sh --steps lab|native                     the section's steps, in order
+# rdma-bench), the section "wire" on two lab hosts joined by a captured link, then the section
+# "native" on this host (efa-rdm through libfabric over loopback), and prints one summary from
+# the result files the sections leave.
+#   lab/tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE   run a section; a line per step in RESULT_FILE
+#   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv write-imm atomics rendezvous completion-events
            selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
+wire_steps=(rdma-write-across)
 native_steps=(efa-rdm)
-usage="usage: tour.sh BUILD_BIN_DIR lab|native RESULT_FILE, or tour.sh --steps lab|native"
+usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
 if [ "${1:-}" = --steps ]; then
     case "${2:-}" in
         lab) echo "${lab_steps[@]}" ;;
+        wire) echo "${wire_steps[@]}" ;;
         native) echo "${native_steps[@]}" ;;
         *) echo "tour.sh: $usage" >&2; exit 2 ;;
     esac
@@ -23,17 +26,21 @@ fi
 export RDMALAB_BIN=$1
 section=$2
 result=$3
+results_dir=$(cd "$(dirname "$result")" && pwd)
 case "$section" in
     lab) export RDMALAB_ADDR=${RDMALAB_ADDR:?run the tour through ./rdmalab tour (the lab sets RDMALAB_ADDR)}
          steps=("${lab_steps[@]}"); first=1 ;;
+    wire) [ -n "${RDMALAB_HOST:-}" ] || { echo "tour.sh: the wire section runs on the lab's two hosts" >&2; exit 2; }
+          steps=("${wire_steps[@]}"); first=$((${#lab_steps[@]} + 1)) ;;
     native) export RDMALAB_ADDR=127.0.0.1   # libfabric over tcp, loopback only
-            steps=("${native_steps[@]}"); first=$((${#lab_steps[@]} + 1)) ;;
+            steps=("${native_steps[@]}"); first=$((${#lab_steps[@]} + ${#wire_steps[@]} + 1)) ;;
     *) echo "tour.sh: unknown section '$section' (lab or native)" >&2; exit 2 ;;
 esac
-total=$((${#lab_steps[@]} + ${#native_steps[@]}))
+total=$((${#lab_steps[@]} + ${#wire_steps[@]} + ${#native_steps[@]}))
 source "$(dirname "$0")/pair.sh" || exit 1
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+[ "$section" = wire ] && [ "$RDMALAB_HOST" != 2 ] && result=/dev/null   # host 2 reports the step
 : >"$result"
 number=$first
 
@@ -162,6 +169,17 @@ run_step() {
             heading rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB, send counted at the receiver; then the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect). Soft-RoCE numbers"
             pair rdma-bench -- --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress
             pair rdma-bench --path staging -- --op write-imm -s 4K -n 500 --warmup 20 --no-progress ;;
+        rdma-write-across)
+            # Both hosts run this step: the server on host 1, the client on host 2; host 2 shows both.
+            [ "$RDMALAB_HOST" = 2 ] && heading rdma-write-across "the wire: a 16 KiB RDMA WRITE from host 2 (198.51.100.2) into host 1's memory, across a captured link (the packets follow the tour)"
+            local dir=$results_dir/wire-step   # emptied by ./rdmalab tour before the boot
+            export RDMALAB_ADDR=$RDMALAB_ADDR_1
+            wire_pair "$dir" rdma-write -s 16K -- -s 16K
+            if [ "$RDMALAB_HOST" = 2 ]; then
+                for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
+                show "$dir/server.out" "$dir/client.out"
+                rcs+=($(cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1))
+            fi ;;
         efa-rdm)
             heading efa-rdm "libfabric RDM, the AWS EFA interface: SEND, WRITE, READ to an address-vector peer over tcp;ofi_rxm (this host)"
             pair efa-rdm -- ;;

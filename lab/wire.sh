@@ -5,20 +5,23 @@
 # packets sent again. Decoding is tshark's RoCE v2 dissector (Debian's tshark); this script
 # only lays out its fields. Works on the lab's captures (--capture) and on real hosts' ones:
 # `tcpdump -i IFACE -w x.pcap udp port 4791`, or Mellanox's ibdump.
-#   lab/wire.sh FILE.pcap [--json OUT.json] [--quiet]
+#   lab/wire.sh FILE.pcap [--json OUT.json] [--brief] [--quiet]
 #     --json OUT.json  the same packets as a JSON array (for the site and for tests)
+#     --brief          a run of packets of one opcode, direction and QP on one line ("× 62")
 #     --quiet          no ladder on stdout (with --json)
 set -euo pipefail
-usage="usage: rdmalab wire FILE.pcap [--json OUT.json] [--quiet]"
+usage="usage: rdmalab wire FILE.pcap [--json OUT.json] [--brief] [--quiet]"
 die() { echo "wire: $*" >&2; exit 2; }
 
 file=""
 json=""
 quiet=0
+brief=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --json) [ $# -ge 2 ] || die "--json needs a file name"; json=$2; shift ;;
         --quiet) quiet=1 ;;
+        --brief) brief=1 ;;
         -h|--help) echo "$usage"; exit 0 ;;
         -*) die "unknown option '$1' ($usage)" ;;
         *) [ -z "$file" ] || die "one capture at a time ($usage)"; file=$1 ;;
@@ -46,7 +49,7 @@ if ! tshark "${tshark_args[@]}" >"$scratch/packets" 2>"$scratch/err"; then
     die "tshark cannot read $file: $(grep -m 1 . "$scratch/err" || echo 'no reason given')"
 fi
 
-awk -F'\t' -v json="$json" -v quiet="$quiet" '
+awk -F'\t' -v json="$json" -v quiet="$quiet" -v brief="$brief" '
 function opname(op,    base, t) {
     t = int(op / 32)
     base = op % 32
@@ -98,7 +101,7 @@ BEGIN {
     if (swap != "") details = details (details == "" ? "" : " · ") (op % 32 == 19 ? sprintf("AtomicETH compare %s swap %s", cmp, swap) : sprintf("AtomicETH add %s", swap))
     if (orig != "") details = details (details == "" ? "" : " · ") "AtomicAckETH original " orig
     if (qkey != "") details = details (details == "" ? "" : " · ") sprintf("DETH qkey %s src QP %s", qkey, srcqp)
-    if (op >= 96 && qpn + 0 == 1) details = details " · a CM message (QP1: rdma_cm connection management)"
+    if (op >= 96 && qpn + 0 == 1) details = details " · rdma_cm connection management (QP1)"
     if (payload > 0) details = details (details == "" ? "" : " · ") sprintf("payload %d B", payload)
     if (ackreq == "1" || ackreq == "True") details = details (details == "" ? "" : " · ") "ack requested"
     # A packet seen again: the same direction, QP, PSN and opcode (go-back-N, or a duplicate).
@@ -109,7 +112,14 @@ BEGIN {
     count[name]++
     if (syn != "" && int(syn / 32) != 0) nak[syndrome_text(syn + 0)]++
     packets++
-    if (!quiet) printf "%10.3f  %-15s  %-34s %8s %8d  %s\n", time * 1000, host(src) "→" host(dst), name, qpn, psn, details
+    line = sprintf("%10.3f  %-15s  %-34s %8s %8d  %s", time * 1000, host(src) "→" host(dst), name, qpn, psn, details)
+    if (!quiet && !brief) print line
+    if (!quiet && brief) {
+        # A run: the same direction, QP and opcode, headers alike but for the PSN.
+        run_key = src ">" dst ":" qpn ":" op ":" (details ~ /RETH|AETH|ImmDt|Atomic|SENT AGAIN/ ? NR : "")
+        if (run_key == last_key) { run_count++; run_last_psn = psn }
+        else { flush_run(); last_key = run_key; run_line = line; run_count = 1; run_first_psn = psn; run_last_psn = psn }
+    }
     if (json != "") {
         printf "%s  {\"time_s\": %s, \"src\": %s, \"dst\": %s, \"transport\": %s, \"opcode\": %d, \"opcode_name\": %s, \"qpn\": %s, \"psn\": %d, \"ack_requested\": %s",
             (packets > 1 ? ",\n" : ""), time, jstr(src), jstr(dst), jstr(transport(op)), op, jstr(opname(op)), jstr(qpn), psn,
@@ -123,7 +133,14 @@ BEGIN {
         printf ", \"payload_bytes\": %d, \"sent_again\": %s}", payload, ((details ~ /SENT AGAIN/) ? "true" : "false") > json
     }
 }
+function flush_run() {
+    if (run_count == 0) return
+    print run_line
+    if (run_count > 1) printf "%10s  %-15s  %-34s %8s %8s  ··· %d packets like it in all, PSN %d–%d\n", "", "", "", "", "", run_count, run_first_psn, run_last_psn
+    run_count = 0
+}
 END {
+    if (brief && !quiet) flush_run()
     if (json != "") { printf "%s]\n", (packets > 0 ? "\n" : "") > json; close(json) }
     if (quiet) exit
     printf "\n%d RoCE v2 packets", packets
