@@ -3,7 +3,8 @@
 #       one client; leaves DIR/server.out, DIR/client.out (stdout+stderr), DIR/server.rc, DIR/client.rc
 #   group_run DIR LESSON CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]
 #       CLIENTS clients at once; leaves DIR/server.* and DIR/client1.* … DIR/clientN.*
-# Every wait is bounded and every process is reaped on every path.
+# Every wait is bounded (each process by pair_limit_s, default 90 s) and every process is
+# reaped on every path.
 : "${RDMALAB_BIN:?set RDMALAB_BIN to the folder of the lesson binaries}"
 : "${RDMALAB_ADDR:?set RDMALAB_ADDR to the RDMA address of the server (the lab sets it)}"
 
@@ -17,7 +18,7 @@ start_server() {
     rm -f "$dir"/server.* "$dir"/client*
     local args=("$@")
     [[ " ${args[*]} " == *" --accept-timeout "* ]] || args=(--accept-timeout 20 "${args[@]}")
-    timeout -k 5 90 "$RDMALAB_BIN/$lesson" server "${args[@]}" >"$dir/server.out" 2>&1 &
+    timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" server "${args[@]}" >"$dir/server.out" 2>&1 &
     server_pid=$!
     local waited=0
     until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
@@ -95,7 +96,10 @@ wire_pair() {
                 sleep 0.05
                 waited=$((waited + 1))
             done
-            timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR_1:?}" "${client_args[@]}" >"$dir/client.out" 2>&1
-            echo $? >"$dir/client.rc" ;;
+            local rc=0
+            timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR_1:?}" "${client_args[@]}" \
+                >"$dir/client.out" 2>&1 || rc=$?
+            [ "$rc" = 124 ] && echo "wire_pair: the client did not finish within ${pair_limit_s:-90} s: killed it" >>"$dir/client.out"
+            echo "$rc" >"$dir/client.rc" ;;
     esac
 }

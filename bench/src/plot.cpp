@@ -60,6 +60,22 @@ std::string default_title(const std::vector<Record>& records, const std::string&
     return fmt::format("{} — {}", fmt::join(ops, ", "), y_label);
 }
 
+void factor_legend(Chart& chart) {
+    if (chart.series.size() < 2) return;
+    std::string prefix = chart.series.front().label;
+    for (const Series& s : chart.series) {
+        std::size_t n = 0;
+        while (n < prefix.size() && n < s.label.size() && prefix[n] == s.label[n]) ++n;
+        prefix.resize(n);
+    }
+    std::size_t cut = prefix.find_last_of(" =");
+    if (cut == std::string::npos || cut + 1 < 8) return;
+    prefix.resize(cut + 1);
+    for (Series& s : chart.series) s.label = s.label.substr(prefix.size());
+    while (!prefix.empty() && (prefix.back() == ' ' || prefix.back() == '=')) prefix.pop_back();
+    chart.legend_title = prefix;
+}
+
 std::string xml_escape(const std::string& text) {
     std::string out;
     for (char c : text) {
@@ -159,6 +175,9 @@ std::string render_svg(const Chart& chart) {
                        kTop + plot_h + 36, xml_escape(chart.x_label));
     svg += fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
                        kTop + plot_h / 2, xml_escape(chart.y_label));
+    if (!chart.legend_title.empty())
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kWidth - kRight + 12,
+                           kTop + 14, xml_escape(chart.legend_title));
     // One polyline per series, with its legend entry.
     for (std::size_t i = 0; i < chart.series.size(); ++i) {
         const Series& s = chart.series[i];
@@ -168,7 +187,7 @@ std::string render_svg(const Chart& chart) {
             if (x > 0) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
         svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>\n",
                            color, points, xml_escape(s.label));
-        const double ly = kTop + 10 + 18 * static_cast<double>(i);
+        const double ly = kTop + 10 + 18 * static_cast<double>(i + (chart.legend_title.empty() ? 0 : 1));
         svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
                            kWidth - kRight + 12, ly, kWidth - kRight + 32, ly, color);
         svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38, ly + 4,

@@ -278,7 +278,13 @@ int plot(const PlotOptions& p) {
     chart.caption = fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
                                 env.value("lab", "no") == "no" ? "" : " in the " + env.value("lab", ""), env.value("path_mtu", 0),
                                 env.value("kernel", "?"), env.value("host", "?"), env.value("date", "?"), kToolVersion);
-    if (env.contains("lab_faults")) chart.caption += " · faults: " + env.value("lab_faults", "");
+    if (env.contains("lab_faults")) {
+        bool same = true;
+        for (const Record& r : records)
+            same = same && r.value("environment", Record::object()).value("lab_faults", "") == env.value("lab_faults", "");
+        chart.caption += " · faults: " + (same ? env.value("lab_faults", "") : std::string("each line's own (legend)"));
+    }
+    factor_legend(chart);
     write_file(p.output, render_svg(chart));
     fmt::print("wrote {} ({} series, {} records)\n", p.output, chart.series.size(), records.size());
     return 0;

@@ -48,7 +48,8 @@ TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
                 .x_label = "message size (bytes)",
                 .y_label = "GiB/s",
                 .caption = "rxe0 (Soft-RoCE), kernel 6.1, 2026-11-22",
-                .series = {{"a", {{32, 0.1}, {64, 0.2}, {128, 0.4}}}, {"b", {{32, 0.05}, {1024, 0.3}}}}};
+                .series = {{"a", {{32, 0.1}, {64, 0.2}, {128, 0.4}}}, {"b", {{32, 0.05}, {1024, 0.3}}}},
+                .legend_title = ""};
     std::string svg = render_svg(chart);
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
@@ -63,7 +64,7 @@ TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
 }
 
 TEST(RenderSvg, EmptyChartStillRenders) {
-    std::string svg = render_svg(Chart{.title = "nothing", .x_label = "", .y_label = "", .caption = "", .series = {}});
+    std::string svg = render_svg(Chart{.title = "nothing", .x_label = "", .y_label = "", .caption = "", .series = {}, .legend_title = ""});
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
     EXPECT_EQ(svg.find("nan"), std::string::npos);
     EXPECT_EQ(svg.find("inf"), std::string::npos);
@@ -78,4 +79,26 @@ TEST(DefaultTitle, NamesEveryOperationOnce) {
     EXPECT_EQ(default_title(records, "throughput"), "write, send — throughput");
     EXPECT_EQ(default_title({records.front()}, "throughput"), "write — throughput");
     EXPECT_EQ(default_title({Record{{"config", {{"size", 1}}}}}, "throughput"), "throughput");
+}
+
+TEST(FactorLegend, MovesTheSharedBeginningIntoATitle) {
+    Chart chart;
+    chart.series = {Series{"lab_faults=host 2 egress loss 0%", {}}, Series{"lab_faults=host 2 egress loss 10%", {}}};
+    factor_legend(chart);
+    EXPECT_EQ(chart.legend_title, "lab_faults=host 2 egress loss");
+    EXPECT_EQ(chart.series[0].label, "0%");
+    EXPECT_EQ(chart.series[1].label, "10%");
+    EXPECT_NE(render_svg(chart).find(">lab_faults=host 2 egress loss<"), std::string::npos);
+}
+
+TEST(FactorLegend, LeavesShortOrSingleLabelsAlone) {
+    Chart one;
+    one.series = {Series{"op=write window=64", {}}};
+    factor_legend(one);
+    EXPECT_EQ(one.series[0].label, "op=write window=64");
+    Chart short_prefix;
+    short_prefix.series = {Series{"op=write", {}}, Series{"op=send", {}}};
+    factor_legend(short_prefix);
+    EXPECT_TRUE(short_prefix.legend_title.empty());
+    EXPECT_EQ(short_prefix.series[1].label, "op=send");
 }

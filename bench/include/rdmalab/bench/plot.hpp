@@ -21,6 +21,7 @@ struct Chart {
     std::string y_label;
     std::string caption;  // where and when: device, provider, kernel, date
     std::vector<Series> series;
+    std::string legend_title;  // above the legend entries, when they share a long beginning
 };
 
 // Groups records into series by the values of series_keys, taking x and y from dotted keys
@@ -32,6 +33,12 @@ std::vector<Series> series_from_records(const std::vector<Record>& records, cons
 // The default title: every operation the records hold, in first-seen order, then the measure
 // ("write, send — throughput (GiB/s)").
 std::string default_title(const std::vector<Record>& records, const std::string& y_label);
+
+// Where every series label begins with the same words ("lab_faults=host 2 egress loss 0%",
+// "… 5%"), moves them into chart.legend_title and leaves the rest ("0%", "5%"): the legend has
+// room for short names only. Cuts after a space or '='; does nothing for fewer than two series
+// or a shared beginning shorter than 8 characters.
+void factor_legend(Chart& chart);
 
 // An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0.
 std::string render_svg(const Chart& chart);

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Goodput against packet loss, measured across the lab's wire: rdma-bench from host 2 to host 1
+# with netem dropping P% of host 2's egress, for P = 0, 0.1, 1, 5, 10. RC WRITE at 1 KiB…64 KiB,
+# 16 outstanding, 2 s each (go-back-N: every loss resends from the lost PSN), and UD SEND of 1 KiB with the receiver
+# counting what never arrived. rxe's port counters on both hosts are read before and after each
+# rate. Records (every one stating its fault), counters, the figure and a table go to OUT_DIR.
+#   bench/wire-loss.sh [--report-only] [OUT_DIR]   (./rdmalab bench-wire-loss; default bench/results/wire)
+#     --report-only   no measurement: the figure and the table again, from OUT_DIR's records
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=$repo/build/bin
+report_only=0
+[ "${1:-}" = --report-only ] && { report_only=1; shift; }
+out=${1:-$repo/bench/results/wire}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+[[ $out == "$repo"/* ]] || { echo "wire-loss: OUT_DIR must lie inside the repository (the lab's hosts write there)" >&2; exit 2; }
+rates=(0 0.1 1 5 10)
+work=$(mktemp -d "$repo/build/wire-loss.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Inside the guests: both hosts walk the rates in step; host 1 serves, host 2 sets its netem
+# loss and runs the client. Each step's folder is the rendezvous.
+cat >"$work/guest.sh" <<'GUEST'
+set -uo pipefail
+work=$1 bin=$2 out=$3
+shift 3
+export RDMALAB_BIN=$bin RDMALAB_ADDR=$RDMALAB_ADDR_1
+pair_limit_s=300   # at 10 % loss a phase drains slowly
+source lab/pair.sh || exit 1
+counters() { for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do echo "${f##*/} $(cat "$f")"; done; }
+failed=0
+for rate in "$@"; do
+    if [ "$RDMALAB_HOST" = 2 ]; then
+        tc qdisc replace dev eth0 root netem loss "$rate%" || exit 1
+        export RDMALAB_FAULTS="host 2 egress loss $rate%"
+    fi
+    counters >"$work/counters-$rate-host$RDMALAB_HOST-before"
+    wire_pair "$work/rc-$rate" rdma-bench --timeout 60 -- --op write -c RC -s 1K,4K,16K,64K -t 16 -D 2 --warmup 5 --no-progress \
+        --timeout 60 --json "$out/rc-loss-$rate.json"
+    wire_pair "$work/ud-$rate" rdma-bench --timeout 60 -- --op send -c UD -s 1K -n 2000 --warmup 5 --no-progress \
+        --timeout 60 --json "$out/ud-loss-$rate.json"
+    counters >"$work/counters-$rate-host$RDMALAB_HOST-after"
+    for step in rc ud; do
+        rc_file=$work/$step-$rate/$([ "$RDMALAB_HOST" = 1 ] && echo server || echo client).rc
+        [ "$(cat "$rc_file" 2>/dev/null)" = 0 ] || { echo "$step at $rate%: failed"; cat "$work/$step-$rate"/*.out; failed=1; }
+    done
+done
+exit $failed
+GUEST
+
+if [ "$report_only" = 0 ]; then
+"$repo/lab/lab.sh" --hosts 2 --timeout 900 -- bash "$work/guest.sh" "$work" "$bin" "$out" "${rates[@]}"
+
+# The counters: after minus before, per host and rate, the ones that tell what loss did.
+{
+    echo "{"
+    sep=""
+    for rate in "${rates[@]}"; do
+        for host in 1 2; do
+            printf '%s  "loss %s%% host %s": {' "$sep" "$rate" "$host"
+            join -j 1 <(sort "$work/counters-$rate-host$host-before") <(sort "$work/counters-$rate-host$host-after") |
+                awk '{ printf "%s\"%s\": %d", (NR > 1 ? ", " : ""), $1, $3 - $2 }'
+            printf '}'
+            sep=$',\n'
+        done
+    done
+    printf '\n}\n'
+} >"$out/rxe-counters.json"
+fi
+
+records=()
+for rate in "${rates[@]}"; do records+=("$out/rc-loss-$rate.json"); done
+"$bin/rdma-bench" plot "${records[@]}" --series environment.lab_faults --y gib -o "$out/rc-write-goodput-vs-loss.svg" \
+    --title "RC WRITE goodput under loss (go-back-N), rdma-bench across the lab's wire"
+
+# A table: goodput per size and rate, UD delivery, and what the counters saw.
+{
+    echo "# Goodput against loss across the lab's wire"
+    echo
+    echo "Soft-RoCE (rxe) in two QEMU guests on one 2-core machine: software, not a NIC; only the"
+    echo "ratios within this run mean anything. Recorded by \`bench/wire-loss.sh\` on $(date -u +%Y-%m-%d) ($(uname -r) host, kernel in the guests from /boot)."
+    echo "Loss is netem on host 2's egress (the data direction); ACKs and NAKs from host 1 are not dropped."
+    echo
+    echo "rxe's port counters (\`/sys/class/infiniband/rxe0/ports/1/hw_counters\`, after minus before each rate's runs):"
+    echo "on host 1, the responder, \`out_of_seq_request\` counts packets that arrived past a gap (each answered by a"
+    echo "NAK or dropped while one is outstanding) and \`duplicate_request\` packets it had already executed; on host 2,"
+    echo "the requester, \`rcvd_seq_err\` counts the NAKs it received and \`completer_retry_err\` its retransmission rounds."
+    echo "Each rate's runs last a fixed time, so \`sent_pkts\` falls as goodput falls."
+    echo
+    echo "| loss | RC WRITE 1 KiB GiB/s | 4 KiB | 16 KiB | 64 KiB | 4 KiB vs no loss | UD 1 KiB: received of sent | host 1 out_of_seq_request | host 1 duplicate_request | host 2 rcvd_seq_err | host 2 completer_retry_err | host 2 sent_pkts |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    base4k=""
+    for rate in "${rates[@]}"; do
+        row=$(grep -E '"gib_per_s"|"size"' "$out/rc-loss-$rate.json" | awk -F': ' '/"size"/ { size = $2 + 0 } /"gib_per_s"/ { v[size] = $2 + 0 } END { printf "%.4f %.4f %.4f %.4f", v[1024], v[4096], v[16384], v[65536] }')
+        read -r g1 g4 g16 g64 <<<"$row"
+        [ -n "$base4k" ] || base4k=$g4
+        ud=$(awk -F': ' '/"lost"/ && lost == "" { lost = $2 + 0 } /"messages"/ && got == "" { got = $2 + 0 } END { printf "%d of %d", got, got + lost }' "$out/ud-loss-$rate.json")
+        counter() { sed -nE "s/.*\"loss $rate% host $1\": \\{.*\"$2\": ([0-9-]+).*/\\1/p" "$out/rxe-counters.json"; }
+        echo "| $rate % | $g1 | $g4 | $g16 | $g64 | $(awk -v a="$g4" -v b="$base4k" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') | $ud | $(counter 1 out_of_seq_request) | $(counter 1 duplicate_request) | $(counter 2 rcvd_seq_err) | $(counter 2 completer_retry_err) | $(counter 2 sent_pkts) |"
+    done
+} >"$out/README.md"
+cat "$out/README.md"
