@@ -34,7 +34,8 @@ the exit status is the first failure's. RDMALAB_SHARED names a folder every host
   --delay [I:]MS        added delay in milliseconds
   --rate [I:]RATE       a rate limit (e.g. 100mbit, 10kbit)
   --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
-                        again after D more seconds)"
+                        again after D more seconds)
+  --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I"
 
 die() { echo "lab: $*" >&2; exit 2; }
 note() { echo "lab: $*" >&2; }
@@ -111,12 +112,14 @@ for fault in "${faults[@]}"; do
 done
 declare -A link_down_at=() link_down_for=()
 for spec in "${link_downs[@]}"; do
-    [[ $spec =~ ^([1-4])@([0-9]+(\.[0-9]+)?)(\+([0-9]+(\.[0-9]+)?))?$ ]] ||
-        die "--link-down must be HOST@SECONDS or HOST@SECONDS+SECONDS (e.g. 2@1.5+3), got '$spec'"
+    [[ $spec =~ ^([1-4])@([0-9]+(\.[0-9]+)?|signal)(\+([0-9]+(\.[0-9]+)?))?$ ]] ||
+        die "--link-down must be HOST@SECONDS or HOST@signal, then optionally +SECONDS (e.g. 2@1.5+3), got '$spec'"
     [ "${BASH_REMATCH[1]}" -le "$hosts" ] || die "--link-down $spec: there are only $hosts hosts"
     link_down_at[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
     link_down_for[${BASH_REMATCH[1]}]=${BASH_REMATCH[5]}
-    fault_text+="${fault_text:+, }host ${BASH_REMATCH[1]} link down at ${BASH_REMATCH[2]} s$([ -n "${BASH_REMATCH[5]}" ] && echo " for ${BASH_REMATCH[5]} s")"
+    when="at ${BASH_REMATCH[2]} s"
+    [ "${BASH_REMATCH[2]}" = signal ] && when="on a signal"
+    fault_text+="${fault_text:+, }host ${BASH_REMATCH[1]} link down $when$([ -n "${BASH_REMATCH[5]}" ] && echo " for ${BASH_REMATCH[5]} s")"
 done
 if [ -n "$capture" ]; then
     capture_dir=$(dirname "$capture")
@@ -250,7 +253,13 @@ for ((i = 1; i <= hosts; i++)); do
                 echo "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem${netem[$i]} || exit 125; done"
             fi
             if [ -n "${link_down_at[$i]:-}" ]; then
-                echo "( sleep ${link_down_at[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down\" >&2"
+                if [ "${link_down_at[$i]}" = signal ]; then
+                    # Any host's command says when: it creates this file (polled every 50 ms).
+                    echo "( until [ -e \"\$RDMALAB_SHARED/link-down-$i\" ]; do sleep 0.05; done"
+                else
+                    echo "( sleep ${link_down_at[$i]}"
+                fi
+                echo "  for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down\" >&2"
                 [ -n "${link_down_for[$i]}" ] &&
                     echo "  sleep ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up\" >&2"
                 echo ") &"

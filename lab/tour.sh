@@ -10,7 +10,7 @@ set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv write-imm atomics rendezvous completion-events
            selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
-wire_steps=(rdma-write-across)
+wire_steps=(rdma-write-across link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
 if [ "${1:-}" = --steps ]; then
@@ -178,6 +178,27 @@ run_step() {
             if [ "$RDMALAB_HOST" = 2 ]; then
                 for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
                 show "$dir/server.out" "$dir/client.out"
+                rcs+=($(cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1))
+            fi ;;
+        link-failure)
+            # The lab takes host 1's link down on a signal (./rdmalab tour passes --link-down
+            # 1@signal+3): host 2 gives it once its client is writing and waiting for the failure.
+            [ "$RDMALAB_HOST" = 2 ] && heading link-failure "the wire: host 1's link dies under host 2's WRITEs (IBV_WC_RETRY_EXC_ERR at the time retry_cnt and timeout predict), a SEND meets no receive (RNR NAKs, IBV_WC_RNR_RETRY_EXC_ERR); the QP recovers both times"
+            local dir=$results_dir/wire-failure
+            export RDMALAB_ADDR=$RDMALAB_ADDR_1
+            local signaller=""
+            if [ "$RDMALAB_HOST" = 2 ]; then
+                (for _ in $(seq 600); do
+                     grep -q 'until the link dies' "$dir/client.out" 2>/dev/null && { touch "$RDMALAB_SHARED/link-down-1"; exit; }
+                     sleep 0.05
+                 done) &
+                signaller=$!
+            fi
+            wire_pair "$dir" link-failure --
+            [ -n "$signaller" ] && { kill "$signaller" 2>/dev/null; wait "$signaller" 2>/dev/null; }
+            if [ "$RDMALAB_HOST" = 2 ]; then
+                for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
+                grep -vE '^(server|client): (    |sent QPN|RESET|INIT|RTR|RTS)' "$dir/server.out" "$dir/client.out" -h | sed 's/^/    /'
                 rcs+=($(cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1))
             fi ;;
         efa-rdm)

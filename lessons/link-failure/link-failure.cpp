@@ -1,0 +1,340 @@
+// Lesson: link-failure — what a dead link and a missing receive do to an RC QP, with the time
+// each error takes predicted from the QP's attributes and then measured: the link dies under a
+// stream of WRITEs (IBV_WC_RETRY_EXC_ERR after (retry_cnt + 1) × 4.096 µs × 2^timeout), a SEND
+// meets no receive (RNR NAKs, IBV_WC_RNR_RETRY_EXC_ERR after rnr_retry × the responder's
+// min_rnr_timer); each time the QP is in ERROR and both sides recover through RESET.
+// Needs two hosts and a link to break: in the lab
+//   ./rdmalab lab --hosts 2 --link-down 1@4+4 --on 1 'build/bin/link-failure server'
+//                 --on 2 'sleep 2; build/bin/link-failure client $RDMALAB_ADDR_1'
+// on real hosts, `ip link set IFACE down` (then up) on the server's host while the client writes.
+// Run: link-failure server [-s SIZE] | link-failure client ADDR [-s SIZE] [--wait SEC]
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::uint32_t kRecover = 0x52535421;   // "RST!": the client's "my QP failed: reset both"
+constexpr std::uint32_t kFinished = 0x444f4e45;  // "DONE"
+
+// #region limits
+// The limits whose product is the time to an error. timeout 14: an unanswered packet is resent
+// after 4.096 µs × 2^14 ≈ 67 ms; retry_cnt 3: three resends, then IBV_WC_RETRY_EXC_ERR (7 would
+// mean seven on hardware, but "forever" on rxe). min_rnr_timer 24: a responder with no receive
+// posted tells the sender to wait 40.96 ms (the IBTA's table of 32 codes); rnr_retry 3: three
+// more tries, then IBV_WC_RNR_RETRY_EXC_ERR (7 would be forever, everywhere).
+constexpr Reliability kLimits{.timeout = 14,
+                              .retry_cnt = 3,
+                              .rnr_retry = 3,
+                              .min_rnr_timer = 24,
+                              .max_rd_atomic = 0,
+                              .max_dest_rd_atomic = 0};
+// #endregion limits
+
+// #region predictions
+// The local ACK timeout: 4.096 µs × 2^timeout. Each of the 1 + retry_cnt transmissions waits
+// that long for an ACK before the next, so a dead link surfaces after (retry_cnt + 1) of them.
+double predicted_retry_exceeded_s(const Reliability& r) {
+    return (r.retry_cnt + 1) * 4.096e-6 * static_cast<double>(1u << r.timeout);
+}
+
+// min_rnr_timer's codes 1…31 in milliseconds (0 means 655.36 ms), from the IBTA's table.
+double rnr_timer_ms(std::uint8_t code) {
+    static constexpr std::array<double, 32> kMs = {655.36, 0.01,  0.02,  0.03,  0.04,   0.06,   0.08,   0.12,
+                                                   0.16,   0.24,  0.32,  0.48,  0.64,   0.96,   1.28,   1.92,
+                                                   2.56,   3.84,  5.12,  7.68,  10.24,  15.36,  20.48,  30.72,
+                                                   40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
+    return kMs.at(code & 31);
+}
+
+// A SEND that meets no receive is answered by an RNR NAK each time; the sender waits the timer
+// between tries, rnr_retry times, and fails on the last NAK.
+double predicted_rnr_exceeded_s(const Reliability& r) { return r.rnr_retry * rnr_timer_ms(r.min_rnr_timer) / 1000; }
+// #endregion predictions
+
+struct FailureOptions : QpOptions {
+    double wait_s = 30;  // client: how long to keep writing while waiting for the link to die
+};
+
+// The next completion, whatever its status (the errors are the lesson), and when it came.
+ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* what) {
+    const auto start = Clock::now();
+    ibv_wc wc{};
+    int found = 0;
+    while ((found = ibv_poll_cq(cq, 1, &wc)) == 0) {
+        if (Clock::now() - start > timeout)
+            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    check_errno(found > 0, "ibv_poll_cq");
+    return wc;
+}
+
+void expect_status(const ibv_wc& wc, ibv_wc_status expected, const char* what) {
+    if (wc.status != expected)
+        fail(fmt::format("{}: expected {}, got {} ({})", what, wc_status_name(expected), wc_status_name(wc.status),
+                         ibv_wc_status_str(wc.status)));
+}
+
+void reset_qp(ibv_qp* qp, const char* who) {
+    fmt::print("{}: the QP is {}; -> RESET, then INIT -> RTR -> RTS with new PSNs\n", who,
+               qp_state_name(query_qp_state(qp)));
+    ibv_qp_attr reset{};
+    reset.qp_state = IBV_QPS_RESET;
+    check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
+}
+
+std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
+
+struct Server {
+    QpResources r;
+    Buffer target;
+    MemoryRegion target_mr;
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr;
+    double timeout_s;
+
+    explicit Server(const FailureOptions& o)
+        : r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")), target(o.size), timeout_s(o.timeout_s) {
+        // The peer may write the target (REMOTE_WRITE needs LOCAL_WRITE), not read it.
+        target_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), target.data(), target.size(),
+                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+                                  "ibv_reg_mr(target)"));
+        done_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
+                                "ibv_reg_mr(done)"));
+    }
+
+    // INIT, one receive for the next "done" SEND, the endpoint exchange, RTR (where our
+    // min_rnr_timer is set: it is the responder's to announce) and RTS.
+    void bring_up(TcpExchange& tcp) {
+        apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
+                    .length = static_cast<std::uint32_t>(done.size()),
+                    .lkey = done_mr->lkey};
+        ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &sge, .num_sge = 1};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
+        connect_qp(r.qp.get(), tcp, r.local,
+                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
+                                  static_cast<std::uint32_t>(target.size())),
+                   PeerBuffer::kNone, kLimits, "server");
+    }
+
+    // The client's WRITE, then its "done" SEND (RC keeps their order): verify, tell, clear.
+    void verified_round(TcpExchange& tcp, int round) {
+        ibv_wc wc = next_completion(r.cq.get(), ms(timeout_s), "the client's done SEND");
+        expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
+        if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
+            fail(fmt::format("expected a {}-byte done message, got {} bytes", done.size(), wc.byte_len));
+        const std::uint32_t written = load_be32(done);
+        if (written == 0 || written > target.size())
+            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
+        const bool verified =
+            !find_pattern_mismatch(target.bytes().first(written), round) && all_zero(target.bytes().subspan(written));
+        std::fill(target.bytes().begin(), target.bytes().end(), std::byte{0});
+        send_word(tcp, verified ? written : 0);
+        if (!verified) fail(fmt::format("round {}: the {} bytes written do not match the pattern", round, written));
+        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round, written);
+    }
+
+    // A responder sees nothing of the client's failure: its QP stays in RTS. It resets only
+    // because the client asks (the PSNs are about to start afresh).
+    void recover(TcpExchange& tcp, const char* after) {
+        expect_word(tcp, kRecover, "the client's request to recover");
+        fmt::print("server: {}: the client asks to recover\n", after);
+        reset_qp(r.qp.get(), "server");
+        bring_up(tcp);
+    }
+};
+
+int run_server(const FailureOptions& options) {
+    Server server(options);
+    // The exchange's waits span the outage: they use the (long) accept limit.
+    auto tcp = TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+    server.bring_up(tcp);
+    server.verified_round(tcp, 1);
+    server.recover(tcp, "after the dead link");
+    server.verified_round(tcp, 2);
+    // Round 2 used our one receive: the client's next SEND finds none and gets RNR NAKs.
+    server.recover(tcp, "after the SEND that found no receive");
+    server.verified_round(tcp, 3);
+    expect_word(tcp, kFinished, "the client's end");
+    fmt::print("server: verified 3 rounds; the connection failed twice (dead link, receiver not ready) and was "
+               "recovered twice\n");
+    return 0;
+}
+
+struct Client {
+    const FailureOptions& options;
+    QpResources r;
+    Buffer source;
+    MemoryRegion source_mr;
+    std::array<std::uint8_t, 4> done{};
+    MemoryRegion done_mr;
+    QpEndpoint server;
+
+    explicit Client(const FailureOptions& o)
+        : options(o), r(create_qp_resources(o, IBV_QPT_RC, 4, 1, "client")), source(o.size) {
+        // Read by our own NIC only: access 0.
+        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0), "ibv_reg_mr(source)"));
+        done_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
+    }
+
+    void bring_up(TcpExchange& tcp) {
+        apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
+        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised, kLimits, "client");
+        if (source.size() > server.length)
+            fail(fmt::format("the server's buffer holds {} bytes; cannot write {} (use -s {} or less)", server.length,
+                             source.size(), server.length));
+    }
+
+    void post(ibv_wr_opcode opcode, std::uint64_t id) {
+        const bool write = opcode == IBV_WR_RDMA_WRITE;
+        ibv_sge sge{.addr = write ? reinterpret_cast<std::uintptr_t>(source.data())
+                                  : reinterpret_cast<std::uintptr_t>(done.data()),
+                    .length = static_cast<std::uint32_t>(write ? source.size() : done.size()),
+                    .lkey = write ? source_mr->lkey : done_mr->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = id;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = opcode;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        if (write) {
+            wr.wr.rdma.remote_addr = server.address;
+            wr.wr.rdma.rkey = server.rkey;
+        }
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
+    }
+
+    void verified_round(TcpExchange& tcp, int round) {
+        fill_pattern(source.bytes(), round);
+        post(IBV_WR_RDMA_WRITE, 1);
+        store_be32(done, static_cast<std::uint32_t>(source.size()));
+        post(IBV_WR_SEND, 2);
+        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "RDMA WRITE"), IBV_WC_SUCCESS, "RDMA WRITE");
+        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "SEND"), IBV_WC_SUCCESS, "SEND");
+        if (receive_word(tcp) != source.size())
+            fail(fmt::format("round {}: the server could not verify the data", round));
+        fmt::print("client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n", round,
+                   source.size());
+    }
+
+    // #region dead-link
+    // WRITEs one at a time, 20 ms apart, until one fails. While the link lives each completes in
+    // well under a millisecond; once it is dead the WRITE's packets are resent retry_cnt times,
+    // each after the ACK timeout, and then the completion reports IBV_WC_RETRY_EXC_ERR.
+    void dead_link() {
+        const double predicted = predicted_retry_exceeded_s(kLimits);
+        fmt::print("client: writing every 20 ms until the link dies (up to {:.0f} s); predicted error after "
+                   "(retry_cnt {} + 1) x 4.096 us x 2^{} = {:.3f} s\n",
+                   options.wait_s, kLimits.retry_cnt, kLimits.timeout, predicted);
+        std::fflush(stdout);  // whoever takes the link down may be waiting for this line
+        const auto give_up = Clock::now() + ms(options.wait_s);
+        for (std::uint64_t id = 100;; ++id) {
+            fill_pattern(source.bytes(), static_cast<int>(id));
+            const auto posted = Clock::now();
+            post(IBV_WR_RDMA_WRITE, id);
+            ibv_wc wc = next_completion(r.cq.get(), ms(predicted * 10 + 5), "an RDMA WRITE on a dying link");
+            const double took = std::chrono::duration<double>(Clock::now() - posted).count();
+            if (wc.status == IBV_WC_SUCCESS) {
+                if (Clock::now() > give_up)
+                    fail(fmt::format("the link never went down within {:.0f} s: take the server's link down while "
+                                     "this runs (lab: --link-down 1@4+4; real hosts: ip link set IFACE down)",
+                                     options.wait_s));
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                continue;
+            }
+            expect_status(wc, IBV_WC_RETRY_EXC_ERR, "the WRITE on the dead link");
+            fmt::print("client: WRITE {} failed with IBV_WC_RETRY_EXC_ERR \"{}\" after {:.3f} s (predicted {:.3f} s, "
+                       "ratio {:.2f}), {} WRITEs after the first\n",
+                       id, ibv_wc_status_str(wc.status), took, predicted, took / predicted, id - 100);
+            break;
+        }
+        fmt::print("client: after the error ibv_query_qp says the QP is {}\n", qp_state_name(query_qp_state(r.qp.get())));
+    }
+    // #endregion dead-link
+
+    // #region receiver-not-ready
+    // A SEND while the server has no receive posted: the responder answers RNR NAK, naming its
+    // min_rnr_timer; the sender waits that long and tries again, rnr_retry times.
+    void receiver_not_ready() {
+        const double predicted = predicted_rnr_exceeded_s(kLimits);
+        fmt::print("client: SEND with no receive posted at the server; predicted error after rnr_retry {} x "
+                   "min_rnr_timer {} ({:.2f} ms) = {:.3f} s\n",
+                   kLimits.rnr_retry, kLimits.min_rnr_timer, rnr_timer_ms(kLimits.min_rnr_timer), predicted);
+        store_be32(done, 0);
+        const auto posted = Clock::now();
+        post(IBV_WR_SEND, 200);
+        ibv_wc wc = next_completion(r.cq.get(), ms(options.timeout_s), "the SEND nobody can receive");
+        const double took = std::chrono::duration<double>(Clock::now() - posted).count();
+        expect_status(wc, IBV_WC_RNR_RETRY_EXC_ERR, "the SEND nobody can receive");
+        fmt::print("client: the SEND failed with IBV_WC_RNR_RETRY_EXC_ERR \"{}\" after {:.3f} s (predicted {:.3f} s, "
+                   "ratio {:.2f}); the QP is {}\n",
+                   ibv_wc_status_str(wc.status), took, predicted, took / predicted,
+                   qp_state_name(query_qp_state(r.qp.get())));
+    }
+    // #endregion receiver-not-ready
+
+    // Both sides start afresh; over TCP, which waits out the outage by itself (TCP retransmits).
+    void recover(TcpExchange& tcp) {
+        send_word(tcp, kRecover);
+        reset_qp(r.qp.get(), "client");
+        const auto start = Clock::now();
+        bring_up(tcp);
+        fmt::print("client: the QP is {} again ({:.1f} s to reach the server and reconnect)\n",
+                   qp_state_name(query_qp_state(r.qp.get())),
+                   std::chrono::duration<double>(Clock::now() - start).count());
+    }
+};
+
+int run_client(const FailureOptions& options) {
+    Client client(options);
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, ms(options.timeout_s));
+    client.bring_up(tcp);
+    client.verified_round(tcp, 1);
+    client.dead_link();
+    client.recover(tcp);
+    client.verified_round(tcp, 2);
+    client.receiver_not_ready();
+    client.recover(tcp);
+    client.verified_round(tcp, 3);
+    send_word(tcp, kFinished);
+    fmt::print("client: a dead link ended in IBV_WC_RETRY_EXC_ERR and a missing receive in IBV_WC_RNR_RETRY_EXC_ERR, "
+               "each at the time the QP's attributes predict; the QP recovered both times and 3 rounds were "
+               "verified\n");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("link-failure", [&] {
+        CLI::App app{"A dead link and a missing receive: the RC errors, when they come, and recovery", "link-failure"};
+        FailureOptions options;
+        options.timeout_s = 30;  // the waits that span the outage
+        add_qp_options(app, options);
+        app.add_option("--wait", options.wait_s, "client: seconds to keep writing while waiting for the link to die")
+            ->check(CLI::Range(1.0, 600.0))
+            ->capture_default_str();
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
