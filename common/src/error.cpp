@@ -9,7 +9,9 @@
 
 namespace rdmalab {
 
-void fail(const std::string& message) { throw Error(message); }
+void fail(const std::string& message) {
+    throw Error(message);
+}
 
 void check_ibv(int rc, std::string_view call) {
     // Some providers return -1 and set errno instead of returning the code itself.
@@ -49,7 +51,9 @@ int run_program(std::string_view program, const std::function<int()>& body) {
     } catch (const std::exception& e) {
         std::string_view message = e.what();
         if (is_device_discovery_failure(message) && host_has_no_rdma_device())
-            fmt::print(stderr, "{}: {} (this host has no RDMA device: run it in the Soft-RoCE lab, ./rdmalab lab -- build/bin/{} ...)\n",
+            fmt::print(stderr,
+                       "{}: {} (this host has no RDMA device: run it in the Soft-RoCE lab, "
+                       "./rdmalab lab -- build/bin/{} ...)\n",
                        program, message, program);
         else
             fmt::print(stderr, "{}: {}\n", program, message);

@@ -56,16 +56,18 @@ double predicted_retry_exceeded_s(const Reliability& r) {
 
 // min_rnr_timer's codes 1…31 in milliseconds (0 means 655.36 ms), from the IBTA's table.
 double rnr_timer_ms(std::uint8_t code) {
-    static constexpr std::array<double, 32> kMs = {655.36, 0.01,  0.02,  0.03,  0.04,   0.06,   0.08,   0.12,
-                                                   0.16,   0.24,  0.32,  0.48,  0.64,   0.96,   1.28,   1.92,
-                                                   2.56,   3.84,  5.12,  7.68,  10.24,  15.36,  20.48,  30.72,
-                                                   40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
+    static constexpr std::array<double, 32> kMs = {
+        655.36, 0.01,  0.02,  0.03,  0.04,  0.06,   0.08,   0.12,   0.16,   0.24,  0.32,
+        0.48,   0.64,  0.96,  1.28,  1.92,  2.56,   3.84,   5.12,   7.68,   10.24, 15.36,
+        20.48,  30.72, 40.96, 61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
     return kMs.at(code & 31);
 }
 
 // A SEND that meets no receive is answered by an RNR NAK each time; the sender waits the timer
 // between tries, rnr_retry times, and fails on the last NAK.
-double predicted_rnr_exceeded_s(const Reliability& r) { return r.rnr_retry * rnr_timer_ms(r.min_rnr_timer) / 1000; }
+double predicted_rnr_exceeded_s(const Reliability& r) {
+    return r.rnr_retry * rnr_timer_ms(r.min_rnr_timer) / 1000;
+}
 // #endregion predictions
 
 struct FailureOptions : QpOptions {
@@ -88,8 +90,8 @@ ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char
 
 void expect_status(const ibv_wc& wc, ibv_wc_status expected, const char* what) {
     if (wc.status != expected)
-        fail(fmt::format("{}: expected {}, got {} ({})", what, wc_status_name(expected), wc_status_name(wc.status),
-                         ibv_wc_status_str(wc.status)));
+        fail(fmt::format("{}: expected {}, got {} ({})", what, wc_status_name(expected),
+                         wc_status_name(wc.status), ibv_wc_status_str(wc.status)));
 }
 
 void reset_qp(ibv_qp* qp, const char* who) {
@@ -100,7 +102,9 @@ void reset_qp(ibv_qp* qp, const char* who) {
     check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
 }
 
-std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
+std::chrono::milliseconds ms(double seconds) {
+    return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+}
 
 struct Server {
     QpResources r;
@@ -111,13 +115,16 @@ struct Server {
     double timeout_s;
 
     explicit Server(const FailureOptions& o)
-        : r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")), target(o.size), timeout_s(o.timeout_s) {
+        : r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")),
+          target(o.size),
+          timeout_s(o.timeout_s) {
         // The peer may write the target (REMOTE_WRITE needs LOCAL_WRITE), not read it.
         target_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), target.data(), target.size(),
                                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
                                   "ibv_reg_mr(target)"));
-        done_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
-                                "ibv_reg_mr(done)"));
+        done_mr.reset(
+            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
+                      "ibv_reg_mr(done)"));
     }
 
     // INIT, one receive for the next "done" SEND, the endpoint exchange, RTR (where our
@@ -131,8 +138,8 @@ struct Server {
         ibv_recv_wr* bad = nullptr;
         check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
         connect_qp(r.qp.get(), tcp, r.local,
-                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
-                                  static_cast<std::uint32_t>(target.size())),
+                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()),
+                                  target_mr->rkey, static_cast<std::uint32_t>(target.size())),
                    PeerBuffer::kNone, kLimits, "server");
     }
 
@@ -141,16 +148,21 @@ struct Server {
         ibv_wc wc = next_completion(r.cq.get(), ms(timeout_s), "the client's done SEND");
         expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
         if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
-            fail(fmt::format("expected a {}-byte done message, got {} bytes", done.size(), wc.byte_len));
+            fail(fmt::format("expected a {}-byte done message, got {} bytes", done.size(),
+                             wc.byte_len));
         const std::uint32_t written = load_be32(done);
         if (written == 0 || written > target.size())
-            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
-        const bool verified =
-            !find_pattern_mismatch(target.bytes().first(written), round) && all_zero(target.bytes().subspan(written));
+            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written,
+                             target.size()));
+        const bool verified = !find_pattern_mismatch(target.bytes().first(written), round) &&
+                              all_zero(target.bytes().subspan(written));
         std::fill(target.bytes().begin(), target.bytes().end(), std::byte{0});
         send_word(tcp, verified ? written : 0);
-        if (!verified) fail(fmt::format("round {}: the {} bytes written do not match the pattern", round, written));
-        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round, written);
+        if (!verified)
+            fail(fmt::format("round {}: the {} bytes written do not match the pattern", round,
+                             written));
+        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
+                   written);
     }
 
     // A responder sees nothing of the client's failure: its QP stays in RTS. It resets only
@@ -166,7 +178,8 @@ struct Server {
 int run_server(const FailureOptions& options) {
     Server server(options);
     // The exchange's waits span the outage: they use the (long) accept limit.
-    auto tcp = TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+    auto tcp =
+        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
     server.bring_up(tcp);
     server.verified_round(tcp, 1);
     server.recover(tcp, "after the dead link");
@@ -175,8 +188,10 @@ int run_server(const FailureOptions& options) {
     server.recover(tcp, "after the SEND that found no receive");
     server.verified_round(tcp, 3);
     expect_word(tcp, kFinished, "the client's end");
-    fmt::print("server: verified 3 rounds; the connection failed twice (dead link, receiver not ready) and was "
-               "recovered twice\n");
+    fmt::print(
+        "server: verified 3 rounds; the connection failed twice (dead link, receiver not ready) "
+        "and was "
+        "recovered twice\n");
     return 0;
 }
 
@@ -192,16 +207,20 @@ struct Client {
     explicit Client(const FailureOptions& o)
         : options(o), r(create_qp_resources(o, IBV_QPT_RC, 4, 1, "client")), source(o.size) {
         // Read by our own NIC only: access 0.
-        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0), "ibv_reg_mr(source)"));
-        done_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
+        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0),
+                                  "ibv_reg_mr(source)"));
+        done_mr.reset(
+            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
     }
 
     void bring_up(TcpExchange& tcp) {
         apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
-        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised, kLimits, "client");
+        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
+                            kLimits, "client");
         if (source.size() > server.length)
-            fail(fmt::format("the server's buffer holds {} bytes; cannot write {} (use -s {} or less)", server.length,
-                             source.size(), server.length));
+            fail(fmt::format(
+                "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
+                server.length, source.size(), server.length));
     }
 
     void post(ibv_wr_opcode opcode, std::uint64_t id) {
@@ -221,7 +240,8 @@ struct Client {
             wr.wr.rdma.rkey = server.rkey;
         }
         ibv_send_wr* bad = nullptr;
-        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
+        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad),
+                  write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
     }
 
     void verified_round(TcpExchange& tcp, int round) {
@@ -229,12 +249,15 @@ struct Client {
         post(IBV_WR_RDMA_WRITE, 1);
         store_be32(done, static_cast<std::uint32_t>(source.size()));
         post(IBV_WR_SEND, 2);
-        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "RDMA WRITE"), IBV_WC_SUCCESS, "RDMA WRITE");
-        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "SEND"), IBV_WC_SUCCESS, "SEND");
+        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "RDMA WRITE"),
+                      IBV_WC_SUCCESS, "RDMA WRITE");
+        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "SEND"), IBV_WC_SUCCESS,
+                      "SEND");
         if (receive_word(tcp) != source.size())
             fail(fmt::format("round {}: the server could not verify the data", round));
-        fmt::print("client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n", round,
-                   source.size());
+        fmt::print(
+            "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
+            round, source.size());
     }
 
     // #region dead-link
@@ -243,32 +266,40 @@ struct Client {
     // each after the ACK timeout, and then the completion reports IBV_WC_RETRY_EXC_ERR.
     void dead_link() {
         const double predicted = predicted_retry_exceeded_s(kLimits);
-        fmt::print("client: writing every 20 ms until the link dies (up to {:.0f} s); predicted error after "
-                   "(retry_cnt {} + 1) x 4.096 us x 2^{} = {:.3f} s\n",
-                   options.wait_s, kLimits.retry_cnt, kLimits.timeout, predicted);
+        fmt::print(
+            "client: writing every 20 ms until the link dies (up to {:.0f} s); predicted error "
+            "after "
+            "(retry_cnt {} + 1) x 4.096 us x 2^{} = {:.3f} s\n",
+            options.wait_s, kLimits.retry_cnt, kLimits.timeout, predicted);
         std::fflush(stdout);  // whoever takes the link down may be waiting for this line
         const auto give_up = Clock::now() + ms(options.wait_s);
         for (std::uint64_t id = 100;; ++id) {
             fill_pattern(source.bytes(), static_cast<int>(id));
             const auto posted = Clock::now();
             post(IBV_WR_RDMA_WRITE, id);
-            ibv_wc wc = next_completion(r.cq.get(), ms(predicted * 10 + 5), "an RDMA WRITE on a dying link");
+            ibv_wc wc = next_completion(r.cq.get(), ms(predicted * 10 + 5),
+                                        "an RDMA WRITE on a dying link");
             const double took = std::chrono::duration<double>(Clock::now() - posted).count();
             if (wc.status == IBV_WC_SUCCESS) {
                 if (Clock::now() > give_up)
-                    fail(fmt::format("the link never went down within {:.0f} s: take the server's link down while "
-                                     "this runs (lab: --link-down 1@4+4; real hosts: ip link set IFACE down)",
-                                     options.wait_s));
+                    fail(fmt::format(
+                        "the link never went down within {:.0f} s: take the server's link down "
+                        "while "
+                        "this runs (lab: --link-down 1@4+4; real hosts: ip link set IFACE down)",
+                        options.wait_s));
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
                 continue;
             }
             expect_status(wc, IBV_WC_RETRY_EXC_ERR, "the WRITE on the dead link");
-            fmt::print("client: WRITE {} failed with IBV_WC_RETRY_EXC_ERR \"{}\" after {:.3f} s (predicted {:.3f} s, "
-                       "ratio {:.2f}), {} WRITEs after the first\n",
-                       id, ibv_wc_status_str(wc.status), took, predicted, took / predicted, id - 100);
+            fmt::print(
+                "client: WRITE {} failed with IBV_WC_RETRY_EXC_ERR \"{}\" after {:.3f} s "
+                "(predicted {:.3f} s, "
+                "ratio {:.2f}), {} WRITEs after the first\n",
+                id, ibv_wc_status_str(wc.status), took, predicted, took / predicted, id - 100);
             break;
         }
-        fmt::print("client: after the error ibv_query_qp says the QP is {}\n", qp_state_name(query_qp_state(r.qp.get())));
+        fmt::print("client: after the error ibv_query_qp says the QP is {}\n",
+                   qp_state_name(query_qp_state(r.qp.get())));
     }
     // #endregion dead-link
 
@@ -277,19 +308,25 @@ struct Client {
     // min_rnr_timer; the sender waits that long and tries again, rnr_retry times.
     void receiver_not_ready() {
         const double predicted = predicted_rnr_exceeded_s(kLimits);
-        fmt::print("client: SEND with no receive posted at the server; predicted error after rnr_retry {} x "
-                   "min_rnr_timer {} ({:.2f} ms) = {:.3f} s\n",
-                   kLimits.rnr_retry, kLimits.min_rnr_timer, rnr_timer_ms(kLimits.min_rnr_timer), predicted);
+        fmt::print(
+            "client: SEND with no receive posted at the server; predicted error after rnr_retry {} "
+            "x "
+            "min_rnr_timer {} ({:.2f} ms) = {:.3f} s\n",
+            kLimits.rnr_retry, kLimits.min_rnr_timer, rnr_timer_ms(kLimits.min_rnr_timer),
+            predicted);
         store_be32(done, 0);
         const auto posted = Clock::now();
         post(IBV_WR_SEND, 200);
-        ibv_wc wc = next_completion(r.cq.get(), ms(options.timeout_s), "the SEND nobody can receive");
+        ibv_wc wc =
+            next_completion(r.cq.get(), ms(options.timeout_s), "the SEND nobody can receive");
         const double took = std::chrono::duration<double>(Clock::now() - posted).count();
         expect_status(wc, IBV_WC_RNR_RETRY_EXC_ERR, "the SEND nobody can receive");
-        fmt::print("client: the SEND failed with IBV_WC_RNR_RETRY_EXC_ERR \"{}\" after {:.3f} s (predicted {:.3f} s, "
-                   "ratio {:.2f}); the QP is {}\n",
-                   ibv_wc_status_str(wc.status), took, predicted, took / predicted,
-                   qp_state_name(query_qp_state(r.qp.get())));
+        fmt::print(
+            "client: the SEND failed with IBV_WC_RNR_RETRY_EXC_ERR \"{}\" after {:.3f} s "
+            "(predicted {:.3f} s, "
+            "ratio {:.2f}); the QP is {}\n",
+            ibv_wc_status_str(wc.status), took, predicted, took / predicted,
+            qp_state_name(query_qp_state(r.qp.get())));
     }
     // #endregion receiver-not-ready
 
@@ -317,9 +354,12 @@ int run_client(const FailureOptions& options) {
     client.recover(tcp);
     client.verified_round(tcp, 3);
     send_word(tcp, kFinished);
-    fmt::print("client: a dead link ended in IBV_WC_RETRY_EXC_ERR and a missing receive in IBV_WC_RNR_RETRY_EXC_ERR, "
-               "each at the time the QP's attributes predict; the QP recovered both times and 3 rounds were "
-               "verified\n");
+    fmt::print(
+        "client: a dead link ended in IBV_WC_RETRY_EXC_ERR and a missing receive in "
+        "IBV_WC_RNR_RETRY_EXC_ERR, "
+        "each at the time the QP's attributes predict; the QP recovered both times and 3 rounds "
+        "were "
+        "verified\n");
     return 0;
 }
 
@@ -327,11 +367,14 @@ int run_client(const FailureOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("link-failure", [&] {
-        CLI::App app{"A dead link and a missing receive: the RC errors, when they come, and recovery", "link-failure"};
+        CLI::App app{
+            "A dead link and a missing receive: the RC errors, when they come, and recovery",
+            "link-failure"};
         FailureOptions options;
         options.timeout_s = 30;  // the waits that span the outage
         add_qp_options(app, options);
-        app.add_option("--wait", options.wait_s, "client: seconds to keep writing while waiting for the link to die")
+        app.add_option("--wait", options.wait_s,
+                       "client: seconds to keep writing while waiting for the link to die")
             ->check(CLI::Range(1.0, 600.0))
             ->capture_default_str();
         parse_or_exit(app, argc, argv);
