@@ -3,16 +3,13 @@
 // Run: error-recovery server [-s SIZE] | error-recovery client ADDR [-s SIZE] [-n FLUSHED]
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
-#include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verified_rounds.hpp"
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -89,58 +86,27 @@ void reset_qp(ibv_qp* qp, const char* who) {
 struct Server {
     const RecoveryOptions& options;
     QpResources r;
-    Buffer target;
-    MemoryRegion target_mr;
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr;
+    RoundTarget rounds;  // the target the client writes, and its "done" message
 
     explicit Server(const RecoveryOptions& o)
-        : options(o), r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")), target(o.size) {
-        // The peer may write the target (REMOTE_WRITE needs LOCAL_WRITE), not read it.
-        target_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), target.data(), target.size(),
-                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
-                                  "ibv_reg_mr(target)"));
-        done_mr.reset(
-            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
-                      "ibv_reg_mr(done)"));
-    }
+        : options(o),
+          r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")),
+          rounds(r.pd.get(), o.size) {}
 
     // INIT, the receive for the next round's "done" SEND, then the exchange and RTR/RTS.
     void bring_up(TcpExchange& tcp) {
         apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
-                    .length = static_cast<std::uint32_t>(done.size()),
-                    .lkey = done_mr->lkey};
-        ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &sge, .num_sge = 1};
-        ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
-        connect_qp(r.qp.get(), tcp, r.local,
-                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()),
-                                  target_mr->rkey, static_cast<std::uint32_t>(target.size())),
-                   PeerBuffer::kNone, kShortLimits, "server");
+        rounds.post_done_receive(r.qp.get());
+        connect_qp(r.qp.get(), tcp, r.local, rounds.advertise(r), PeerBuffer::kNone, kShortLimits,
+                   "server");
     }
 
     // One verified round: the "done" SEND arrives after the client's WRITE (RC keeps order).
     void verified_round(TcpExchange& tcp, int round) {
         ibv_wc wc = next_completion(r.cq.get(), timeout(), "server", "the client's done SEND");
         expect_status(wc, IBV_WC_SUCCESS);
-        if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
-            fail(fmt::format("expected a {}-byte done message, got opcode {} with {} bytes",
-                             done.size(), static_cast<int>(wc.opcode), wc.byte_len));
-        const std::uint32_t written = load_be32(done);
-        if (written == 0 || written > target.size())
-            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written,
-                             target.size()));
-        const bool verified = !find_pattern_mismatch(target.bytes().first(written), round) &&
-                              all_zero(target.bytes().subspan(written));
-        // Zeroed after each round, so no later round can pass on stale data.
-        std::fill(target.bytes().begin(), target.bytes().end(), std::byte{0});
-        send_word(tcp, verified ? written : 0);
-        if (!verified)
-            fail(fmt::format("round {}: the {} bytes written do not match the pattern", round,
-                             written));
         fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
-                   written);
+                   rounds.check(wc, tcp, round));
     }
 
     // After the client reports a failure: look at our own QP, then recover together.
@@ -181,69 +147,35 @@ int run_server(const RecoveryOptions& options) {
 struct Client {
     const RecoveryOptions& options;
     QpResources r;
-    Buffer source;
-    MemoryRegion source_mr;
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr;
+    RoundSource rounds;  // the WRITEs' source, and the "done" message
     QpEndpoint server;
 
     explicit Client(const RecoveryOptions& o)
         : options(o),
           r(create_qp_resources(o, IBV_QPT_RC, o.flushed + 2, 1, "client")),
-          source(o.size) {
-        // Read by our own NIC only: access 0.
-        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0),
-                                  "ibv_reg_mr(source)"));
-        done_mr.reset(
-            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
-    }
+          rounds(r.pd.get(), o.size) {}
 
     void bring_up(TcpExchange& tcp) {
         apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
         server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
                             kShortLimits, "client");
-        if (source.size() > server.length)
+        if (rounds.size() > server.length)
             fail(fmt::format(
                 "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
-                server.length, source.size(), server.length));
-    }
-
-    void post(ibv_wr_opcode opcode, std::uint64_t id, std::uint32_t rkey) {
-        const bool write = opcode == IBV_WR_RDMA_WRITE;
-        ibv_sge sge{.addr = write ? reinterpret_cast<std::uintptr_t>(source.data())
-                                  : reinterpret_cast<std::uintptr_t>(done.data()),
-                    .length = static_cast<std::uint32_t>(write ? source.size() : done.size()),
-                    .lkey = write ? source_mr->lkey : done_mr->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = id;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = opcode;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        if (write) {
-            wr.wr.rdma.remote_addr = server.address;
-            wr.wr.rdma.rkey = rkey;
-        }
-        ibv_send_wr* bad = nullptr;
-        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad),
-                  write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
+                server.length, rounds.size(), server.length));
     }
 
     void verified_round(TcpExchange& tcp, int round) {
-        fill_pattern(source.bytes(), round);
-        post(IBV_WR_RDMA_WRITE, 1, server.rkey);
-        store_be32(done, static_cast<std::uint32_t>(source.size()));
-        post(IBV_WR_SEND, 2, 0);
+        rounds.fill(round);
+        rounds.post_write(r.qp.get(), server, 1, server.rkey);
+        rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
         expect_status(next_completion(r.cq.get(), timeout(), "client", "RDMA WRITE"),
                       IBV_WC_SUCCESS);
         expect_status(next_completion(r.cq.get(), timeout(), "client", "SEND"), IBV_WC_SUCCESS);
-        const std::uint32_t verified = receive_word(tcp);
-        if (verified != source.size())
-            fail(fmt::format("round {}: the server could not verify the data ({} of {} bytes)",
-                             round, verified, source.size()));
+        rounds.expect_verified(tcp, round);
         fmt::print(
             "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
-            round, source.size());
+            round, rounds.size());
     }
 
     // #region wrong-rkey
@@ -252,14 +184,15 @@ struct Client {
     void wrong_rkey() {
         fmt::print("client: (a) RDMA WRITE with a wrong rkey ({:#x} instead of {:#x})\n",
                    server.rkey ^ 0xff, server.rkey);
-        post(IBV_WR_RDMA_WRITE, 10, server.rkey ^ 0xff);  // same MR index, wrong key byte
+        rounds.post_write(r.qp.get(), server, 10,
+                          server.rkey ^ 0xff);  // same MR index, wrong key byte
         expect_status(
             next_completion(r.cq.get(), timeout(), "client", "the WRITE with the wrong rkey"),
             IBV_WC_REM_ACCESS_ERR);
         show_state(r.qp.get(), "client", "after IBV_WC_REM_ACCESS_ERR");
         fmt::print("client: posting {} correct WRITEs to the failed QP\n", options.flushed);
         for (std::uint32_t i = 0; i < options.flushed; ++i)
-            post(IBV_WR_RDMA_WRITE, 11 + i, server.rkey);
+            rounds.post_write(r.qp.get(), server, 11 + i, server.rkey);
         for (std::uint32_t i = 0; i < options.flushed; ++i)
             expect_status(
                 next_completion(r.cq.get(), timeout(), "client", "a WRITE posted after the error"),
@@ -274,8 +207,7 @@ struct Client {
     void receiver_not_ready() {
         fmt::print("client: (b) SEND while the server has no receive posted (rnr_retry {})\n",
                    kShortLimits.rnr_retry);
-        store_be32(done, 0);
-        post(IBV_WR_SEND, 20, 0);
+        rounds.post_done(r.qp.get(), 20, 0);
         expect_status(
             next_completion(r.cq.get(), timeout(), "client", "the SEND nobody can receive"),
             IBV_WC_RNR_RETRY_EXC_ERR);

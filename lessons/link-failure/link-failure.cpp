@@ -10,15 +10,13 @@
 // Run: link-failure server [-s SIZE] | link-failure client ADDR [-s SIZE] [--wait SEC]
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
-#include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verified_rounds.hpp"
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -106,63 +104,32 @@ std::chrono::milliseconds ms(double seconds) {
     return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
 }
 
+// The server: one RC QP, and the target its client writes in each verified round.
 struct Server {
     QpResources r;
-    Buffer target;
-    MemoryRegion target_mr;
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr;
+    RoundTarget rounds;
     double timeout_s;
 
     explicit Server(const FailureOptions& o)
         : r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")),
-          target(o.size),
-          timeout_s(o.timeout_s) {
-        // The peer may write the target (REMOTE_WRITE needs LOCAL_WRITE), not read it.
-        target_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), target.data(), target.size(),
-                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
-                                  "ibv_reg_mr(target)"));
-        done_mr.reset(
-            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), IBV_ACCESS_LOCAL_WRITE),
-                      "ibv_reg_mr(done)"));
-    }
+          rounds(r.pd.get(), o.size),
+          timeout_s(o.timeout_s) {}
 
     // INIT, one receive for the next "done" SEND, the endpoint exchange, RTR (where our
     // min_rnr_timer is set: it is the responder's to announce) and RTS.
     void bring_up(TcpExchange& tcp) {
         apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(done.data()),
-                    .length = static_cast<std::uint32_t>(done.size()),
-                    .lkey = done_mr->lkey};
-        ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &sge, .num_sge = 1};
-        ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
-        connect_qp(r.qp.get(), tcp, r.local,
-                   local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()),
-                                  target_mr->rkey, static_cast<std::uint32_t>(target.size())),
-                   PeerBuffer::kNone, kLimits, "server");
+        rounds.post_done_receive(r.qp.get());
+        connect_qp(r.qp.get(), tcp, r.local, rounds.advertise(r), PeerBuffer::kNone, kLimits,
+                   "server");
     }
 
-    // The client's WRITE, then its "done" SEND (RC keeps their order): verify, tell, clear.
+    // The client's WRITE, then its "done" SEND (RC keeps their order): verified, answered.
     void verified_round(TcpExchange& tcp, int round) {
         ibv_wc wc = next_completion(r.cq.get(), ms(timeout_s), "the client's done SEND");
         expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
-        if (wc.opcode != IBV_WC_RECV || wc.byte_len != done.size())
-            fail(fmt::format("expected a {}-byte done message, got {} bytes", done.size(),
-                             wc.byte_len));
-        const std::uint32_t written = load_be32(done);
-        if (written == 0 || written > target.size())
-            fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written,
-                             target.size()));
-        const bool verified = !find_pattern_mismatch(target.bytes().first(written), round) &&
-                              all_zero(target.bytes().subspan(written));
-        std::fill(target.bytes().begin(), target.bytes().end(), std::byte{0});
-        send_word(tcp, verified ? written : 0);
-        if (!verified)
-            fail(fmt::format("round {}: the {} bytes written do not match the pattern", round,
-                             written));
         fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
-                   written);
+                   rounds.check(wc, tcp, round));
     }
 
     // A responder sees nothing of the client's failure: its QP stays in RTS. It resets only
@@ -198,66 +165,36 @@ int run_server(const FailureOptions& options) {
 struct Client {
     const FailureOptions& options;
     QpResources r;
-    Buffer source;
-    MemoryRegion source_mr;
-    std::array<std::uint8_t, 4> done{};
-    MemoryRegion done_mr;
+    RoundSource rounds;
     QpEndpoint server;
 
     explicit Client(const FailureOptions& o)
-        : options(o), r(create_qp_resources(o, IBV_QPT_RC, 4, 1, "client")), source(o.size) {
-        // Read by our own NIC only: access 0.
-        source_mr.reset(check_ptr(ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0),
-                                  "ibv_reg_mr(source)"));
-        done_mr.reset(
-            check_ptr(ibv_reg_mr(r.pd.get(), done.data(), done.size(), 0), "ibv_reg_mr(done)"));
-    }
+        : options(o),
+          r(create_qp_resources(o, IBV_QPT_RC, 4, 1, "client")),
+          rounds(r.pd.get(), o.size) {}
 
     void bring_up(TcpExchange& tcp) {
         apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
         server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
                             kLimits, "client");
-        if (source.size() > server.length)
+        if (rounds.size() > server.length)
             fail(fmt::format(
                 "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
-                server.length, source.size(), server.length));
-    }
-
-    void post(ibv_wr_opcode opcode, std::uint64_t id) {
-        const bool write = opcode == IBV_WR_RDMA_WRITE;
-        ibv_sge sge{.addr = write ? reinterpret_cast<std::uintptr_t>(source.data())
-                                  : reinterpret_cast<std::uintptr_t>(done.data()),
-                    .length = static_cast<std::uint32_t>(write ? source.size() : done.size()),
-                    .lkey = write ? source_mr->lkey : done_mr->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = id;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = opcode;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        if (write) {
-            wr.wr.rdma.remote_addr = server.address;
-            wr.wr.rdma.rkey = server.rkey;
-        }
-        ibv_send_wr* bad = nullptr;
-        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad),
-                  write ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(SEND)");
+                server.length, rounds.size(), server.length));
     }
 
     void verified_round(TcpExchange& tcp, int round) {
-        fill_pattern(source.bytes(), round);
-        post(IBV_WR_RDMA_WRITE, 1);
-        store_be32(done, static_cast<std::uint32_t>(source.size()));
-        post(IBV_WR_SEND, 2);
+        rounds.fill(round);
+        rounds.post_write(r.qp.get(), server, 1, server.rkey);
+        rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
         expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "RDMA WRITE"),
                       IBV_WC_SUCCESS, "RDMA WRITE");
         expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "SEND"), IBV_WC_SUCCESS,
                       "SEND");
-        if (receive_word(tcp) != source.size())
-            fail(fmt::format("round {}: the server could not verify the data", round));
+        rounds.expect_verified(tcp, round);
         fmt::print(
             "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
-            round, source.size());
+            round, rounds.size());
     }
 
     // #region dead-link
@@ -274,9 +211,9 @@ struct Client {
         std::fflush(stdout);  // whoever takes the link down may be waiting for this line
         const auto give_up = Clock::now() + ms(options.wait_s);
         for (std::uint64_t id = 100;; ++id) {
-            fill_pattern(source.bytes(), static_cast<int>(id));
+            rounds.fill(static_cast<int>(id));
             const auto posted = Clock::now();
-            post(IBV_WR_RDMA_WRITE, id);
+            rounds.post_write(r.qp.get(), server, id, server.rkey);
             ibv_wc wc = next_completion(r.cq.get(), ms(predicted * 10 + 5),
                                         "an RDMA WRITE on a dying link");
             const double took = std::chrono::duration<double>(Clock::now() - posted).count();
@@ -314,9 +251,8 @@ struct Client {
             "min_rnr_timer {} ({:.2f} ms) = {:.3f} s\n",
             kLimits.rnr_retry, kLimits.min_rnr_timer, rnr_timer_ms(kLimits.min_rnr_timer),
             predicted);
-        store_be32(done, 0);
         const auto posted = Clock::now();
-        post(IBV_WR_SEND, 200);
+        rounds.post_done(r.qp.get(), 200, 0);
         ibv_wc wc =
             next_completion(r.cq.get(), ms(options.timeout_s), "the SEND nobody can receive");
         const double took = std::chrono::duration<double>(Clock::now() - posted).count();
