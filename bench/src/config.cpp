@@ -24,7 +24,8 @@ constexpr std::array<std::pair<Op, const char*>, 6> kOps{{{Op::kWrite, "write"},
                                                           {Op::kCompareSwap, "cmp-swap"}}};
 constexpr std::array<std::pair<Transport, const char*>, 3> kTransports{
     {{Transport::kRC, "RC"}, {Transport::kUC, "UC"}, {Transport::kUD, "UD"}}};
-constexpr std::array<std::pair<Mode, const char*>, 2> kModes{{{Mode::kBandwidth, "bw"}, {Mode::kLatency, "lat"}}};
+constexpr std::array<std::pair<Mode, const char*>, 2> kModes{
+    {{Mode::kBandwidth, "bw"}, {Mode::kLatency, "lat"}}};
 
 template <typename Table, typename Key>
 const char* name_in(const Table& table, Key key) {
@@ -40,9 +41,15 @@ std::string upper(std::string text) {
 
 }  // namespace
 
-const char* op_name(Op op) { return name_in(kOps, op); }
-const char* transport_name(Transport t) { return name_in(kTransports, t); }
-const char* mode_name(Mode mode) { return name_in(kModes, mode); }
+const char* op_name(Op op) {
+    return name_in(kOps, op);
+}
+const char* transport_name(Transport t) {
+    return name_in(kTransports, t);
+}
+const char* mode_name(Mode mode) {
+    return name_in(kModes, mode);
+}
 
 std::optional<Op> parse_op(const std::string& text) {
     for (const auto& [op, name] : kOps)
@@ -68,7 +75,8 @@ std::optional<std::string> BenchConfig::problem() const {
     const char* o = op_name(op);
     const bool one_sided = op == Op::kWrite || op == Op::kWriteImm;
     if (transport == Transport::kUD && op != Op::kSend)
-        return fmt::format("UD carries only send (not {}): datagrams have no remote memory access", o);
+        return fmt::format("UD carries only send (not {}): datagrams have no remote memory access",
+                           o);
     if (transport == Transport::kUC && !(one_sided || op == Op::kSend))
         return fmt::format("UC has no {}: READ and atomics need RC's responder", o);
     if (is_atomic(op) && size != kAtomicBytes)
@@ -79,17 +87,20 @@ std::optional<std::string> BenchConfig::problem() const {
     if (size == 0) return "message size must be at least 1 byte";
     if (size > (std::uint64_t{1} << 30)) return fmt::format("message size {} exceeds 1 GiB", size);
     if (sge == 0 || sge > 32) return fmt::format("--sge {} is outside 1..32", sge);
-    if (sge > size) return fmt::format("--sge {} splits a {}-byte message into empty pieces", sge, size);
+    if (sge > size)
+        return fmt::format("--sge {} splits a {}-byte message into empty pieces", sge, size);
     if (window == 0) return "window (-t) must be at least 1";
     if (qps == 0 || qps > 1024) return fmt::format("-q {} is outside 1..1024", qps);
     if (post_list == 0 || post_list > window)
         return fmt::format("post list (-l) {} must lie in 1..window ({})", post_list, window);
     if (signal_every == 0 || signal_every > window)
-        return fmt::format("signal interval (-Q) {} exceeds the window ({}): the send queue would fill before "
-                           "any completion frees it",
-                           signal_every, window);
+        return fmt::format(
+            "signal interval (-Q) {} exceeds the window ({}): the send queue would fill before "
+            "any completion frees it",
+            signal_every, window);
     if (srq && !receiver_counts(op))
-        return fmt::format("--srq needs an operation the server receives (send, write-imm), not {}", o);
+        return fmt::format("--srq needs an operation the server receives (send, write-imm), not {}",
+                           o);
     if (duration_s < 0 || duration_s > 3600 || std::isnan(duration_s))
         return fmt::format("duration {} s is outside 0..3600", duration_s);
     if (duration_s == 0 && iters == 0) return "iterations (-n) must be at least 1";
@@ -101,12 +112,16 @@ std::optional<std::string> BenchConfig::problem() const {
         if (duration_s > 0) return "latency mode takes -n (samples), not -D";
         if (iters > 10'000'000) return "latency keeps every sample: -n at most 10000000";
         if (srq) return "latency mode does not use --srq";
-        if (events && op == Op::kWrite) return "write latency polls memory, not the CQ: -e needs send, write-imm, read or atomics";
+        if (events && op == Op::kWrite)
+            return "write latency polls memory, not the CQ: -e needs send, write-imm, read or "
+                   "atomics";
     }
     return std::nullopt;
 }
 
-std::uint64_t BenchConfig::slot_bytes() const { return size + (transport == Transport::kUD ? kGrhBytes : 0); }
+std::uint64_t BenchConfig::slot_bytes() const {
+    return size + (transport == Transport::kUD ? kGrhBytes : 0);
+}
 
 Record BenchConfig::to_json() const {
     return Record{{"op", op_name(op)},
@@ -158,7 +173,8 @@ BenchConfig BenchConfig::from_json(const Record& json) {
 }
 
 std::string describe(const BenchConfig& c) {
-    std::string text = fmt::format("{} {} {} {} B", op_name(c.op), transport_name(c.transport), mode_name(c.mode), c.size);
+    std::string text = fmt::format("{} {} {} {} B", op_name(c.op), transport_name(c.transport),
+                                   mode_name(c.mode), c.size);
     if (c.mode == Mode::kBandwidth) {
         text += fmt::format(" window {} qps {}", c.window, c.qps);
         if (c.post_list > 1) text += fmt::format(" post-list {}", c.post_list);

@@ -14,7 +14,8 @@ namespace rdmalab::bench {
 
 void ControlChannel::send(const Record& message) {
     std::string text = message.dump();
-    if (text.size() > kMaxControlMessage) fail(fmt::format("control message of {} bytes is too large", text.size()));
+    if (text.size() > kMaxControlMessage)
+        fail(fmt::format("control message of {} bytes is too large", text.size()));
     std::array<std::uint8_t, 4> length{};
     store_be(length.data(), static_cast<std::uint32_t>(text.size()));
     tcp_.send_all(length);
@@ -25,16 +26,20 @@ Record ControlChannel::receive(std::chrono::milliseconds timeout) {
     pollfd waiting{tcp_.fd(), POLLIN, 0};
     int ready = ::poll(&waiting, 1, static_cast<int>(timeout.count()));
     check_errno(ready >= 0, "poll (control connection)");
-    if (ready == 0) fail(fmt::format("the peer sent nothing for {:.1f} s (control connection)", timeout.count() / 1000.0));
+    if (ready == 0)
+        fail(fmt::format("the peer sent nothing for {:.1f} s (control connection)",
+                         timeout.count() / 1000.0));
     std::array<std::uint8_t, 4> length_bytes{};
     tcp_.receive_exact(length_bytes);
     auto length = load_be<std::uint32_t>(length_bytes.data());
     if (length == 0 || length > kMaxControlMessage)
-        fail(fmt::format("the peer sent a control message of {} bytes (limit {})", length, kMaxControlMessage));
+        fail(fmt::format("the peer sent a control message of {} bytes (limit {})", length,
+                         kMaxControlMessage));
     std::vector<std::uint8_t> text(length);
     tcp_.receive_exact(text);
     Record message = Record::parse(text.begin(), text.end(), nullptr, false);
-    if (message.is_discarded() || !message.is_object()) fail("the peer sent a control message that is not a JSON object");
+    if (message.is_discarded() || !message.is_object())
+        fail("the peer sent a control message that is not a JSON object");
     if (auto error = message.find("error"); error != message.end())
         fail(error->is_string() ? "peer: " + error->get<std::string>() : "peer reported an error");
     return message;
@@ -44,7 +49,8 @@ Record ControlChannel::expect(const std::string& type, std::chrono::milliseconds
     Record message = receive(timeout);
     auto got = message.find("type");
     if (got == message.end() || !got->is_string() || got->get<std::string>() != type)
-        fail(fmt::format("expected a '{}' message from the peer, got {}", type, message.dump().substr(0, 80)));
+        fail(fmt::format("expected a '{}' message from the peer, got {}", type,
+                         message.dump().substr(0, 80)));
     return message;
 }
 

@@ -9,12 +9,12 @@
 #include <fmt/core.h>
 #include <poll.h>
 
+#include <endian.h>
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
 #include <cstring>
-#include <endian.h>
 #include <limits>
 
 namespace rdmalab::bench {
@@ -35,16 +35,24 @@ double nanoseconds_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::nano>(b - a).count();
 }
 
-std::uint64_t wr_id(std::uint32_t queue, std::uint64_t seq) { return std::uint64_t{queue} << 48 | seq; }
+std::uint64_t wr_id(std::uint32_t queue, std::uint64_t seq) {
+    return std::uint64_t{queue} << 48 | seq;
+}
 
 ibv_wr_opcode opcode_of(Op op) {
     switch (op) {
-        case Op::kWrite: return IBV_WR_RDMA_WRITE;
-        case Op::kRead: return IBV_WR_RDMA_READ;
-        case Op::kSend: return IBV_WR_SEND;
-        case Op::kWriteImm: return IBV_WR_RDMA_WRITE_WITH_IMM;
-        case Op::kFetchAdd: return IBV_WR_ATOMIC_FETCH_AND_ADD;
-        case Op::kCompareSwap: return IBV_WR_ATOMIC_CMP_AND_SWP;
+        case Op::kWrite:
+            return IBV_WR_RDMA_WRITE;
+        case Op::kRead:
+            return IBV_WR_RDMA_READ;
+        case Op::kSend:
+            return IBV_WR_SEND;
+        case Op::kWriteImm:
+            return IBV_WR_RDMA_WRITE_WITH_IMM;
+        case Op::kFetchAdd:
+            return IBV_WR_ATOMIC_FETCH_AND_ADD;
+        case Op::kCompareSwap:
+            return IBV_WR_ATOMIC_CMP_AND_SWP;
     }
     return IBV_WR_SEND;
 }
@@ -53,11 +61,15 @@ ibv_wr_opcode opcode_of(Op op) {
 unsigned remote_access(Op op) {
     switch (op) {
         case Op::kWrite:
-        case Op::kWriteImm: return IBV_ACCESS_REMOTE_WRITE;
-        case Op::kRead: return IBV_ACCESS_REMOTE_READ;
+        case Op::kWriteImm:
+            return IBV_ACCESS_REMOTE_WRITE;
+        case Op::kRead:
+            return IBV_ACCESS_REMOTE_READ;
         case Op::kFetchAdd:
-        case Op::kCompareSwap: return IBV_ACCESS_REMOTE_ATOMIC;
-        case Op::kSend: return 0;
+        case Op::kCompareSwap:
+            return IBV_ACCESS_REMOTE_ATOMIC;
+        case Op::kSend:
+            return 0;
     }
     return 0;
 }
@@ -65,11 +77,14 @@ unsigned remote_access(Op op) {
 // Whether this side's memory is written by the peer or by its own receives/READs/atomics.
 bool is_target(const BenchConfig& c, Side side) {
     // A latency ping-pong of write, send or write-imm is symmetric: both sides are targets.
-    bool symmetric = c.mode == Mode::kLatency && (c.op == Op::kWrite || c.op == Op::kSend || c.op == Op::kWriteImm);
+    bool symmetric = c.mode == Mode::kLatency &&
+                     (c.op == Op::kWrite || c.op == Op::kSend || c.op == Op::kWriteImm);
     return side == Side::kServer || symmetric;
 }
 
-bool side_receives(const BenchConfig& c, Side side) { return receiver_counts(c.op) && is_target(c, side); }
+bool side_receives(const BenchConfig& c, Side side) {
+    return receiver_counts(c.op) && is_target(c, side);
+}
 
 // What the records call the provider: software providers are named for what they are.
 std::string provider_label(const std::string& provider) {
@@ -95,8 +110,12 @@ Depths depths_for(const BenchConfig& c, Side side, const ibv_device_attr& attrs)
     const bool latency = c.mode == Mode::kLatency;
     d.send = latency ? 4 : (side == Side::kClient ? c.window : 1);
     if (side_receives(c, side))
-        d.receive = latency ? 16 : clamp_u32(2ull * c.window, 64, static_cast<std::uint64_t>(std::max(attrs.max_qp_wr, 1)));
-    if (c.srq) d.receive = clamp_u32(std::uint64_t{d.receive} * c.qps, 1, static_cast<std::uint64_t>(std::max(attrs.max_srq_wr, 1)));
+        d.receive = latency ? 16
+                            : clamp_u32(2ull * c.window, 64,
+                                        static_cast<std::uint64_t>(std::max(attrs.max_qp_wr, 1)));
+    if (c.srq)
+        d.receive = clamp_u32(std::uint64_t{d.receive} * c.qps, 1,
+                              static_cast<std::uint64_t>(std::max(attrs.max_srq_wr, 1)));
     std::uint64_t per_qp = d.send + (c.srq ? 0 : d.receive);
     d.cq_entries = (c.shared_cq ? per_qp * c.qps : per_qp) + (c.srq ? d.receive : 0);
     return d;
@@ -106,9 +125,12 @@ Depths depths_for(const BenchConfig& c, Side side, const ibv_device_attr& attrs)
 
 ibv_qp_type qp_type_of(Transport t) {
     switch (t) {
-        case Transport::kRC: return IBV_QPT_RC;
-        case Transport::kUC: return IBV_QPT_UC;
-        case Transport::kUD: return IBV_QPT_UD;
+        case Transport::kRC:
+            return IBV_QPT_RC;
+        case Transport::kUC:
+            return IBV_QPT_UC;
+        case Transport::kUD:
+            return IBV_QPT_UD;
     }
     return IBV_QPT_RC;
 }
@@ -125,39 +147,50 @@ BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gi
     return device;
 }
 
-std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevice& device, ibv_mtu path_mtu) {
+std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevice& device,
+                                          ibv_mtu path_mtu) {
     const ibv_device_attr& a = device.attributes;
     const std::string& dev = device.name;
     if (c.transport == Transport::kUD && c.size > static_cast<std::uint64_t>(mtu_bytes(path_mtu)))
-        return fmt::format("UD message of {} B exceeds the path MTU ({} B): a datagram is one packet", c.size,
-                           mtu_bytes(path_mtu));
+        return fmt::format(
+            "UD message of {} B exceeds the path MTU ({} B): a datagram is one packet", c.size,
+            mtu_bytes(path_mtu));
     if (c.size > device.port.max_message_size)
-        return fmt::format("{} B exceeds {}'s largest message ({} B)", c.size, dev, device.port.max_message_size);
+        return fmt::format("{} B exceeds {}'s largest message ({} B)", c.size, dev,
+                           device.port.max_message_size);
     if (static_cast<int>(c.window) > a.max_qp_wr)
         return fmt::format("window {} exceeds {}'s max_qp_wr ({})", c.window, dev, a.max_qp_wr);
     if (static_cast<int>(c.sge) > a.max_sge)
         return fmt::format("--sge {} exceeds {}'s max_sge ({})", c.sge, dev, a.max_sge);
-    if (static_cast<int>(c.qps) > a.max_qp) return fmt::format("-q {} exceeds {}'s max_qp ({})", c.qps, dev, a.max_qp);
-    if (is_atomic(c.op) && a.atomic_cap == IBV_ATOMIC_NONE) return fmt::format("{} has no atomics (atomic_cap NONE)", dev);
-    if ((c.op == Op::kRead || is_atomic(c.op)) && (a.max_qp_rd_atom == 0 || a.max_qp_init_rd_atom == 0))
+    if (static_cast<int>(c.qps) > a.max_qp)
+        return fmt::format("-q {} exceeds {}'s max_qp ({})", c.qps, dev, a.max_qp);
+    if (is_atomic(c.op) && a.atomic_cap == IBV_ATOMIC_NONE)
+        return fmt::format("{} has no atomics (atomic_cap NONE)", dev);
+    if ((c.op == Op::kRead || is_atomic(c.op)) &&
+        (a.max_qp_rd_atom == 0 || a.max_qp_init_rd_atom == 0))
         return fmt::format("{} allows no outstanding READ/atomic (max_qp_rd_atom 0)", dev);
     if (c.srq && a.max_srq == 0) return fmt::format("{} has no shared receive queues", dev);
     for (Side side : {Side::kClient, Side::kServer}) {
         std::uint64_t entries = depths_for(c, side, a).cq_entries;
         if (entries > static_cast<std::uint64_t>(a.max_cqe))
-            return fmt::format("window {} × {} QP(s) needs a CQ of {} entries; {} allows {} (max_cqe)", c.window,
-                               c.shared_cq ? c.qps : 1, entries, dev, a.max_cqe);
+            return fmt::format(
+                "window {} × {} QP(s) needs a CQ of {} entries; {} allows {} (max_cqe)", c.window,
+                c.shared_cq ? c.qps : 1, entries, dev, a.max_cqe);
     }
     return std::nullopt;
 }
 
-std::optional<std::string> memory_problem(const BenchConfig& c, gpu::MemoryKind client, gpu::MemoryKind server) {
+std::optional<std::string> memory_problem(const BenchConfig& c, gpu::MemoryKind client,
+                                          gpu::MemoryKind server) {
     if (c.mode != Mode::kLatency || c.op != Op::kWrite) return std::nullopt;
     for (auto [side, kind] : {std::pair{"client", client}, std::pair{"server", server}})
         if (kind != gpu::MemoryKind::kHost)
-            return fmt::format("a write ping-pong polls its buffer's last byte from the CPU, and the {}'s buffer is {} memory: "
-                               "measure GPU latency with -o write-imm or send (their ping-pong waits on completions)",
-                               side, gpu::kind_name(kind));
+            return fmt::format(
+                "a write ping-pong polls its buffer's last byte from the CPU, and the {}'s buffer "
+                "is {} memory: "
+                "measure GPU latency with -o write-imm or send (their ping-pong waits on "
+                "completions)",
+                side, gpu::kind_name(kind));
     return std::nullopt;
 }
 
@@ -172,20 +205,21 @@ struct Engine::Queue {
     std::vector<ibv_sge> send_sges;       // sge entries per WR
     std::vector<ibv_recv_wr> recv_chain;  // kPollBatch receives linked by next
     std::vector<ibv_sge> recv_sges;
-    std::uint64_t wr_id_base = 0;         // the QP's index in wr_id's top 16 bits
-    unsigned base_flags = 0;              // IBV_SEND_INLINE when this configuration inlines
-    std::uint32_t until_signal = 1;       // WRs left until the next signaled one
+    std::uint64_t wr_id_base = 0;    // the QP's index in wr_id's top 16 bits
+    unsigned base_flags = 0;         // IBV_SEND_INLINE when this configuration inlines
+    std::uint32_t until_signal = 1;  // WRs left until the next signaled one
 };
 
-Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory,
-               bool stage_each_message)
+Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
+               const gpu::MemoryOptions& memory, bool stage_each_message)
     : device_(device),
       config_(config),
       side_(side),
       slot_stride_((config.slot_bytes() + 63) / 64 * 64),
       memory_(memory.memory, 2 * slot_stride_) {
     const gpu::MemoryKind kind = memory.memory.kind, host = gpu::MemoryKind::kHost;
-    if (auto why = memory_problem(config, side == Side::kClient ? kind : host, side == Side::kServer ? kind : host))
+    if (auto why = memory_problem(config, side == Side::kClient ? kind : host,
+                                  side == Side::kServer ? kind : host))
         fail(*why);
     const ibv_device_attr& attrs = device.attributes;
     ibv_context* context = device.context.get();
@@ -196,15 +230,19 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     receive_depth_ = depths.receive;
 
     pd_.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
-    if (config.events) channel_.reset(check_ptr(ibv_create_comp_channel(context), "ibv_create_comp_channel"));
+    if (config.events)
+        channel_.reset(check_ptr(ibv_create_comp_channel(context), "ibv_create_comp_channel"));
 
     // One CQ per QP, or one for all: it must hold every completion that can be outstanding.
     const std::uint64_t cqes = depths.cq_entries;
     if (cqes > static_cast<std::uint64_t>(attrs.max_cqe))
-        fail(fmt::format("a CQ would need {} entries; {} allows {}", cqes, device.name, attrs.max_cqe));
+        fail(fmt::format("a CQ would need {} entries; {} allows {}", cqes, device.name,
+                         attrs.max_cqe));
     std::uint32_t cq_count = config.shared_cq ? 1 : config.qps;
     for (std::uint32_t i = 0; i < cq_count; ++i)
-        cqs_.emplace_back(check_ptr(ibv_create_cq(context, static_cast<int>(cqes), nullptr, channel_.get(), 0), "ibv_create_cq"));
+        cqs_.emplace_back(
+            check_ptr(ibv_create_cq(context, static_cast<int>(cqes), nullptr, channel_.get(), 0),
+                      "ibv_create_cq"));
     armed_.assign(cq_count, false);
 
     if (config.srq && receives) {
@@ -224,7 +262,8 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
         mr_access = IBV_ACCESS_LOCAL_WRITE;
     }
     // #region bench-register
-    registered_.emplace(gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
+    registered_.emplace(
+        gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
     // Work requests address the buffer as the NIC knows it: the GPU address (or dma-buf iova),
     // the staging bounce buffer, or the host buffer.
     const std::uint64_t nic_base = registered_->nic_address();
@@ -238,8 +277,9 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
     // Per-message staging needs a moment per message on this side: the initiator's posts and
     // completions, the receiver's receives, both ends of a send/write-imm ping-pong.
     const bool one_sided_target = side == Side::kServer && !receiver_counts(config.op) && !latency;
-    stage_each_message_ = stage_each_message && registered_->path() == gpu::Path::kStaging && !one_sided_target &&
-                          !is_atomic(config.op) && !(latency && (config.op == Op::kWrite || config.op == Op::kRead));
+    stage_each_message_ = stage_each_message && registered_->path() == gpu::Path::kStaging &&
+                          !one_sided_target && !is_atomic(config.op) &&
+                          !(latency && (config.op == Op::kWrite || config.op == Op::kRead));
 
     for (std::uint32_t i = 0; i < config.qps; ++i) {
         Queue queue;
@@ -256,11 +296,15 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
         init.cap.max_inline_data = config.inline_size;
         queue.qp.reset(ibv_create_qp(pd_.get(), &init));
         if (!queue.qp)
-            fail(fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}", transport_name(config.transport),
-                             i + 1, config.qps, send_depth_, config.sge, config.inline_size, std::strerror(errno)));
+            fail(
+                fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}",
+                            transport_name(config.transport), i + 1, config.qps, send_depth_,
+                            config.sge, config.inline_size, std::strerror(errno)));
         index_of_qpn_[queue.qp->qp_num] = i;
         queue.wr_id_base = wr_id(i, 0);
-        queue.base_flags = config.inline_size > 0 && config.size <= config.inline_size ? unsigned{IBV_SEND_INLINE} : 0u;
+        queue.base_flags = config.inline_size > 0 && config.size <= config.inline_size
+                               ? unsigned{IBV_SEND_INLINE}
+                               : 0u;
         queue.psn = random_psn();
 
         // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
@@ -292,9 +336,12 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
             for (std::uint32_t s = 0; s < config.sge; ++s) {
                 ibv_sge& sge = wr.sg_list[s];
                 // READ results and atomic return values land in the destination slot.
-                std::uint64_t base = nic_base + ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
+                std::uint64_t base =
+                    nic_base +
+                    ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
                 sge.addr = base + s * piece;
-                sge.length = static_cast<std::uint32_t>(s + 1 < config.sge ? piece : config.size - s * piece);
+                sge.length = static_cast<std::uint32_t>(
+                    s + 1 < config.sge ? piece : config.size - s * piece);
                 sge.lkey = lkey;
             }
         }
@@ -308,7 +355,8 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
             wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
             wr.num_sge = config.op == Op::kWriteImm ? 0 : 1;
             wr.sg_list = &queue.recv_sges[r];
-            queue.recv_sges[r] = {nic_base + slot_stride_, static_cast<std::uint32_t>(config.slot_bytes()), lkey};
+            queue.recv_sges[r] = {nic_base + slot_stride_,
+                                  static_cast<std::uint32_t>(config.slot_bytes()), lkey};
         }
         queues_.push_back(std::move(queue));
     }
@@ -325,7 +373,8 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side, const 
 Engine::~Engine() = default;
 
 std::uint8_t Engine::responder_depth() const {
-    return static_cast<std::uint8_t>(std::min<int>(kMaxReadCredits, device_.attributes.max_qp_rd_atom));
+    return static_cast<std::uint8_t>(
+        std::min<int>(kMaxReadCredits, device_.attributes.max_qp_rd_atom));
 }
 
 std::vector<QpEndpoint> Engine::local_endpoints() const {
@@ -356,22 +405,25 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
     reliability.rnr_retry = 7;      // a bench receiver may fall behind: wait for it, never fail
     reliability.min_rnr_timer = 1;  // … and retry soon (0.01 ms)
     reliability.max_dest_rd_atomic = responder_depth();
-    reliability.max_rd_atomic = static_cast<std::uint8_t>(
-        std::min<int>({kMaxReadCredits, device_.attributes.max_qp_init_rd_atom, peer_responder_depth}));
+    reliability.max_rd_atomic = static_cast<std::uint8_t>(std::min<int>(
+        {kMaxReadCredits, device_.attributes.max_qp_init_rd_atom, peer_responder_depth}));
     for (std::size_t i = 0; i < queues_.size(); ++i) {
         Queue& queue = queues_[i];
         const QpEndpoint& peer = remote[i];
         if (peer.length < config_.size)
-            fail(fmt::format("the peer's buffer holds {} B, less than a {}-byte message", peer.length, config_.size));
+            fail(fmt::format("the peer's buffer holds {} B, less than a {}-byte message",
+                             peer.length, config_.size));
         queue.remote_qpn = peer.qpn;
         ibv_qp_type type = qp_type_of(config_.transport);
         if (type == IBV_QPT_UD) {
             ibv_qp_attr attr{};
             attr.qp_state = IBV_QPS_RTR;
-            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE), "ibv_modify_qp (UD INIT→RTR)");
+            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE),
+                      "ibv_modify_qp (UD INIT→RTR)");
             attr.qp_state = IBV_QPS_RTS;
             attr.sq_psn = queue.psn;
-            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN), "ibv_modify_qp (UD RTR→RTS)");
+            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN),
+                      "ibv_modify_qp (UD RTR→RTS)");
             if (!ah_) {
                 ibv_ah_attr ah{};
                 ah.port_num = device_.port.port;
@@ -387,9 +439,11 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
             }
         } else {
             QpTransition rtr = rtr_transition(type, device_.port, peer, reliability);
-            check_ibv(ibv_modify_qp(queue.qp.get(), &rtr.attributes, rtr.mask), "ibv_modify_qp (INIT→RTR)");
+            check_ibv(ibv_modify_qp(queue.qp.get(), &rtr.attributes, rtr.mask),
+                      "ibv_modify_qp (INIT→RTR)");
             QpTransition rts = rts_transition(type, queue.psn, reliability);
-            check_ibv(ibv_modify_qp(queue.qp.get(), &rts.attributes, rts.mask), "ibv_modify_qp (RTR→RTS)");
+            check_ibv(ibv_modify_qp(queue.qp.get(), &rts.attributes, rts.mask),
+                      "ibv_modify_qp (RTR→RTS)");
         }
         for (ibv_send_wr& wr : queue.send_chain) {
             if (type == IBV_QPT_UD) {
@@ -436,12 +490,14 @@ void Engine::stage_destinations(std::uint64_t count) {
     const std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
     for (std::uint64_t i = 0; i < count; ++i) {
         registered_->after_nic_writes(config_.size, offset);
-        memory_.synchronize();  // the copy is queued on the GPU's stream: its cost is waiting for it
+        memory_
+            .synchronize();  // the copy is queued on the GPU's stream: its cost is waiting for it
     }
     staging_copies_ += count;
 }
 
-void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq) {
+void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
+                             std::uint64_t last_seq) {
     for (std::uint32_t w = 0; w < count; ++w) {
         ibv_send_wr& wr = queue.send_chain[w];
         const std::uint64_t seq = first_seq + w;
@@ -450,7 +506,8 @@ void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_
         // the last one always does, so the initiator sees the end.
         bool signaled = --queue.until_signal == 0;
         if (signaled) queue.until_signal = config_.signal_every;
-        wr.send_flags = queue.base_flags | (signaled || seq == last_seq ? unsigned{IBV_SEND_SIGNALED} : 0u);
+        wr.send_flags =
+            queue.base_flags | (signaled || seq == last_seq ? unsigned{IBV_SEND_SIGNALED} : 0u);
         if (config_.op == Op::kWriteImm) wr.imm_data = htobe32(static_cast<std::uint32_t>(seq));
     }
     ibv_send_wr* last = &queue.send_chain[count - 1];
@@ -488,8 +545,10 @@ void Engine::repost(std::vector<std::uint32_t>& pending) {
     for (std::size_t q = 0; q < pending.size(); ++q) {
         while (pending[q] > 0) {
             std::uint32_t n = std::min(pending[q], kPollBatch);
-            if (srq_) post_srq_receives(n);
-            else post_receives(queues_[q], n);
+            if (srq_)
+                post_srq_receives(n);
+            else
+                post_receives(queues_[q], n);
             pending[q] -= n;
         }
     }
@@ -521,7 +580,9 @@ void Engine::wait_for_event(std::chrono::milliseconds timeout) {
     // so the caller polls once more; sleep only when every CQ was already armed.
     if (newly_armed) return;
     pollfd waiting{channel_->fd, POLLIN, 0};
-    int ready = ::poll(&waiting, 1, static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 1000)));
+    int ready =
+        ::poll(&waiting, 1,
+               static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 1000)));
     check_errno(ready >= 0, "poll (completion channel)");
     if (ready == 0) return;
     ibv_cq* cq = nullptr;
@@ -541,7 +602,8 @@ std::uint32_t Engine::queue_index(const ibv_wc& wc) const {
     if (wc.opcode & IBV_WC_RECV) {
         if (!srq_) return static_cast<std::uint32_t>(wc.wr_id);
         auto found = index_of_qpn_.find(wc.qp_num);
-        if (found == index_of_qpn_.end()) fail(fmt::format("a receive completed on unknown QP {:#x}", wc.qp_num));
+        if (found == index_of_qpn_.end())
+            fail(fmt::format("a receive completed on unknown QP {:#x}", wc.qp_num));
         return found->second;
     }
     return static_cast<std::uint32_t>(wc.wr_id >> 48);
@@ -549,7 +611,8 @@ std::uint32_t Engine::queue_index(const ibv_wc& wc) const {
 
 // ---- Bandwidth: the initiator.
 
-InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, const Limits& limits) {
+InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
+                                      const Limits& limits) {
     const std::uint32_t window = config_.window;
     const std::uint32_t batch = config_.post_list;
     const std::uint32_t qps = config_.qps;
@@ -558,13 +621,15 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
     std::vector<std::uint64_t> posted(qps, 0), completed(qps, 0);
     std::uint32_t unfinished = qps;
     std::array<ibv_wc, kPollBatch> wcs;
-    for (Queue& queue : queues_) queue.until_signal = config_.signal_every;  // every phase starts at seq 0
+    for (Queue& queue : queues_)
+        queue.until_signal = config_.signal_every;  // every phase starts at seq 0
     // Per-message staging, decided once: the loop below must cost what the verbs cost.
     const bool stage_each_source = stage_each_message_ && config_.op != Op::kRead;
     const bool stage_each_read = stage_each_message_ && config_.op == Op::kRead;
 
     const auto start = Clock::now();
-    const auto stop_posting_at = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
+    const auto stop_posting_at = start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(duration_s));
     auto last_progress = start;
     auto last_completion = start;
     bool stopping = !timed;
@@ -595,7 +660,8 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
                 const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
                 if (wc.status != IBV_WC_SUCCESS) fail_completion(wc);
                 std::uint32_t q = queue_index(wc);
-                const std::uint64_t now_completed = (wc.wr_id & kSeqMask) + 1;  // a QP's send completions arrive in order
+                const std::uint64_t now_completed =
+                    (wc.wr_id & kSeqMask) + 1;  // a QP's send completions arrive in order
                 if (stage_each_read) [[unlikely]]
                     stage_destinations(now_completed - completed[q]);
                 completed[q] = now_completed;
@@ -608,7 +674,8 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
                     fail(fmt::format("no completion for {:.1f} s ({} QPs: posted {}, completed {})",
                                      limits.idle.count() / 1000.0, qps, posted[0], completed[0]));
                 if (now - start > limits.phase)
-                    fail(fmt::format("the phase ran past its limit of {:.0f} s: lower -n or -D", limits.phase.count() / 1000.0));
+                    fail(fmt::format("the phase ran past its limit of {:.0f} s: lower -n or -D",
+                                     limits.phase.count() / 1000.0));
                 if (config_.events) wait_for_event(limits.idle);
             }
         }
@@ -616,7 +683,8 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
             // Time is up: finish each QP at the next signal boundary so its last WR is signaled.
             stopping = true;
             for (std::uint32_t q = 0; q < qps; ++q) {
-                std::uint64_t rounded = (posted[q] + config_.signal_every - 1) / config_.signal_every * config_.signal_every;
+                std::uint64_t rounded = (posted[q] + config_.signal_every - 1) /
+                                        config_.signal_every * config_.signal_every;
                 target[q] = std::max<std::uint64_t>(rounded, 1);
                 if (completed[q] == target[q]) --unfinished;
             }
@@ -631,8 +699,9 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s, c
 
 // ---- Bandwidth: the receiver.
 
-ReceiverResult Engine::run_receiver(const std::function<std::optional<std::vector<std::uint64_t>>()>& expected_counts,
-                                    const Limits& limits) {
+ReceiverResult Engine::run_receiver(
+    const std::function<std::optional<std::vector<std::uint64_t>>()>& expected_counts,
+    const Limits& limits) {
     const std::uint32_t qps = config_.qps;
     const bool reliable = config_.transport == Transport::kRC;
     const std::uint64_t header = config_.transport == Transport::kUD ? kGrhBytes : 0;
@@ -678,18 +747,22 @@ ReceiverResult Engine::run_receiver(const std::function<std::optional<std::vecto
         auto now = Clock::now();
         if (!expected) {
             expected = expected_counts();
-            if (expected && expected->size() != qps) fail(fmt::format("the peer reported counts for {} QPs, not {}", expected->size(), qps));
+            if (expected && expected->size() != qps)
+                fail(fmt::format("the peer reported counts for {} QPs, not {}", expected->size(),
+                                 qps));
             if (expected && all_arrived()) break;
             if (expected) last_progress = now;
         } else if (!reliable && now - last_progress > kUnreliableGrace) {
             break;  // the rest was lost: UC and UD drop what finds no receive or buffer
         }
         if (now - last_progress > limits.idle) {
-            if (!expected) fail(fmt::format("nothing arrived for {:.1f} s and the peer did not finish", limits.idle.count() / 1000.0));
+            if (!expected)
+                fail(fmt::format("nothing arrived for {:.1f} s and the peer did not finish",
+                                 limits.idle.count() / 1000.0));
             std::uint64_t want = 0;
             for (std::uint64_t e : *expected) want += e;
-            fail(fmt::format("RC delivered {} of {} messages and then nothing for {:.1f} s", result.messages, want,
-                             limits.idle.count() / 1000.0));
+            fail(fmt::format("RC delivered {} of {} messages and then nothing for {:.1f} s",
+                             result.messages, want, limits.idle.count() / 1000.0));
         }
         if (now - start > limits.phase) fail("the phase ran past its limit: lower -n or -D");
         if (config_.events) wait_for_event(std::chrono::milliseconds(expected ? 10 : 100));
@@ -704,7 +777,9 @@ namespace {
 
 // The byte a write ping-pong polls: the last of the message, stamped with the round number
 // (never 0, so a cleared slot cannot pass for round 0).
-std::uint8_t round_tag(std::uint64_t round) { return static_cast<std::uint8_t>(round % 255 + 1); }
+std::uint8_t round_tag(std::uint64_t round) {
+    return static_cast<std::uint8_t>(round % 255 + 1);
+}
 
 }  // namespace
 
@@ -720,7 +795,8 @@ struct Engine::PingPong {
 };
 
 template <typename Done>
-void Engine::complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) {
+void Engine::complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits,
+                            const char* waiting_for) {
     std::array<ibv_wc, kPollBatch> wcs;
     const auto since = Clock::now();
     std::uint64_t spins = 0;
@@ -743,21 +819,23 @@ void Engine::complete_until(Done done, PingPong& state, std::uint64_t round, con
         if (++spins % 4096 == 0 || config_.events) {
             auto now = Clock::now();
             if (now - since > limits.idle)
-                fail(fmt::format("no {} for {:.1f} s (round trip {} of {})", waiting_for, limits.idle.count() / 1000.0, round + 1,
-                                 state.count));
-            if (now - state.phase_start > limits.phase) fail("the latency phase ran past its limit: lower -n");
+                fail(fmt::format("no {} for {:.1f} s (round trip {} of {})", waiting_for,
+                                 limits.idle.count() / 1000.0, round + 1, state.count));
+            if (now - state.phase_start > limits.phase)
+                fail("the latency phase ran past its limit: lower -n");
             if (config_.events) wait_for_event(limits.idle);
         }
     }
 }
 
-void Engine::await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) const {
+void Engine::await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits,
+                         const char* waiting_for) const {
     const auto since = Clock::now();
     std::uint64_t spins = 0;
     while (*state.arrived_tag != round_tag(round)) {
         if (++spins % 65536 == 0 && Clock::now() - since > limits.idle)
-            fail(fmt::format("no {} written for {:.1f} s (round trip {} of {})", waiting_for, limits.idle.count() / 1000.0, round + 1,
-                             state.count));
+            fail(fmt::format("no {} written for {:.1f} s (round trip {} of {})", waiting_for,
+                             limits.idle.count() / 1000.0, round + 1, state.count));
     }
 }
 
@@ -788,18 +866,20 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
         if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
         if (stage_each_message_) stage_sources(1);  // the staged round trip starts in GPU memory
-        post_send_batch(queue, round, 1, round);  // every WR signaled in a ping-pong
+        post_send_batch(queue, round, 1, round);    // every WR signaled in a ping-pong
         if (config_.op == Op::kWrite) {
             await_stamp(state, round, limits, "reply");
         } else if (wants_reply) {
             complete_until([&] { return state.recvs_done > round; }, state, round, limits, "reply");
             if (stage_each_message_) stage_destinations(1);  // … and ends there
         } else {  // READ and atomics: the completion is the reply
-            complete_until([&] { return state.sends_done > round; }, state, round, limits, "completion");
+            complete_until([&] { return state.sends_done > round; }, state, round, limits,
+                           "completion");
         }
         auto t1 = Clock::now();
         samples.push_back(nanoseconds_between(t0, t1));
-        complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
+        complete_until([&] { return state.sends_done > round; }, state, round, limits,
+                       "send completion");
     }
     return samples;
 }
@@ -820,7 +900,8 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
             }
         }
         post_send_batch(queue, round, 1, round);
-        complete_until([&] { return state.sends_done > round; }, state, round, limits, "send completion");
+        complete_until([&] { return state.sends_done > round; }, state, round, limits,
+                       "send completion");
     }
 }
 
@@ -842,17 +923,21 @@ std::optional<std::string> Engine::verify_destination() {
     // and the rest of the slot must still be zero (nothing written past the message).
     const std::size_t offset = slot_stride_ + (config_.transport == Transport::kUD ? kGrhBytes : 0);
     const std::size_t length = 2 * slot_stride_ - offset;
-    registered_->after_nic_writes(length, offset);  // staging: bounce → memory; GPU: flush where needed
+    registered_->after_nic_writes(length,
+                                  offset);  // staging: bounce → memory; GPU: flush where needed
     auto mismatch = memory_.find_mismatch(config_.size, config_.size, offset, length);
     if (!mismatch) return std::nullopt;
     if (*mismatch >= config_.size)
-        return fmt::format("byte {} of the destination, past the {}-byte message, is not zero", *mismatch, config_.size);
-    return fmt::format("byte {} of the {}-byte destination differs from the sender's pattern", *mismatch, config_.size);
+        return fmt::format("byte {} of the destination, past the {}-byte message, is not zero",
+                           *mismatch, config_.size);
+    return fmt::format("byte {} of the {}-byte destination differs from the sender's pattern",
+                       *mismatch, config_.size);
 }
 // #endregion bench-verify
 
 std::uint64_t Engine::atomic_counter() {
-    // Atomics are performed in the target's byte order (the host's, here: both sides are this host type).
+    // Atomics are performed in the target's byte order (the host's, here: both sides are this host
+    // type).
     registered_->after_nic_writes(sizeof(std::uint64_t), slot_stride_);
     std::uint64_t value = 0;
     memory_.copy_to_host(std::as_writable_bytes(std::span(&value, 1)), slot_stride_);

@@ -22,7 +22,8 @@ const Record* find_dotted(const Record& record, const std::string& dotted) {
     std::size_t start = 0;
     while (true) {
         std::size_t dot = dotted.find('.', start);
-        std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        std::string key =
+            dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
         if (!node->is_object() || !node->contains(key)) return nullptr;
         node = &(*node)[key];
         if (dot == std::string::npos) return node;
@@ -54,7 +55,8 @@ std::string default_title(const std::vector<Record>& records, const std::string&
         if (!r.contains("config") || !r["config"].is_object()) continue;
         const Record& op = r["config"].value("op", Record());
         if (!op.is_string()) continue;
-        if (std::find(ops.begin(), ops.end(), op.get<std::string>()) == ops.end()) ops.push_back(op.get<std::string>());
+        if (std::find(ops.begin(), ops.end(), op.get<std::string>()) == ops.end())
+            ops.push_back(op.get<std::string>());
     }
     if (ops.empty()) return y_label;
     return fmt::format("{} — {}", fmt::join(ops, ", "), y_label);
@@ -80,18 +82,28 @@ std::string xml_escape(const std::string& text) {
     std::string out;
     for (char c : text) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
 }
 
-std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
-                                        const std::string& y_key, const std::vector<std::string>& series_keys) {
+std::vector<Series> series_from_records(const std::vector<Record>& records,
+                                        const std::string& x_key, const std::string& y_key,
+                                        const std::vector<std::string>& series_keys) {
     std::vector<Series> series;
     std::map<std::string, std::size_t> index;
     for (const Record& record : records) {
@@ -103,8 +115,10 @@ std::vector<Series> series_from_records(const std::vector<Record>& records, cons
             const Record* value = find_dotted(record, key);
             if (!value) continue;
             // "config.window" is shown as "window": the legend has room for short names only.
-            std::string name = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
-            label += (label.empty() ? "" : " ") + name + "=" + (value->is_string() ? value->get<std::string>() : value->dump());
+            std::string name =
+                key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+            label += (label.empty() ? "" : " ") + name + "=" +
+                     (value->is_string() ? value->get<std::string>() : value->dump());
         }
         auto [it, added] = index.emplace(label, series.size());
         if (added) series.push_back(Series{label, {}});
@@ -117,10 +131,12 @@ std::vector<Series> series_from_records(const std::vector<Record>& records, cons
         for (std::size_t i = 0; i < s.points.size();) {
             std::size_t j = i;
             std::vector<double> ys;
-            while (j < s.points.size() && s.points[j].first == s.points[i].first) ys.push_back(s.points[j++].second);
+            while (j < s.points.size() && s.points[j].first == s.points[i].first)
+                ys.push_back(s.points[j++].second);
             std::sort(ys.begin(), ys.end());
             const std::size_t n = ys.size();
-            merged.emplace_back(s.points[i].first, n % 2 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2);
+            merged.emplace_back(s.points[i].first,
+                                n % 2 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2);
             i = j;
         }
         s.points = std::move(merged);
@@ -142,42 +158,54 @@ std::string render_svg(const Chart& chart) {
     const double step = nice_step(y_max > 0 ? y_max : 1);
     const double y_top = std::ceil((y_max > 0 ? y_max : 1) / step) * step;
     const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-    auto px = [&](double x) { return kLeft + (std::log2(x) - std::log2(x_min)) / (std::log2(x_max) - std::log2(x_min)) * plot_w; };
+    auto px = [&](double x) {
+        return kLeft +
+               (std::log2(x) - std::log2(x_min)) / (std::log2(x_max) - std::log2(x_min)) * plot_w;
+    };
     auto py = [&](double y) { return kTop + plot_h - y / y_top * plot_h; };
 
     std::string svg = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-        "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
+        "{}\" "
+        "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
+        "fill=\"white\"/>\n",
         kWidth, kHeight, kWidth, kHeight);
-    svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft,
-                       xml_escape(chart.title));
+    svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
+                       kLeft, xml_escape(chart.title));
     // Axes, grid and ticks.
     for (double y = 0; y <= y_top + step / 2; y += step) {
-        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kLeft,
-                           py(y), kLeft + plot_w, py(y));
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kLeft - 6, py(y) + 4, y);
+        svg += fmt::format(
+            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n",
+            kLeft, py(y), kLeft + plot_w, py(y));
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n",
+                           kLeft - 6, py(y) + 4, y);
     }
     // A label on every power of two, or every other one when they would crowd each other.
     const double first_tick = std::exp2(std::ceil(std::log2(x_min)));
-    const int ticks = static_cast<int>(std::floor(std::log2(x_max * 1.0001) - std::log2(first_tick))) + 1;
+    const int ticks =
+        static_cast<int>(std::floor(std::log2(x_max * 1.0001) - std::log2(first_tick))) + 1;
     const int label_every = ticks > 12 ? 2 : 1;
     int tick = 0;
     for (double x = first_tick; x <= x_max * 1.0001; x *= 2, ++tick) {
-        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#333\"/>\n", px(x),
-                           kTop + plot_h, px(x), kTop + plot_h + 4);
+        svg += fmt::format(
+            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#333\"/>\n",
+            px(x), kTop + plot_h, px(x), kTop + plot_h + 4);
         if (tick % label_every == 0)
-            svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
-                               kTop + plot_h + 16, size_label(x));
+            svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                               px(x), kTop + plot_h + 16, size_label(x));
     }
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", kLeft,
-                       kTop, plot_w, plot_h);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot_w / 2,
-                       kTop + plot_h + 36, xml_escape(chart.x_label));
-    svg += fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                       kTop + plot_h / 2, xml_escape(chart.y_label));
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+        kLeft, kTop, plot_w, plot_h);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                       kLeft + plot_w / 2, kTop + plot_h + 36, xml_escape(chart.x_label));
+    svg += fmt::format(
+        "<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+        kTop + plot_h / 2, xml_escape(chart.y_label));
     if (!chart.legend_title.empty())
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kWidth - kRight + 12,
-                           kTop + 14, xml_escape(chart.legend_title));
+        svg += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
+            kWidth - kRight + 12, kTop + 14, xml_escape(chart.legend_title));
     // One polyline per series, with its legend entry.
     for (std::size_t i = 0; i < chart.series.size(); ++i) {
         const Series& s = chart.series[i];
@@ -185,13 +213,18 @@ std::string render_svg(const Chart& chart) {
         std::string points;
         for (auto [x, y] : s.points)
             if (x > 0) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
-        svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>\n",
-                           color, points, xml_escape(s.label));
-        const double ly = kTop + 10 + 18 * static_cast<double>(i + (chart.legend_title.empty() ? 0 : 1));
-        svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
-                           kWidth - kRight + 12, ly, kWidth - kRight + 32, ly, color);
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38, ly + 4,
-                           xml_escape(s.label));
+        svg += fmt::format(
+            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+            "points=\"{}\"><title>{}</title></polyline>\n",
+            color, points, xml_escape(s.label));
+        const double ly =
+            kTop + 10 + 18 * static_cast<double>(i + (chart.legend_title.empty() ? 0 : 1));
+        svg += fmt::format(
+            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+            "stroke-width=\"2\"/>\n",
+            kWidth - kRight + 12, ly, kWidth - kRight + 32, ly, color);
+        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38,
+                           ly + 4, xml_escape(s.label));
     }
     // The caption (where and when) on one line, or two split at a " · " when it is long.
     std::string first_line = chart.caption, second_line;
@@ -205,8 +238,8 @@ std::string render_svg(const Chart& chart) {
     svg += fmt::format("<text x=\"10\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
                        kHeight - (second_line.empty() ? 12 : 24), xml_escape(first_line));
     if (!second_line.empty())
-        svg += fmt::format("<text x=\"10\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n", kHeight - 10,
-                           xml_escape(second_line));
+        svg += fmt::format("<text x=\"10\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
+                           kHeight - 10, xml_escape(second_line));
     svg += "</svg>\n";
     return svg;
 }

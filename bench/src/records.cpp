@@ -19,9 +19,11 @@ namespace rdmalab::bench {
 
 namespace {
 
-void flatten(const Record& value, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+void flatten(const Record& value, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out) {
     if (value.is_object()) {
-        for (const auto& [key, item] : value.items()) flatten(item, prefix.empty() ? key : prefix + "." + key, out);
+        for (const auto& [key, item] : value.items())
+            flatten(item, prefix.empty() ? key : prefix + "." + key, out);
         return;
     }
     out.emplace_back(prefix, value.is_string() ? value.get<std::string>() : value.dump());
@@ -46,7 +48,8 @@ Record host_environment(const std::string& tool_version) {
     gmtime_r(&now, &utc);
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return Record{{"host", host}, {"kernel", system.release}, {"date", date}, {"tool_version", tool_version}};
+    return Record{
+        {"host", host}, {"kernel", system.release}, {"date", date}, {"tool_version", tool_version}};
 }
 
 std::string to_json(const std::vector<Record>& records) {
@@ -61,7 +64,8 @@ std::string to_csv(const std::vector<Record>& records) {
         rows.emplace_back();
         flatten(record, "", rows.back());
         for (const auto& [key, value] : rows.back())
-            if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
+            if (std::find(columns.begin(), columns.end(), key) == columns.end())
+                columns.push_back(key);
     }
     std::string csv;
     for (std::size_t i = 0; i < columns.size(); ++i) csv += (i ? "," : "") + csv_field(columns[i]);

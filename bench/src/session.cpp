@@ -21,17 +21,22 @@ namespace {
 
 using std::chrono::milliseconds;
 
-milliseconds ms(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000)); }
+milliseconds ms(double seconds) {
+    return milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
 
 double cpu_seconds() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    auto seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
     return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
@@ -40,7 +45,8 @@ Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
 
 Record endpoints_message(const Engine& engine) {
     Record list = Record::array();
-    for (const QpEndpoint& endpoint : engine.local_endpoints()) list.push_back(to_hex(encode_qp_endpoint(endpoint)));
+    for (const QpEndpoint& endpoint : engine.local_endpoints())
+        list.push_back(to_hex(encode_qp_endpoint(endpoint)));
     return Record{{"type", "endpoints"},
                   {"endpoints", list},
                   {"responder_depth", engine.responder_depth()},
@@ -52,19 +58,25 @@ Record endpoints_message(const Engine& engine) {
 // How one side's buffer was had and registered, as the records keep it.
 Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where,
                      const std::string& copies) {
-    return Record{{"memory", gpu::to_string(spec)}, {"path", path}, {"where", where}, {"staging_copies", copies}};
+    return Record{{"memory", gpu::to_string(spec)},
+                  {"path", path},
+                  {"where", where},
+                  {"staging_copies", copies}};
 }
 
 // What one side's staging copies mean for the record's rates, or "" where it does not stage.
 std::string staging_note(const char* side, const Record& memory) {
     const auto copies = memory["staging_copies"].get<std::string>();
     if (copies == "per phase")
-        return fmt::format("{} staging: copies once per phase, outside the timed loop: the rates are the RDMA half "
-                           "(NIC <-> pinned bounce buffer); the copies' bandwidth: gpu-memory-bench",
-                           side);
+        return fmt::format(
+            "{} staging: copies once per phase, outside the timed loop: the rates are the RDMA "
+            "half "
+            "(NIC <-> pinned bounce buffer); the copies' bandwidth: gpu-memory-bench",
+            side);
     if (copies == "per message")
-        return fmt::format("{} staging: {} copies inside the timed loop, one per message: the rates include them", side,
-                           memory["copies_in_timed_loop"].get<std::uint64_t>());
+        return fmt::format(
+            "{} staging: {} copies inside the timed loop, one per message: the rates include them",
+            side, memory["copies_in_timed_loop"].get<std::uint64_t>());
     return "";
 }
 
@@ -72,9 +84,11 @@ std::string staging_note(const char* side, const Record& memory) {
 Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
     auto path = field<std::string>(message, "memory_path");
     bool known = false;
-    for (gpu::Path p : {gpu::Path::kHost, gpu::Path::kDmaBuf, gpu::Path::kPeerMemory, gpu::Path::kStaging})
+    for (gpu::Path p :
+         {gpu::Path::kHost, gpu::Path::kDmaBuf, gpu::Path::kPeerMemory, gpu::Path::kStaging})
         known = known || path == gpu::path_name(p);
-    if (!known) fail(fmt::format("the peer reports an unknown memory path '{}'", path.substr(0, 40)));
+    if (!known)
+        fail(fmt::format("the peer reports an unknown memory path '{}'", path.substr(0, 40)));
     auto where = field<std::string>(message, "memory_where");
     if (where.size() > 200) fail("the peer's memory description is longer than 200 characters");
     auto copies = field<std::string>(message, "memory_copies");
@@ -85,9 +99,11 @@ Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
 
 // Prints, once per run, the ladder's probe lines and the path; again whenever the path (or when
 // its staging copies run) changes.
-void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec& spec, std::string& last_path) {
+void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec& spec,
+                  std::string& last_path) {
     std::string path = gpu::path_name(engine.memory_path());
-    if (engine.memory_path() == gpu::Path::kStaging) path += fmt::format(", staging copies {}", engine.staging_copies_mode());
+    if (engine.memory_path() == gpu::Path::kStaging)
+        path += fmt::format(", staging copies {}", engine.staging_copies_mode());
     if (path == last_path) return;
     if (last_path.empty()) {
         // Each configuration registers a buffer sized for it: the sizes below are the first one's.
@@ -95,7 +111,8 @@ void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec&
         for (const std::string& line : engine.memory_report()) fmt::print("{}: {}\n", side, line);
     }
     std::string memory = fmt::format("{} memory", gpu::to_string(spec));
-    if (engine.memory_description() != memory) memory += fmt::format(" ({})", engine.memory_description());
+    if (engine.memory_description() != memory)
+        memory += fmt::format(" ({})", engine.memory_description());
     fmt::print("{}: buffer in {}, registered via {}\n", side, memory, path);
     std::fflush(stdout);
     last_path = path;
@@ -104,13 +121,15 @@ void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec&
 std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config) {
     std::vector<QpEndpoint> endpoints;
     for (const std::string& hex : field<std::vector<std::string>>(message, "endpoints"))
-        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_of(config.transport), PeerBuffer::kAdvertised));
+        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_of(config.transport),
+                                                        PeerBuffer::kAdvertised));
     return endpoints;
 }
 
 std::uint8_t peer_depth(const Record& message) {
     auto depth = field<std::uint32_t>(message, "responder_depth");
-    if (depth > 255) fail(fmt::format("the peer claims {} outstanding READs per QP (at most 255)", depth));
+    if (depth > 255)
+        fail(fmt::format("the peer claims {} outstanding READs per QP (at most 255)", depth));
     return static_cast<std::uint8_t>(depth);
 }
 
@@ -129,10 +148,13 @@ Record hello(const BenchDevice& device, const gpu::MemorySpec& memory) {
 
 ibv_mtu path_mtu_with(const BenchDevice& device, const Record& peer_hello) {
     if (field<std::uint32_t>(peer_hello, "protocol") != kProtocolVersion)
-        fail(fmt::format("the peer speaks control protocol {}, this {} speaks {}: use the same version on both sides",
-                         field<std::uint32_t>(peer_hello, "protocol"), kToolVersion, kProtocolVersion));
+        fail(fmt::format(
+            "the peer speaks control protocol {}, this {} speaks {}: use the same version on both "
+            "sides",
+            field<std::uint32_t>(peer_hello, "protocol"), kToolVersion, kProtocolVersion));
     auto mtu = field<std::uint32_t>(peer_hello, "active_mtu");
-    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096) fail(fmt::format("the peer sent an invalid MTU code {}", mtu));
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+        fail(fmt::format("the peer sent an invalid MTU code {}", mtu));
     return std::min(device.port.active_mtu, static_cast<ibv_mtu>(mtu));
 }
 
@@ -142,18 +164,22 @@ struct Row {
     std::string text;
 };
 
-std::string format_rate(double value) { return value > 0 ? fmt::format("{:.4f}", value) : "-"; }
+std::string format_rate(double value) {
+    return value > 0 ? fmt::format("{:.4f}", value) : "-";
+}
 
 void print_header(Mode mode, bool gbps) {
     if (mode == Mode::kBandwidth)
-        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9} {:>9}\n", "configuration", "GiB/s", gbps ? "      Gb/s" : "", "MOPS",
-                   "recv MOPS", "lost", "cpu c µs", "cpu s µs");
+        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9} {:>9}\n", "configuration", "GiB/s",
+                   gbps ? "      Gb/s" : "", "MOPS", "recv MOPS", "lost", "cpu c µs", "cpu s µs");
     else
-        fmt::print("{:<58} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "configuration", "min µs", "median", "mean", "p99", "p99.9",
-                   "max", "(reported as)");
+        fmt::print("{:<58} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "configuration", "min µs",
+                   "median", "mean", "p99", "p99.9", "max", "(reported as)");
 }
 
-bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+bool stderr_is_terminal() {
+    return isatty(STDERR_FILENO) == 1;
+}
 
 }  // namespace
 
@@ -181,7 +207,8 @@ std::optional<std::string> pinned_mismatch(const BenchConfig& config, const Pinn
         if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
             std::string list;
             for (const std::string& a : allowed) list += (list.empty() ? "" : ",") + a;
-            return fmt::format("the client asks for {} {}, but this server was started with {} {}", knob, value, knob, list);
+            return fmt::format("the client asks for {} {}, but this server was started with {} {}",
+                               knob, value, knob, list);
         }
     }
     return std::nullopt;
@@ -197,8 +224,9 @@ void check_memory_available(const gpu::MemoryOptions& options) {
     gpu::DeviceMemory probe(options.memory, 4096);
 }
 
-void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu path_mtu, const Record& message,
-                         const SessionOptions& options, const PinnedKnobs& pinned, std::string& last_path) {
+void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu path_mtu,
+                         const Record& message, const SessionOptions& options,
+                         const PinnedKnobs& pinned, std::string& last_path) {
     BenchConfig config = BenchConfig::from_json(field<Record>(message, "config"));
     if (auto why = pinned_mismatch(config, pinned)) fail(*why);
     if (auto why = device_problem(config, device, path_mtu)) fail("server: " + *why);
@@ -216,7 +244,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
         Record next = control.receive(step);
         std::string type = field<std::string>(next, "type");
         if (type == "done") return;
-        if (type != "phase") fail(fmt::format("expected 'phase' or 'done' from the client, got '{}'", type));
+        if (type != "phase")
+            fail(fmt::format("expected 'phase' or 'done' from the client, got '{}'", type));
         const auto count = field<std::uint64_t>(next, "count");
         const bool warmup = field<bool>(next, "warmup");
         if (count > (std::uint64_t{1} << 32)) fail("the client asked for too many operations");
@@ -251,7 +280,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
                        {"counter", engine.atomic_counter()},
                        {"staging_copies", engine.staging_copies()}};
         // The bytes that landed here equal the sender's pattern (one-sided and two-sided alike).
-        bool lands_here = config.op == Op::kWrite || (receiver_counts(config.op) && received.messages > 0);
+        bool lands_here =
+            config.op == Op::kWrite || (receiver_counts(config.op) && received.messages > 0);
         if (!warmup && config.mode == Mode::kBandwidth && lands_here) {
             auto why = engine.verify_destination();
             counted["verified"] = !why.has_value();
@@ -268,7 +298,8 @@ int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
     fmt::print("server: {} ({})\n", device.port.description, device.provider);
     std::fflush(stdout);
-    ControlChannel control(TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s)));
+    ControlChannel control(
+        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s)));
     const milliseconds step = ms(options.timeout_s);
     try {
         Record peer_hello = control.expect("hello", step);
@@ -280,11 +311,13 @@ int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
             Record message = control.receive(step);
             std::string type = field<std::string>(message, "type");
             if (type == "bye") break;
-            if (type != "config") fail(fmt::format("expected 'config' or 'bye' from the client, got '{}'", type));
+            if (type != "config")
+                fail(fmt::format("expected 'config' or 'bye' from the client, got '{}'", type));
             serve_configuration(control, device, path_mtu, message, options, pinned, last_path);
             ++served;
         }
-        fmt::print("server: served {} configuration(s) for {}\n", served, field<std::string>(peer_hello, "host"));
+        fmt::print("server: served {} configuration(s) for {}\n", served,
+                   field<std::string>(peer_hello, "host"));
     } catch (const Error& e) {
         control.send_error(e.what());
         throw;
@@ -303,10 +336,12 @@ struct PhaseOutcome {
     Record counted;
 };
 
-PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfig& config, std::uint64_t count,
-                       double duration_s, bool warmup, const Limits& limits, milliseconds step) {
+PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfig& config,
+                       std::uint64_t count, double duration_s, bool warmup, const Limits& limits,
+                       milliseconds step) {
     engine.clear_destination();
-    control.send(Record{{"type", "phase"}, {"count", count}, {"duration_s", duration_s}, {"warmup", warmup}});
+    control.send(Record{
+        {"type", "phase"}, {"count", count}, {"duration_s", duration_s}, {"warmup", warmup}});
     control.expect("go", step);
     PhaseOutcome outcome;
     const double cpu0 = cpu_seconds();
@@ -325,8 +360,9 @@ PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfi
     return outcome;
 }
 
-Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& config, const SessionOptions& options,
-               const Record& environment, const gpu::MemorySpec& server_memory, std::string& last_path) {
+Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& config,
+               const SessionOptions& options, const Record& environment,
+               const gpu::MemorySpec& server_memory, std::string& last_path) {
     const Limits limits = limits_for(options, config);
     const milliseconds step = ms(options.timeout_s);
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
@@ -339,8 +375,9 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     control.expect("ready", step);
 
     if (config.warmup > 0) run_phase(control, engine, config, config.warmup, 0, true, limits, step);
-    PhaseOutcome phase = run_phase(control, engine, config, config.duration_s > 0 ? 0 : config.iters, config.duration_s, false,
-                                   limits, step);
+    PhaseOutcome phase =
+        run_phase(control, engine, config, config.duration_s > 0 ? 0 : config.iters,
+                  config.duration_s, false, limits, step);
     control.send(Record{{"type", "done"}});
 
     Record result;
@@ -360,20 +397,26 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
             auto messages = field<std::uint64_t>(counted, "messages");
             auto rbytes = field<std::uint64_t>(counted, "bytes");
             double rseconds = field<double>(counted, "seconds");
-            if (messages > ops) fail(fmt::format("the server counted {} messages, more than the {} sent", messages, ops));
-            result["receiver"] = Record{{"messages", messages},
-                                        {"bytes", rbytes},
-                                        {"lost", ops - messages},
-                                        {"seconds", rseconds},
-                                        {"mops", rseconds > 0 ? static_cast<double>(messages) / rseconds / 1e6 : 0.0},
-                                        {"gib_per_s", rseconds > 0 ? static_cast<double>(rbytes) / rseconds / (1u << 30) : 0.0}};
+            if (messages > ops)
+                fail(fmt::format("the server counted {} messages, more than the {} sent", messages,
+                                 ops));
+            result["receiver"] = Record{
+                {"messages", messages},
+                {"bytes", rbytes},
+                {"lost", ops - messages},
+                {"seconds", rseconds},
+                {"mops", rseconds > 0 ? static_cast<double>(messages) / rseconds / 1e6 : 0.0},
+                {"gib_per_s",
+                 rseconds > 0 ? static_cast<double>(rbytes) / rseconds / (1u << 30) : 0.0}};
             if (config.transport == Transport::kRC && messages != ops)
                 fail(fmt::format("RC lost messages: sent {}, received {}", ops, messages));
         }
         if (config.op == Op::kFetchAdd) {
             auto counter = field<std::uint64_t>(counted, "counter");
             result["atomic_counter"] = counter;
-            if (counter != ops) fail(fmt::format("fetch-add: the server's counter is {}, not the {} adds completed", counter, ops));
+            if (counter != ops)
+                fail(fmt::format("fetch-add: the server's counter is {}, not the {} adds completed",
+                                 counter, ops));
         }
         if (config.op == Op::kRead) {
             if (auto why = engine.verify_destination()) fail("data check: " + *why);
@@ -401,27 +444,34 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     }
     const double elapsed_client = config.mode == Mode::kBandwidth ? phase.initiator.seconds : 0;
     const double per_op = ops > 0 ? 1e6 / static_cast<double>(ops) : 0;
-    result["cpu"] = Record{{"client_s", phase.client_cpu_s},
-                           {"server_s", server_cpu},
-                           {"client_us_per_op", phase.client_cpu_s * per_op},
-                           {"server_us_per_op", server_cpu * per_op},
-                           {"client_utilization", elapsed_client > 0 ? phase.client_cpu_s / elapsed_client : 0.0},
-                           {"server_utilization", field<double>(counted, "elapsed_s") > 0
-                                                      ? server_cpu / field<double>(counted, "elapsed_s")
-                                                      : 0.0}};
+    result["cpu"] = Record{
+        {"client_s", phase.client_cpu_s},
+        {"server_s", server_cpu},
+        {"client_us_per_op", phase.client_cpu_s * per_op},
+        {"server_us_per_op", server_cpu * per_op},
+        {"client_utilization", elapsed_client > 0 ? phase.client_cpu_s / elapsed_client : 0.0},
+        {"server_utilization", field<double>(counted, "elapsed_s") > 0
+                                   ? server_cpu / field<double>(counted, "elapsed_s")
+                                   : 0.0}};
     Record knobs = config.to_json();
     knobs["memory"] = gpu::to_string(options.memory.memory);
     knobs["server_memory"] = gpu::to_string(server_memory);
-    Record memory{{"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
-                                           engine.memory_description(), engine.staging_copies_mode())},
-                  {"server", server_side}};
+    Record memory{
+        {"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
+                                 engine.memory_description(), engine.staging_copies_mode())},
+        {"server", server_side}};
     memory["client"]["copies_in_timed_loop"] = engine.staging_copies();
     memory["server"]["copies_in_timed_loop"] = field<std::uint64_t>(counted, "staging_copies");
     std::string note;
     for (const char* side : {"client", "server"})
-        if (std::string line = staging_note(side, memory[side]); !line.empty()) note += (note.empty() ? "" : "; ") + line;
+        if (std::string line = staging_note(side, memory[side]); !line.empty())
+            note += (note.empty() ? "" : "; ") + line;
     if (!note.empty()) memory["note"] = note;
-    return Record{{"tool", kToolVersion}, {"config", knobs}, {"memory", memory}, {"result", result}, {"environment", environment}};
+    return Record{{"tool", kToolVersion},
+                  {"config", knobs},
+                  {"memory", memory},
+                  {"result", result},
+                  {"environment", environment}};
 }
 
 void print_row(const Record& record, const BenchConfig& config, bool gbps) {
@@ -432,14 +482,19 @@ void print_row(const Record& record, const BenchConfig& config, bool gbps) {
             recv_mops = format_rate(r["receiver"]["mops"].get<double>());
             lost = std::to_string(r["receiver"]["lost"].get<std::uint64_t>());
         }
-        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9.3f} {:>9.3f}\n", describe(config), format_rate(r["gib_per_s"].get<double>()),
-                   gbps ? fmt::format(" {:>9}", format_rate(r["gb_per_s"].get<double>())) : "", format_rate(r["mops"].get<double>()),
-                   recv_mops, lost, r["cpu"]["client_us_per_op"].get<double>(), r["cpu"]["server_us_per_op"].get<double>());
+        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9.3f} {:>9.3f}\n", describe(config),
+                   format_rate(r["gib_per_s"].get<double>()),
+                   gbps ? fmt::format(" {:>9}", format_rate(r["gb_per_s"].get<double>())) : "",
+                   format_rate(r["mops"].get<double>()), recv_mops, lost,
+                   r["cpu"]["client_us_per_op"].get<double>(),
+                   r["cpu"]["server_us_per_op"].get<double>());
     } else {
         const Record& l = r["latency"];
-        fmt::print("{:<58} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}  {}\n", describe(config), l["min_us"].get<double>(),
-                   l["median_us"].get<double>(), l["mean_us"].get<double>(), l["p99_us"].get<double>(), l["p999_us"].get<double>(),
-                   l["max_us"].get<double>(), l["reported_as"].get<std::string>());
+        fmt::print("{:<58} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}  {}\n",
+                   describe(config), l["min_us"].get<double>(), l["median_us"].get<double>(),
+                   l["mean_us"].get<double>(), l["p99_us"].get<double>(),
+                   l["p999_us"].get<double>(), l["max_us"].get<double>(),
+                   l["reported_as"].get<std::string>());
     }
     std::fflush(stdout);
 }
@@ -458,37 +513,46 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
         const ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
         const auto server_memory_text = field<std::string>(peer_hello, "memory");
         const auto server_memory = gpu::parse_memory_spec(server_memory_text);
-        if (!server_memory) fail(fmt::format("the server reports an unknown memory kind '{}'", server_memory_text.substr(0, 40)));
+        if (!server_memory)
+            fail(fmt::format("the server reports an unknown memory kind '{}'",
+                             server_memory_text.substr(0, 40)));
         // Every configuration is checked before the first runs: a sweep never stops half-way
         // over something knowable in advance.
         for (const BenchConfig& config : configs) {
             if (auto why = config.problem()) fail(*why);
             if (auto why = device_problem(config, device, path_mtu)) fail(*why);
-            if (auto why = memory_problem(config, options.memory.memory.kind, server_memory->kind)) fail(*why);
+            if (auto why = memory_problem(config, options.memory.memory.kind, server_memory->kind))
+                fail(*why);
         }
         Record environment = host_environment(kToolVersion);
         const char* lab = std::getenv("RDMALAB_IN_LAB");
         environment["device"] = device.name;
         environment["provider"] = device.provider;
         environment["port"] = device.port.description;
-        environment["link_layer"] = device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
+        environment["link_layer"] =
+            device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
         environment["path_mtu"] = mtu_bytes(path_mtu);
         environment["lab"] = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
-        // On the lab's wire: the hosts and any fault applied (a figure made under loss must say so).
+        // On the lab's wire: the hosts and any fault applied (a figure made under loss must say
+        // so).
         if (const char* hosts = std::getenv("RDMALAB_HOSTS")) environment["lab_hosts"] = hosts;
-        if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults) environment["lab_faults"] = faults;
+        if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults)
+            environment["lab_faults"] = faults;
         environment["server"] = Record{{"host", peer_hello.value("host", "")},
                                        {"device", peer_hello.value("device", "")},
                                        {"provider", peer_hello.value("provider", "")}};
-        fmt::print("client: {} ({}) → {}, path MTU {}, {} configuration(s)\n", device.port.description, device.provider,
-                   options.server_address, mtu_bytes(path_mtu), configs.size());
+        fmt::print("client: {} ({}) → {}, path MTU {}, {} configuration(s)\n",
+                   device.port.description, device.provider, options.server_address,
+                   mtu_bytes(path_mtu), configs.size());
         const bool progress = options.progress && stderr_is_terminal();
         std::optional<Mode> header_mode;
         std::string last_path;
         for (std::size_t i = 0; i < configs.size(); ++i) {
             const BenchConfig& config = configs[i];
-            if (progress) fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), describe(config));
-            Record record = measure(control, device, config, options, environment, *server_memory, last_path);
+            if (progress)
+                fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), describe(config));
+            Record record =
+                measure(control, device, config, options, environment, *server_memory, last_path);
             if (progress) fmt::print(stderr, "\r\033[K");
             if (header_mode != config.mode) {
                 print_header(config.mode, options.gbps);

@@ -18,7 +18,8 @@ std::optional<std::uint64_t> parse_one(const std::string& text) {
 
 }  // namespace
 
-std::variant<std::vector<std::uint64_t>, std::string> parse_values(const std::string& text, std::uint64_t min,
+std::variant<std::vector<std::uint64_t>, std::string> parse_values(const std::string& text,
+                                                                   std::uint64_t min,
                                                                    std::uint64_t max) {
     std::vector<std::uint64_t> values;
     auto in_range = [&](std::uint64_t v) { return v >= min && v <= max; };
@@ -38,7 +39,8 @@ std::variant<std::vector<std::uint64_t>, std::string> parse_values(const std::st
         std::size_t start = 0;
         while (start <= text.size()) {
             std::size_t comma = text.find(',', start);
-            std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            std::string item =
+                text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
             auto value = parse_one(item);
             if (!value) return fmt::format("'{}' is not a number (in '{}')", item, text);
             values.push_back(*value);
@@ -51,7 +53,8 @@ std::variant<std::vector<std::uint64_t>, std::string> parse_values(const std::st
     return values;
 }
 
-std::vector<Point> cross_product(const std::vector<std::pair<std::string, std::vector<std::uint64_t>>>& knobs) {
+std::vector<Point> cross_product(
+    const std::vector<std::pair<std::string, std::vector<std::uint64_t>>>& knobs) {
     std::vector<Point> points{Point{}};
     for (const auto& [name, values] : knobs) {
         std::vector<Point> next;

@@ -15,16 +15,17 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr int kResolveTimeoutMs = 2000;  // rdma_resolve_addr / rdma_resolve_route give up after this
+constexpr int kResolveTimeoutMs =
+    2000;  // rdma_resolve_addr / rdma_resolve_route give up after this
 
 // IB/RoCE CM carries at most 56 bytes of private data in a REQ and 196 in a REP.
 constexpr std::size_t kMaxConnectPrivateData = 56;
 constexpr std::size_t kMaxAcceptPrivateData = 196;
 
 std::string endpoint_text(const ConnectionOptions& options) {
-    const std::string& host = options.server ? (options.bind_address.empty() ? std::string("*")
-                                                                             : options.bind_address)
-                                             : options.server_address;
+    const std::string& host =
+        options.server ? (options.bind_address.empty() ? std::string("*") : options.bind_address)
+                       : options.server_address;
     return fmt::format("{} port {}", host, options.port);
 }
 
@@ -78,28 +79,31 @@ CmEvent expect_cm_event(rdma_event_channel* channel, rdma_cm_event_type expected
     try {
         event = wait_for_cm_event(channel, wait);
     } catch (const Error& e) {
-        fail(fmt::format("waiting for {} from {}: {}", rdma_event_str(expected), endpoint_text(options),
-                         e.what()));
+        fail(fmt::format("waiting for {} from {}: {}", rdma_event_str(expected),
+                         endpoint_text(options), e.what()));
     }
     if (event.type == expected) return event;
     const std::string where = endpoint_text(options);
     switch (event.type) {
         case RDMA_CM_EVENT_ADDR_ERROR:
-            fail(fmt::format("cannot resolve {} to an RDMA device ({}): no RDMA interface reaches "
-                             "that address, or no host answers there",
-                             where, std::strerror(-event.status)));
+            fail(
+                fmt::format("cannot resolve {} to an RDMA device ({}): no RDMA interface reaches "
+                            "that address, or no host answers there",
+                            where, std::strerror(-event.status)));
         case RDMA_CM_EVENT_ROUTE_ERROR:
             fail(fmt::format("no route to {} ({})", where, std::strerror(-event.status)));
         case RDMA_CM_EVENT_REJECTED:
-            fail(fmt::format("connection rejected by {} (reject reason {}): is a server running "
-                             "there, with matching settings?", where, event.status));
+            fail(
+                fmt::format("connection rejected by {} (reject reason {}): is a server running "
+                            "there, with matching settings?",
+                            where, event.status));
         case RDMA_CM_EVENT_UNREACHABLE:
             fail(fmt::format("{} is unreachable (status {})", where, event.status));
         case RDMA_CM_EVENT_CONNECT_ERROR:
             fail(fmt::format("connection to {} failed (status {})", where, event.status));
         default:
-            fail(fmt::format("expected {} from {}, got {} (status {})", rdma_event_str(expected), where,
-                             rdma_event_str(event.type), event.status));
+            fail(fmt::format("expected {} from {}, got {} (status {})", rdma_event_str(expected),
+                             where, rdma_event_str(event.type), event.status));
     }
 }
 
@@ -120,14 +124,16 @@ void Connection::require_device() {
 Connection Connection::resolve(const ConnectionOptions& options) {
     Connection connection(options);
     rdma_cm_id* id = nullptr;
-    check_errno(rdma_create_id(connection.channel_.get(), &id, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
+    check_errno(rdma_create_id(connection.channel_.get(), &id, nullptr, RDMA_PS_TCP) == 0,
+                "rdma_create_id");
     connection.id_.reset(id);
 
     auto server = parse_ip_address(options.server_address, options.port);
     if (!server) fail(fmt::format("'{}' is not a numeric IP address", options.server_address));
     // Address resolution maps the IP address to a local RDMA device and port (and the
     // peer's GID); route resolution fills in the path. Each answers with an event.
-    check_errno(rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&*server), kResolveTimeoutMs) == 0,
+    check_errno(rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&*server),
+                                  kResolveTimeoutMs) == 0,
                 "rdma_resolve_addr");
     connection.expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, milliseconds(kResolveTimeoutMs + 3000));
     check_errno(rdma_resolve_route(id, kResolveTimeoutMs) == 0, "rdma_resolve_route");
@@ -155,10 +161,13 @@ Listener::Listener(const ConnectionOptions& options) : options_(options) {
     if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&local)) != 0) {
         int code = errno;
         // rdma_cm reports a port held by another rdma_cm listener as EADDRNOTAVAIL.
-        const bool busy = code == EADDRINUSE || (code == EADDRNOTAVAIL && options.bind_address.empty());
-        fail(fmt::format("rdma_bind_addr({}) failed: {}{}", endpoint_text(options), std::strerror(code),
-                         busy ? " (is another server running on this port?)"
-                              : code == EADDRNOTAVAIL ? " (is that address on this host?)" : ""));
+        const bool busy =
+            code == EADDRINUSE || (code == EADDRNOTAVAIL && options.bind_address.empty());
+        fail(fmt::format("rdma_bind_addr({}) failed: {}{}", endpoint_text(options),
+                         std::strerror(code),
+                         busy                    ? " (is another server running on this port?)"
+                         : code == EADDRNOTAVAIL ? " (is that address on this host?)"
+                                                 : ""));
     }
     check_errno(rdma_listen(id, 8) == 0, "rdma_listen");
     fmt::print("server: listening on {}\n", endpoint_text(options));
@@ -169,11 +178,13 @@ Listener::Listener(const ConnectionOptions& options) : options_(options) {
 Connection Listener::next_client() {
     Connection connection(options_);
     // The request arrives on the listener's channel; the connection moves its id to its own.
-    CmEvent request = expect_cm_event(channel_.get(), RDMA_CM_EVENT_CONNECT_REQUEST,
-                                      milliseconds(static_cast<long>(options_.accept_timeout_s * 1000)), options_);
+    CmEvent request = expect_cm_event(
+        channel_.get(), RDMA_CM_EVENT_CONNECT_REQUEST,
+        milliseconds(static_cast<long>(options_.accept_timeout_s * 1000)), options_);
     connection.id_.reset(request.id);
     check_errno(rdma_migrate_id(request.id, connection.channel_.get()) == 0, "rdma_migrate_id");
-    if (!options_.device.empty() && options_.device != ibv_get_device_name(connection.context()->device)) {
+    if (!options_.device.empty() &&
+        options_.device != ibv_get_device_name(connection.context()->device)) {
         rdma_reject(request.id, nullptr, 0);
         connection.require_device();
     }
@@ -229,8 +240,10 @@ std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> priv
     parameters.private_data = private_data.data();
     parameters.private_data_len = static_cast<std::uint8_t>(private_data.size());
     // RDMA READs (and atomics) this side may have in flight to the peer, and may serve for it.
-    parameters.initiator_depth = static_cast<std::uint8_t>(std::min(device.max_qp_init_rd_atom, 255));
-    parameters.responder_resources = static_cast<std::uint8_t>(std::min(device.max_qp_rd_atom, 255));
+    parameters.initiator_depth =
+        static_cast<std::uint8_t>(std::min(device.max_qp_init_rd_atom, 255));
+    parameters.responder_resources =
+        static_cast<std::uint8_t>(std::min(device.max_qp_rd_atom, 255));
     // Zero retries would make one lost packet fatal. 7 transport retries; 6 RNR retries
     // (7 would mean "retry forever" when the peer has no receive posted).
     parameters.retry_count = 7;
@@ -245,8 +258,8 @@ std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> priv
 // #region cm-accept
 void Connection::accept(std::span<const std::uint8_t> private_data) {
     if (private_data.size() > kMaxAcceptPrivateData)
-        fail(fmt::format("{} bytes of private data: an accept carries at most {}", private_data.size(),
-                         kMaxAcceptPrivateData));
+        fail(fmt::format("{} bytes of private data: an accept carries at most {}",
+                         private_data.size(), kMaxAcceptPrivateData));
     ibv_device_attr device{};
     check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
     rdma_conn_param parameters{};
@@ -254,8 +267,8 @@ void Connection::accept(std::span<const std::uint8_t> private_data) {
     parameters.private_data_len = static_cast<std::uint8_t>(private_data.size());
     // Serve as many READs as the client will issue, within our limit; issue no more than the
     // client will serve.
-    parameters.responder_resources = static_cast<std::uint8_t>(
-        std::min<int>(device.max_qp_rd_atom, reads_peer_will_issue_));
+    parameters.responder_resources =
+        static_cast<std::uint8_t>(std::min<int>(device.max_qp_rd_atom, reads_peer_will_issue_));
     parameters.initiator_depth = static_cast<std::uint8_t>(
         std::min<int>(device.max_qp_init_rd_atom, reads_peer_will_serve_));
     parameters.retry_count = 7;
@@ -295,8 +308,9 @@ void Connection::require_size_fits(std::size_t size) const {
     check_ibv(ibv_query_device(context(), &device), "ibv_query_device");
     const std::size_t max_message = max_message_size();
     if (size > std::min<std::size_t>(max_message, device.max_mr_size))
-        fail(fmt::format("size {} is larger than {} allows (max message {} bytes, max MR {} bytes)", size,
-                         ibv_get_device_name(context()->device), max_message, device.max_mr_size));
+        fail(fmt::format("size {} is larger than {} allows (max message {} bytes, max MR {} bytes)",
+                         size, ibv_get_device_name(context()->device), max_message,
+                         device.max_mr_size));
 }
 
 std::string Connection::path_description() const {
@@ -307,8 +321,7 @@ std::string Connection::path_description() const {
     ibv_gid_entry entry{};
     check_ibv(ibv_query_gid_ex(context(), id_->port_num, index, &entry, 0), "ibv_query_gid_ex");
     return fmt::format("{} port {}, GID index {} ({} {})", ibv_get_device_name(context()->device),
-                       id_->port_num, index, gid_type_name(entry.gid_type),
-                       format_gid(entry.gid));
+                       id_->port_num, index, gid_type_name(entry.gid_type), format_gid(entry.gid));
 }
 
 void Connection::check_gid_index() {
@@ -317,9 +330,10 @@ void Connection::check_gid_index() {
     ibv_qp_init_attr init{};
     check_ibv(ibv_query_qp(qp(), &attributes, IBV_QP_AV, &init), "ibv_query_qp");
     if (attributes.ah_attr.grh.sgid_index != options_.gid_index)
-        fail(fmt::format("rdma_cm chose GID index {}, not --gid-index {}: rdma_cm derives the GID from "
-                         "the IP address, so pick the address that GID carries",
-                         attributes.ah_attr.grh.sgid_index, options_.gid_index));
+        fail(fmt::format(
+            "rdma_cm chose GID index {}, not --gid-index {}: rdma_cm derives the GID from "
+            "the IP address, so pick the address that GID carries",
+            attributes.ah_attr.grh.sgid_index, options_.gid_index));
 }
 
 }  // namespace rdmalab

@@ -16,7 +16,9 @@ ControlWord::ControlWord(ibv_pd* pd, Direction direction)
 
 void ControlWord::post_send(ibv_qp* qp, std::uint32_t value, std::uint64_t wr_id) {
     store_be32(bytes_, value);
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes_.data()), .length = kSize, .lkey = mr_->lkey};
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes_.data()),
+                .length = kSize,
+                .lkey = mr_->lkey};
     ibv_send_wr send{};
     send.wr_id = wr_id;
     send.sg_list = &sge;
@@ -28,7 +30,9 @@ void ControlWord::post_send(ibv_qp* qp, std::uint32_t value, std::uint64_t wr_id
 }
 
 void ControlWord::post_receive(ibv_qp* qp, std::uint64_t wr_id) {
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes_.data()), .length = kSize, .lkey = mr_->lkey};
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes_.data()),
+                .length = kSize,
+                .lkey = mr_->lkey};
     ibv_recv_wr receive{.wr_id = wr_id, .next = nullptr, .sg_list = &sge, .num_sge = 1};
     ibv_recv_wr* bad = nullptr;
     check_ibv(ibv_post_recv(qp, &receive, &bad), "ibv_post_recv(control word)");

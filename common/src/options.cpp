@@ -24,10 +24,14 @@ std::optional<std::size_t> parse_size(const std::string& text) {
     }
     std::string suffix = text.substr(digits);
     unsigned shift = 0;
-    if (suffix == "K" || suffix == "k" || suffix == "KiB") shift = 10;
-    else if (suffix == "M" || suffix == "m" || suffix == "MiB") shift = 20;
-    else if (suffix == "G" || suffix == "g" || suffix == "GiB") shift = 30;
-    else if (!suffix.empty()) return {};
+    if (suffix == "K" || suffix == "k" || suffix == "KiB")
+        shift = 10;
+    else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+        shift = 20;
+    else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+        shift = 30;
+    else if (!suffix.empty())
+        return {};
     if (value == 0 || value > (std::numeric_limits<std::size_t>::max() >> shift)) return {};
     return static_cast<std::size_t>(value) << shift;
 }
@@ -52,20 +56,25 @@ std::optional<sockaddr_storage> parse_ip_address(const std::string& text, std::u
 namespace {
 
 void add_shared_options(CLI::App& app, ConnectionOptions& options) {
-    app.add_option("-d,--ib-dev", options.device, "RDMA device to use (default: the one the address is on)");
+    app.add_option("-d,--ib-dev", options.device,
+                   "RDMA device to use (default: the one the address is on)");
     app.add_option("-p,--port", options.port, "TCP-style port rdma_cm listens on / connects to")
         ->check(CLI::Range(1, 65535));
     app.add_option_function<std::string>(
            "-s,--size",
            [&options](const std::string& text) {
                auto size = parse_size(text);
-               if (!size) throw CLI::ValidationError("--size", "'" + text + "' is not a size of at least 1 byte (examples: 4096, 64K, 1M)");
+               if (!size)
+                   throw CLI::ValidationError(
+                       "--size",
+                       "'" + text + "' is not a size of at least 1 byte (examples: 4096, 64K, 1M)");
                options.size = *size;
            },
            "message/buffer size in bytes (K, M, G suffixes allowed)")
         ->default_str(std::to_string(options.size));
-    app.add_option("--gid-index", options.gid_index,
-                   "GID index the connection must use (default: the one rdma_cm picks from the address)")
+    app.add_option(
+           "--gid-index", options.gid_index,
+           "GID index the connection must use (default: the one rdma_cm picks from the address)")
         ->check(CLI::Range(0, 1023));
     app.add_option("--timeout", options.timeout_s, "seconds to wait for each step of a connection")
         ->check(CLI::Range(0.1, 3600.0))
@@ -79,24 +88,30 @@ void add_connection_options(CLI::App& app, ConnectionOptions& options) {
     app.require_subcommand(1);
     auto* server = app.add_subcommand("server", "wait for a client, then serve it");
     server->fallthrough();
-    server->add_option("-b,--bind", options.bind_address, "local IP address to listen on (default: all)");
+    server->add_option("-b,--bind", options.bind_address,
+                       "local IP address to listen on (default: all)");
     server->add_option("--accept-timeout", options.accept_timeout_s, "seconds to wait for a client")
         ->check(CLI::Range(0.1, 86400.0))
         ->capture_default_str();
     server->callback([&options] {
         options.server = true;
         if (!options.bind_address.empty() && !parse_ip_address(options.bind_address, options.port))
-            throw CLI::ValidationError("--bind", "'" + options.bind_address + "' is not a numeric IPv4/IPv6 address");
+            throw CLI::ValidationError(
+                "--bind", "'" + options.bind_address + "' is not a numeric IPv4/IPv6 address");
     });
     auto* client = app.add_subcommand("client", "connect to a server");
     client->fallthrough();
-    client->add_option("address", options.server_address, "the server's IP address on its RDMA interface")
+    client
+        ->add_option("address", options.server_address,
+                     "the server's IP address on its RDMA interface")
         ->required();
     client->callback([&options] {
         options.server = false;
         if (!parse_ip_address(options.server_address, options.port))
-            throw CLI::ValidationError("address", "'" + options.server_address +
-                                                      "' is not a numeric IPv4/IPv6 address (give the server's IP address)");
+            throw CLI::ValidationError(
+                "address",
+                "'" + options.server_address +
+                    "' is not a numeric IPv4/IPv6 address (give the server's IP address)");
     });
 }
 

@@ -18,7 +18,8 @@ void fill_pattern(std::span<std::byte> buffer, std::uint64_t seed) {
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = pattern_byte(seed, i);
 }
 
-std::optional<std::size_t> find_pattern_mismatch(std::span<const std::byte> buffer, std::uint64_t seed) {
+std::optional<std::size_t> find_pattern_mismatch(std::span<const std::byte> buffer,
+                                                 std::uint64_t seed) {
     for (std::size_t i = 0; i < buffer.size(); ++i)
         if (buffer[i] != pattern_byte(seed, i)) return i;
     return std::nullopt;
@@ -30,10 +31,14 @@ bool all_zero(std::span<const std::byte> buffer) {
 
 std::size_t message_length(std::size_t index, std::size_t max_size) {
     switch (index % 4) {
-        case 0: return max_size;
-        case 1: return std::max<std::size_t>(1, max_size / 3);
-        case 2: return 1;
-        default: return std::max<std::size_t>(1, max_size - 1);
+        case 0:
+            return max_size;
+        case 1:
+            return std::max<std::size_t>(1, max_size / 3);
+        case 2:
+            return 1;
+        default:
+            return std::max<std::size_t>(1, max_size - 1);
     }
 }
 

@@ -1,6 +1,6 @@
 // The private-data codec: see private_data.hpp.
-#include "rdmalab/byte_order.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/byte_order.hpp"
 
 #include "rdmalab/error.hpp"
 
@@ -17,9 +17,12 @@ constexpr std::uint8_t kVersion = 1;
 
 const char* use_name(std::uint8_t use) {
     switch (static_cast<BufferUse>(use)) {
-        case BufferUse::kWriteTarget: return "RDMA WRITE target";
-        case BufferUse::kReadSource: return "RDMA READ source";
-        case BufferUse::kAtomicTarget: return "atomic target";
+        case BufferUse::kWriteTarget:
+            return "RDMA WRITE target";
+        case BufferUse::kReadSource:
+            return "RDMA READ source";
+        case BufferUse::kAtomicTarget:
+            return "atomic target";
     }
     return "unknown use";
 }
@@ -57,30 +60,37 @@ std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std
     };
     if (buffer.length == 0) return std::string("the peer advertised a buffer of length 0");
     if (buffer.address > std::numeric_limits<std::uint64_t>::max() - buffer.length)
-        return fmt::format("the peer advertised a buffer that wraps around the address space "
-                           "(address {:#x}, length {})", buffer.address, buffer.length);
+        return fmt::format(
+            "the peer advertised a buffer that wraps around the address space "
+            "(address {:#x}, length {})",
+            buffer.address, buffer.length);
     return buffer;
 }
 
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use) {
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+                                           BufferUse expected_use) {
     auto result = decode_remote_buffer(bytes, expected_use);
     if (auto* reason = std::get_if<std::string>(&result)) fail(*reason);
     return std::get<RemoteBuffer>(result);
 }
 
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use,
-                                           std::size_t needed) {
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+                                           BufferUse expected_use, std::size_t needed) {
     RemoteBuffer buffer = decode_remote_buffer_or_throw(bytes, expected_use);
     if (needed > buffer.length) {
         const char* verb = expected_use == BufferUse::kReadSource ? "read" : "write";
-        fail(fmt::format("the server's buffer holds {} bytes; cannot {} {} (use -s {} or less)", buffer.length,
-                         verb, needed, buffer.length));
+        fail(fmt::format("the server's buffer holds {} bytes; cannot {} {} (use -s {} or less)",
+                         buffer.length, verb, needed, buffer.length));
     }
     return buffer;
 }
 
-void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value) { store_be(out.data(), value); }
+void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value) {
+    store_be(out.data(), value);
+}
 
-std::uint32_t load_be32(std::span<const std::uint8_t, 4> in) { return load_be<std::uint32_t>(in.data()); }
+std::uint32_t load_be32(std::span<const std::uint8_t, 4> in) {
+    return load_be<std::uint32_t>(in.data());
+}
 
 }  // namespace rdmalab

@@ -1,6 +1,6 @@
 // Connecting a QP without rdma_cm: see qp_bringup.hpp (lessons/qp-state-machine teaches it).
-#include "rdmalab/byte_order.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/byte_order.hpp"
 
 #include "rdmalab/error.hpp"
 #include "rdmalab/private_data.hpp"

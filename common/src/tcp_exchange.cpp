@@ -51,7 +51,8 @@ sockaddr_storage address_or_fail(const std::string& text, std::uint16_t port) {
 
 }  // namespace
 
-TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_address, milliseconds timeout) {
+TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_address,
+                                    milliseconds timeout) {
     sockaddr_storage local = address_or_fail(bind_address.empty() ? "0.0.0.0" : bind_address, port);
     Socket listener(local.ss_family);
     int yes = 1;
@@ -69,22 +70,27 @@ TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_
     return TcpExchange(peer, timeout);
 }
 
-TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port, milliseconds timeout) {
+TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port,
+                                    milliseconds timeout) {
     sockaddr_storage remote = address_or_fail(address, port);
     Socket connection(remote.ss_family);
     // Non-blocking connect, so the wait for an answer has a limit.
     int flags = fcntl(connection.fd, F_GETFL);
     fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK);
-    const socklen_t length = remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    const socklen_t length =
+        remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
     if (connect(connection.fd, reinterpret_cast<sockaddr*>(&remote), length) != 0) {
         if (errno != EINPROGRESS)
-            fail(fmt::format("connect to {} port {} failed: {}", address, port, std::strerror(errno)));
-        wait_ready(connection.fd, POLLOUT, timeout, fmt::format("connecting to {} port {}", address, port).c_str());
+            fail(fmt::format("connect to {} port {} failed: {}", address, port,
+                             std::strerror(errno)));
+        wait_ready(connection.fd, POLLOUT, timeout,
+                   fmt::format("connecting to {} port {}", address, port).c_str());
         int error = 0;
         socklen_t size = sizeof error;
         getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
         if (error != 0)
-            fail(fmt::format("connect to {} port {} failed: {}{}", address, port, std::strerror(error),
+            fail(fmt::format("connect to {} port {} failed: {}{}", address, port,
+                             std::strerror(error),
                              error == ECONNREFUSED ? " (is the server running?)" : ""));
     }
     fcntl(connection.fd, F_SETFL, flags);
@@ -127,8 +133,8 @@ void TcpExchange::receive_exact(std::span<std::uint8_t> bytes) {
         if (got < 0 && errno == EINTR) continue;
         check_errno(got >= 0, "recv");
         if (got == 0)
-            fail(fmt::format("the peer closed the connection after {} of {} bytes", wanted - bytes.size(),
-                             wanted));
+            fail(fmt::format("the peer closed the connection after {} of {} bytes",
+                             wanted - bytes.size(), wanted));
         bytes = bytes.subspan(static_cast<std::size_t>(got));
     }
 }

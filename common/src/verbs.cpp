@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <new>
 
 namespace rdmalab {
@@ -47,15 +47,22 @@ Buffer::Buffer(std::size_t size) : size_(size) {
     memory_.reset(static_cast<std::byte*>(memory));
 }
 
-void Buffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+void Buffer::Free::operator()(std::byte* p) const noexcept {
+    std::free(p);
+}
 
 int mtu_bytes(ibv_mtu mtu) {
     switch (mtu) {
-        case IBV_MTU_256: return 256;
-        case IBV_MTU_512: return 512;
-        case IBV_MTU_1024: return 1024;
-        case IBV_MTU_2048: return 2048;
-        case IBV_MTU_4096: return 4096;
+        case IBV_MTU_256:
+            return 256;
+        case IBV_MTU_512:
+            return 512;
+        case IBV_MTU_1024:
+            return 1024;
+        case IBV_MTU_2048:
+            return 2048;
+        case IBV_MTU_4096:
+            return 4096;
     }
     return 0;
 }
@@ -73,9 +80,12 @@ bool is_ipv4_mapped(const ibv_gid& gid) {
 
 const char* gid_type_name(std::uint32_t gid_type) {
     switch (gid_type) {
-        case IBV_GID_TYPE_IB: return "IB";
-        case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-        case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+        case IBV_GID_TYPE_IB:
+            return "IB";
+        case IBV_GID_TYPE_ROCE_V1:
+            return "RoCE v1";
+        case IBV_GID_TYPE_ROCE_V2:
+            return "RoCE v2";
     }
     return "unknown GID type";
 }
@@ -101,7 +111,8 @@ std::string provider_name(ibv_context* context) {
     return ibv_get_device_name(context->device);
 }
 
-ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
+ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
+                               std::string_view what) {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + timeout;
     for (unsigned long polls = 0;; ++polls) {
@@ -118,8 +129,9 @@ ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout, st
 ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
     ibv_wc wc = wait_for_any_completion(cq, timeout, what);
     if (wc.status != IBV_WC_SUCCESS)
-        fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})", what,
-                         ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.wr_id, wc.vendor_err));
+        fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})",
+                         what, ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.wr_id,
+                         wc.vendor_err));
     return wc;
 }
 

@@ -85,8 +85,8 @@ class Backend {
 // host_backend.cpp, the one backend every build has.
 Facts pci_link_facts(const std::string& bus_id, const std::string& sysfs_root = "");
 // A version fact: the version when its query worked, else "unknown (CALL failed: ERROR)".
-inline std::string version_fact(bool query_worked, const std::string& version, std::string_view call,
-                                std::string_view error) {
+inline std::string version_fact(bool query_worked, const std::string& version,
+                                std::string_view call, std::string_view error) {
     return query_worked ? version : fmt::format("unknown ({} failed: {})", call, error);
 }
 

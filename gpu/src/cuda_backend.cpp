@@ -135,13 +135,15 @@ class CudaBackend final : public Backend {
         Facts facts = device_facts_;
         int driver = 0;
         const cudaError_t driver_rc = cudaDriverGetVersion(&driver);
-        facts.emplace_back("cuda_driver", version_fact(driver_rc == cudaSuccess, cuda_version_text(driver),
-                                                       "cudaDriverGetVersion", cudaGetErrorName(driver_rc)));
+        facts.emplace_back("cuda_driver",
+                           version_fact(driver_rc == cudaSuccess, cuda_version_text(driver),
+                                        "cudaDriverGetVersion", cudaGetErrorName(driver_rc)));
         int runtime = 0;
         const cudaError_t runtime_rc = cudaRuntimeGetVersion(&runtime);
-        facts.emplace_back("cuda_runtime",
-                           version_fact(runtime_rc == cudaSuccess, cuda_version_text(runtime) + ", cudart_static",
-                                        "cudaRuntimeGetVersion", cudaGetErrorName(runtime_rc)));
+        facts.emplace_back(
+            "cuda_runtime",
+            version_fact(runtime_rc == cudaSuccess, cuda_version_text(runtime) + ", cudart_static",
+                         "cudaRuntimeGetVersion", cudaGetErrorName(runtime_rc)));
         facts.emplace_back("nvidia_kernel_module", nvidia_kernel_module());
         for (auto& link : pci_link_facts(pci_bus_id_)) facts.push_back(std::move(link));
         return facts;

@@ -96,12 +96,14 @@ class HipBackend final : public Backend {
         Facts facts = device_facts_;
         int driver = 0;
         const hipError_t driver_rc = hipDriverGetVersion(&driver);
-        facts.emplace_back("hip_driver", version_fact(driver_rc == hipSuccess, hip_version_text(driver),
-                                                      "hipDriverGetVersion", hip_error_text(driver_rc)));
+        facts.emplace_back("hip_driver",
+                           version_fact(driver_rc == hipSuccess, hip_version_text(driver),
+                                        "hipDriverGetVersion", hip_error_text(driver_rc)));
         int runtime = 0;
         const hipError_t runtime_rc = hipRuntimeGetVersion(&runtime);
-        facts.emplace_back("hip_runtime", version_fact(runtime_rc == hipSuccess, hip_version_text(runtime),
-                                                       "hipRuntimeGetVersion", hip_error_text(runtime_rc)));
+        facts.emplace_back("hip_runtime",
+                           version_fact(runtime_rc == hipSuccess, hip_version_text(runtime),
+                                        "hipRuntimeGetVersion", hip_error_text(runtime_rc)));
         for (auto& link : pci_link_facts(pci_bus_id_)) facts.push_back(std::move(link));
         return facts;
     }

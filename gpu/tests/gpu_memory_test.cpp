@@ -96,7 +96,7 @@ TEST(GpuHostMemory, VerifiesAWindow) {
     EXPECT_EQ(memory.find_mismatch(5, 300, 500, 500), 0u);    // another seed's pattern
     std::vector<std::byte> stray{std::byte{1}};
     memory.copy_from_host(stray, 999);
-    EXPECT_EQ(memory.find_mismatch(4, 300, 500, 500), 499u);  // a byte past the count
+    EXPECT_EQ(memory.find_mismatch(4, 300, 500, 500), 499u);               // a byte past the count
     EXPECT_THROW(memory.find_mismatch(4, 300, 800, 300), rdmalab::Error);  // past the end
     EXPECT_THROW(memory.find_mismatch(4, 301, 500, 300), rdmalab::Error);  // count > length
 }

@@ -515,7 +515,8 @@ int run(const Options& options) {
     };
     Record pinned_rows = Record::array();
     for (std::size_t size : options.sizes) {
-        Record row = copy_numbers(size, both_directions(pinned.data(), size), ceiling, ceiling_bytes);
+        Record row =
+            copy_numbers(size, both_directions(pinned.data(), size), ceiling, ceiling_bytes);
         fmt::print("  {:>12}  {:>10.2f}  {:>10}  {:>10.2f}  {:>10}\n", size,
                    row["h2d_gbps"].get<double>(), percent(row["h2d_of_ceiling"].get<double>()),
                    row["d2h_gbps"].get<double>(), percent(row["d2h_of_ceiling"].get<double>()));

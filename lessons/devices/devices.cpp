@@ -14,21 +14,29 @@ using namespace rdmalab;
 
 namespace {
 
-const char* port_state_name(ibv_port_state state) { return ibv_port_state_str(state); }
+const char* port_state_name(ibv_port_state state) {
+    return ibv_port_state_str(state);
+}
 
 const char* link_layer_name(std::uint8_t link_layer) {
     switch (link_layer) {
-        case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
-        case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
-        default: return "unspecified";
+        case IBV_LINK_LAYER_INFINIBAND:
+            return "InfiniBand";
+        case IBV_LINK_LAYER_ETHERNET:
+            return "Ethernet";
+        default:
+            return "unspecified";
     }
 }
 
 const char* atomic_cap_name(ibv_atomic_cap cap) {
     switch (cap) {
-        case IBV_ATOMIC_NONE: return "none";
-        case IBV_ATOMIC_HCA: return "ATOMIC_HCA (atomic among this device's QPs)";
-        case IBV_ATOMIC_GLOB: return "ATOMIC_GLOB (atomic with the CPU too)";
+        case IBV_ATOMIC_NONE:
+            return "none";
+        case IBV_ATOMIC_HCA:
+            return "ATOMIC_HCA (atomic among this device's QPs)";
+        case IBV_ATOMIC_GLOB:
+            return "ATOMIC_GLOB (atomic with the CPU too)";
     }
     return "unknown";
 }
@@ -38,9 +46,9 @@ void describe_port(ibv_context* context, std::uint8_t port_number, int highlight
     // ibv_query_port: state, MTU, link layer and the largest message the port carries.
     ibv_port_attr port{};
     check_ibv(ibv_query_port(context, port_number, &port), "ibv_query_port");
-    fmt::print("  port {}: {}, link layer {}, MTU active {} / max {}, max message {} bytes\n", port_number,
-               port_state_name(port.state), link_layer_name(port.link_layer), mtu_bytes(port.active_mtu),
-               mtu_bytes(port.max_mtu), port.max_msg_sz);
+    fmt::print("  port {}: {}, link layer {}, MTU active {} / max {}, max message {} bytes\n",
+               port_number, port_state_name(port.state), link_layer_name(port.link_layer),
+               mtu_bytes(port.active_mtu), mtu_bytes(port.max_mtu), port.max_msg_sz);
     if (port.link_layer == IBV_LINK_LAYER_INFINIBAND)
         fmt::print("    LID {}, subnet manager LID {}\n", port.lid, port.sm_lid);
 
@@ -77,16 +85,21 @@ void describe_device(ibv_device* device, int highlight_gid) {
     fmt::print("{}: transport {}, node GUID {:016x}, firmware '{}', {} port(s)\n",
                ibv_get_device_name(device), ibv_node_type_str(device->node_type),
                be64toh(ibv_get_device_guid(device)), limits.fw_ver, limits.phys_port_cnt);
-    fmt::print("  queue pairs:   max_qp {}, max_qp_wr {}, max_sge {}, max_cqe {}, max_srq {} (max_srq_wr {})\n",
-               limits.max_qp, limits.max_qp_wr, limits.max_sge, limits.max_cqe, limits.max_srq,
-               limits.max_srq_wr);
+    fmt::print(
+        "  queue pairs:   max_qp {}, max_qp_wr {}, max_sge {}, max_cqe {}, max_srq {} (max_srq_wr "
+        "{})\n",
+        limits.max_qp, limits.max_qp_wr, limits.max_sge, limits.max_cqe, limits.max_srq,
+        limits.max_srq_wr);
     fmt::print("  memory:        max_mr {}, max_mr_size {}, max_mw {}, max_pd {}\n", limits.max_mr,
                limits.max_mr_size, limits.max_mw, limits.max_pd);
-    fmt::print("  RDMA READ:     max_qp_rd_atom {} (READs served per QP), max_qp_init_rd_atom {} (issued)\n",
-               limits.max_qp_rd_atom, limits.max_qp_init_rd_atom);
+    fmt::print(
+        "  RDMA READ:     max_qp_rd_atom {} (READs served per QP), max_qp_init_rd_atom {} "
+        "(issued)\n",
+        limits.max_qp_rd_atom, limits.max_qp_init_rd_atom);
     fmt::print("  atomics:       {}\n", atomic_cap_name(limits.atomic_cap));
-    fmt::print("  on-demand paging: {}\n",
-               (attributes.odp_caps.general_caps & IBV_ODP_SUPPORT) ? "supported" : "not supported");
+    fmt::print("  on-demand paging: {}\n", (attributes.odp_caps.general_caps & IBV_ODP_SUPPORT)
+                                               ? "supported"
+                                               : "not supported");
     for (std::uint8_t port = 1; port <= limits.phys_port_cnt; ++port)
         describe_port(context.get(), port, highlight_gid);
 }
@@ -100,13 +113,16 @@ int main(int argc, char** argv) {
         std::string device_name;
         int gid_index = -1;
         app.add_option("-d,--ib-dev", device_name, "show only this device");
-        app.add_option("--gid-index", gid_index, "mark this GID table entry")->check(CLI::Range(0, 1023));
+        app.add_option("--gid-index", gid_index, "mark this GID table entry")
+            ->check(CLI::Range(0, 1023));
         parse_or_exit(app, argc, argv);
 
         // ibv_get_device_list: every RDMA device the kernel exposes through /dev/infiniband.
         auto devices = get_devices();
         if (devices.all.empty())
-            fail("no RDMA devices found (no NIC, and no rxe/siw configured): try ./rdmalab lab -- build/bin/devices");
+            fail(
+                "no RDMA devices found (no NIC, and no rxe/siw configured): try ./rdmalab lab -- "
+                "build/bin/devices");
         require_device_exists(device_name);
         int shown = 0;
         for (ibv_device* device : devices.all) {
@@ -114,7 +130,8 @@ int main(int argc, char** argv) {
             describe_device(device, gid_index);
             ++shown;
         }
-        fmt::print("devices: listed {} device(s): this is what the other lessons will run on\n", shown);
+        fmt::print("devices: listed {} device(s): this is what the other lessons will run on\n",
+                   shown);
         return 0;
     });
 }

@@ -151,7 +151,7 @@ GroupMember open_member(const MulticastOptions& options, const std::string& loca
 // detaches the QP). Leaving must come before the QP is destroyed — a QP still attached to a group
 // cannot be — so the membership is declared after the GroupMember and leaves on every path.
 class Membership {
-public:
+  public:
     Membership(rdma_cm_id* id, sockaddr_storage& group) : id_(id), group_(&group) {}
     Membership(const Membership&) = delete;
     Membership& operator=(const Membership&) = delete;
@@ -165,7 +165,7 @@ public:
                     "rdma_leave_multicast");
     }
 
-private:
+  private:
     rdma_cm_id* id_;
     sockaddr_storage* group_;
 };

@@ -27,18 +27,20 @@ int run_server(const ConnectionOptions& options) {
     // nothing else; no local write access is needed because the NIC only reads it.
     Buffer source(options.size);
     fill_pattern(source.bytes(), kSeed);
-    MemoryRegion source_mr{ibv_reg_mr(connection.pd(), source.data(), source.size(), IBV_ACCESS_REMOTE_READ)};
+    MemoryRegion source_mr{
+        ibv_reg_mr(connection.pd(), source.data(), source.size(), IBV_ACCESS_REMOTE_READ)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
     // #endregion register-source
 
-    auto advertisement = encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(source.data()),
-                                               .rkey = source_mr->rkey,
-                                               .length = static_cast<std::uint32_t>(source.size()),
-                                               .use = BufferUse::kReadSource});
+    auto advertisement =
+        encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(source.data()),
+                              .rkey = source_mr->rkey,
+                              .length = static_cast<std::uint32_t>(source.size()),
+                              .use = BufferUse::kReadSource});
     connection.accept(advertisement);
     fmt::print("server: connected over {}; advertised {} bytes for reading at {:#x}, rkey {:#x}\n",
-               connection.path_description(), source.size(), reinterpret_cast<std::uintptr_t>(source.data()),
-               source_mr->rkey);
+               connection.path_description(), source.size(),
+               reinterpret_cast<std::uintptr_t>(source.data()), source_mr->rkey);
 
     // Nothing arrives here: the client's READs are served by the NIC. Wait for it to leave.
     connection.wait_for_disconnect();
@@ -53,12 +55,13 @@ int run_client(const ConnectionOptions& options) {
 
     // The destination is written by our own NIC with the READ response: LOCAL_WRITE.
     Buffer destination(options.size);
-    MemoryRegion destination_mr{
-        ibv_reg_mr(connection.pd(), destination.data(), destination.size(), IBV_ACCESS_LOCAL_WRITE)};
+    MemoryRegion destination_mr{ibv_reg_mr(connection.pd(), destination.data(), destination.size(),
+                                           IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(destination_mr.get(), "ibv_reg_mr(destination)");
 
     auto private_data = connection.connect();
-    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kReadSource, destination.size());
+    RemoteBuffer remote =
+        decode_remote_buffer_or_throw(private_data, BufferUse::kReadSource, destination.size());
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 
@@ -85,12 +88,13 @@ int run_client(const ConnectionOptions& options) {
     auto mismatch = find_pattern_mismatch(destination.bytes(), kSeed);
     connection.disconnect();
     if (mismatch) {
-        fmt::print("client: data check FAILED: byte {} of {} differs from the server's buffer\n", *mismatch,
-                   destination.size());
+        fmt::print("client: data check FAILED: byte {} of {} differs from the server's buffer\n",
+                   *mismatch, destination.size());
         return 1;
     }
-    fmt::print("client: verified {} bytes fetched with one RDMA READ; the server's CPU was not involved\n",
-               destination.size());
+    fmt::print(
+        "client: verified {} bytes fetched with one RDMA READ; the server's CPU was not involved\n",
+        destination.size());
     return 0;
 }
 

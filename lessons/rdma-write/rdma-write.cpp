@@ -38,35 +38,41 @@ int run_server(const ConnectionOptions& options) {
     done.post_receive(connection.qp(), 1);
 
     // Tell the client where to write: address, rkey and length, in the accept's private data.
-    auto advertisement = encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
-                                               .rkey = target_mr->rkey,
-                                               .length = static_cast<std::uint32_t>(target.size()),
-                                               .use = BufferUse::kWriteTarget});
+    auto advertisement =
+        encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
+                              .rkey = target_mr->rkey,
+                              .length = static_cast<std::uint32_t>(target.size()),
+                              .use = BufferUse::kWriteTarget});
     connection.accept(advertisement);
     // #endregion register-and-advertise
     fmt::print("server: connected over {}; advertised {} bytes at {:#x}, rkey {:#x}\n",
-               connection.path_description(), target.size(), reinterpret_cast<std::uintptr_t>(target.data()),
-               target_mr->rkey);
+               connection.path_description(), target.size(),
+               reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey);
 
     // #region done-after-write
     // RC delivers in order: once the "done" SEND has arrived, the WRITE before it has landed.
-    const std::uint32_t written =
-        done.received_value(connection.wait_for_completion("the client's done message"), "the done message");
+    const std::uint32_t written = done.received_value(
+        connection.wait_for_completion("the client's done message"), "the done message");
     if (written == 0 || written > target.size())  // a peer's claim is checked before use
-        fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written, target.size()));
+        fail(fmt::format("the client claims it wrote {} bytes into a {}-byte buffer", written,
+                         target.size()));
     // #endregion done-after-write
 
     auto mismatch = find_pattern_mismatch(target.bytes().first(written), kSeed);
     if (mismatch) {
-        fmt::print("server: data check FAILED: byte {} of {} is not what the client wrote\n", *mismatch, written);
+        fmt::print("server: data check FAILED: byte {} of {} is not what the client wrote\n",
+                   *mismatch, written);
         return 1;
     }
     if (!all_zero(target.bytes().subspan(written))) {
-        fmt::print("server: data check FAILED: bytes beyond the {} written were changed\n", written);
+        fmt::print("server: data check FAILED: bytes beyond the {} written were changed\n",
+                   written);
         return 1;
     }
-    fmt::print("server: verified {} bytes placed by the client's RDMA WRITE; this CPU never touched them\n",
-               written);
+    fmt::print(
+        "server: verified {} bytes placed by the client's RDMA WRITE; this CPU never touched "
+        "them\n",
+        written);
     connection.wait_for_disconnect();
     return 0;
 }
@@ -87,7 +93,8 @@ int run_client(const ConnectionOptions& options) {
 
     // The server's private data says where to write. It came from the network: validate it.
     auto private_data = connection.connect();
-    RemoteBuffer remote = decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget, source.size());
+    RemoteBuffer remote =
+        decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget, source.size());
     fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
                connection.path_description(), remote.length, remote.address, remote.rkey);
 
@@ -114,7 +121,8 @@ int run_client(const ConnectionOptions& options) {
     done.post_send(connection.qp(), static_cast<std::uint32_t>(source.size()), 2);
     connection.wait_for_completion("done message");
     connection.disconnect();
-    fmt::print("client: wrote {} bytes into the server's memory with one RDMA WRITE\n", source.size());
+    fmt::print("client: wrote {} bytes into the server's memory with one RDMA WRITE\n",
+               source.size());
     return 0;
 }
 
@@ -122,7 +130,8 @@ int run_client(const ConnectionOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("rdma-write", [&] {
-        CLI::App app{"RDMA WRITE: the client writes into the server's registered buffer", "rdma-write"};
+        CLI::App app{"RDMA WRITE: the client writes into the server's registered buffer",
+                     "rdma-write"};
         ConnectionOptions options;
         add_connection_options(app, options);
         parse_or_exit(app, argc, argv);

@@ -148,7 +148,7 @@ class Server {
         read.wr.rdma.rkey = source.rkey;
         post_one(connection_.qp(), read, "ibv_post_send(RDMA_READ)");
         completions_.wait_for(IBV_WC_RDMA_READ, "RDMA READ of the client's buffer");
-    // #endregion rendezvous-read
+        // #endregion rendezvous-read
         if (auto mismatch = find_pattern_mismatch(landing.bytes(), kPayloadSeed)) {
             fmt::print("server: data check FAILED: byte {} of the client's {} bytes differs\n",
                        *mismatch, source.length);
@@ -223,7 +223,7 @@ class Server {
                                      options_.timeout_s));
                 pause_polling(spins);
             }
-        // #endregion ring-poll
+            // #endregion ring-poll
             if (options_.consume_delay_us > 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(options_.consume_delay_us));
             auto mismatch = find_pattern_mismatch({slot, kSlotPayload}, kRingSeed + i);

@@ -100,7 +100,8 @@ struct ControlMessages {
         // SEND's own completion does (its ACK can trail the answer): keep such a receive for
         // receive() instead of taking it for the SEND's completion.
         for (;;) {
-            ibv_wc wc = wait_for_completion(connection.cq(), timeout(connection), "control message");
+            ibv_wc wc =
+                wait_for_completion(connection.cq(), timeout(connection), "control message");
             if (wc.opcode == IBV_WC_SEND) return;
             if (wc.opcode != IBV_WC_RECV || early.has_value())
                 fail(fmt::format("expected the SEND's completion, got opcode {}",
@@ -109,7 +110,8 @@ struct ControlMessages {
         }
     }
     Message receive(Connection& connection, Kind expected, std::string_view what) {
-        ibv_wc wc = early ? *early : wait_for_completion(connection.cq(), timeout(connection), what);
+        ibv_wc wc =
+            early ? *early : wait_for_completion(connection.cq(), timeout(connection), what);
         early.reset();
         if (wc.opcode != IBV_WC_RECV || wc.wr_id >= received.size())
             fail(fmt::format("{}: unexpected completion (opcode {})", what,
@@ -373,7 +375,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
         }
     }
     while (reclaimed < posted) reclaim("the last signaled RDMA WRITE");
-        // #endregion signal-every-nth
+    // #endregion signal-every-nth
 
     // RC ordering: "done" reaches the server after every WRITE before it.
     control.send(connection, {.kind = Kind::kDone, .writes = options.writes});

@@ -30,7 +30,8 @@ int run_server(const SendRecvOptions& options) {
     // One slot of `size` bytes per expected message, in one registered region. Only the local
     // NIC writes here (LOCAL_WRITE); a SEND names no remote address, so no remote access flag.
     Buffer slots(options.size * options.count);
-    MemoryRegion slots_mr{ibv_reg_mr(connection.pd(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
+    MemoryRegion slots_mr{
+        ibv_reg_mr(connection.pd(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(slots_mr.get(), "ibv_reg_mr(receive slots)");
 
     // #region pre-post-receives
@@ -52,8 +53,8 @@ int run_server(const SendRecvOptions& options) {
     // #endregion pre-post-receives
 
     connection.accept();
-    fmt::print("server: connected over {}; {} receives of {} bytes posted\n", connection.path_description(),
-               options.count, options.size);
+    fmt::print("server: connected over {}; {} receives of {} bytes posted\n",
+               connection.path_description(), options.count, options.size);
 
     // #region check-receive
     // Each SEND consumes exactly one receive, in posting order, and byte_len says how long it
@@ -62,14 +63,17 @@ int run_server(const SendRecvOptions& options) {
         ibv_wc wc = connection.wait_for_completion("a message from the client");
         const std::size_t expected = message_length(i, options.size);
         if (wc.opcode != IBV_WC_RECV || wc.wr_id != i || wc.byte_len != expected)
-            fail(fmt::format("message {}: expected {} bytes in receive {}, got opcode {}, {} bytes in receive {}", i,
-                             expected, i, static_cast<int>(wc.opcode), wc.byte_len, wc.wr_id));
+            fail(
+                fmt::format("message {}: expected {} bytes in receive {}, got opcode {}, {} bytes "
+                            "in receive {}",
+                            i, expected, i, static_cast<int>(wc.opcode), wc.byte_len, wc.wr_id));
         std::span<const std::byte> message{slots.data() + i * options.size, wc.byte_len};
         if (auto mismatch = find_pattern_mismatch(message, i)) {
             fmt::print("server: data check FAILED: message {} differs at byte {}\n", i, *mismatch);
             return 1;
         }
-        fmt::print("server: message {}: {} bytes in receive {}, content verified\n", i, wc.byte_len, wc.wr_id);
+        fmt::print("server: message {}: {} bytes in receive {}, content verified\n", i, wc.byte_len,
+                   wc.wr_id);
     }
     // #endregion check-receive
 
@@ -78,7 +82,8 @@ int run_server(const SendRecvOptions& options) {
     reply.post_send(connection.qp(), options.count, options.count);
     connection.wait_for_completion("the reply");
     connection.wait_for_disconnect();
-    fmt::print("server: verified {} messages: each SEND arrived whole in one receive, in order\n", options.count);
+    fmt::print("server: verified {} messages: each SEND arrived whole in one receive, in order\n",
+               options.count);
     return 0;
 }
 
@@ -129,9 +134,11 @@ int run_client(const SendRecvOptions& options) {
     }
     connection.disconnect();
     if (*received != options.count)
-        fail(fmt::format("the server reports {} messages received, {} were sent", *received, options.count));
-    fmt::print("client: sent {} messages of {} sizes; the server received and verified all of them\n",
-               options.count, options.count < 4 ? options.count : 4);
+        fail(fmt::format("the server reports {} messages received, {} were sent", *received,
+                         options.count));
+    fmt::print(
+        "client: sent {} messages of {} sizes; the server received and verified all of them\n",
+        options.count, options.count < 4 ? options.count : 4);
     return 0;
 }
 
@@ -142,7 +149,9 @@ int main(int argc, char** argv) {
         CLI::App app{"SEND/RECV: two-sided messages into pre-posted receives", "send-recv"};
         SendRecvOptions options;
         add_connection_options(app, options);
-        app.add_option("-n,--iters", options.count, "number of messages")->check(CLI::Range(1, 1024))->capture_default_str();
+        app.add_option("-n,--iters", options.count, "number of messages")
+            ->check(CLI::Range(1, 1024))
+            ->capture_default_str();
         parse_or_exit(app, argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });

@@ -328,7 +328,7 @@ int run_server(const SrqOptions& options) {
                 fmt::print("server: async event: {}\n", ibv_event_type_str(type));
             }
             continue;
-        // #endregion limit-event
+            // #endregion limit-event
         }
         // We know the SRQ is below its limit: the event must come. If it does not, say so,
         // and refill anyway so the clients are not starved.

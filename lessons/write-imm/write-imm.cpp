@@ -98,7 +98,7 @@ int run_server(const WriteImmOptions& options) {
             fail(fmt::format("part {}: the write placed {} bytes, expected {}", part, wc.byte_len,
                              options.size));
         written[part] = true;
-    // #endregion read-immediate
+        // #endregion read-immediate
         std::span<const std::byte> bytes =
             target.bytes().subspan(part * options.size, options.size);
         if (auto mismatch = find_pattern_mismatch(bytes, kSeed + part)) {
@@ -179,7 +179,8 @@ int run_client(const WriteImmOptions& options) {
     }
     connection.disconnect();
     if (*verified != options.parts)
-        fail(fmt::format("the server verified {} parts, {} were written", *verified, options.parts));
+        fail(
+            fmt::format("the server verified {} parts, {} were written", *verified, options.parts));
     fmt::print(
         "client: wrote {} parts of {} bytes with RDMA WRITE WITH IMMEDIATE, last part first; "
         "the server verified all of them from their immediates\n",

@@ -11,7 +11,9 @@
 namespace rdmalab::bench {
 namespace {
 
-TEST(BenchConfig, DefaultsAreValid) { EXPECT_FALSE(BenchConfig{}.problem()); }
+TEST(BenchConfig, DefaultsAreValid) {
+    EXPECT_FALSE(BenchConfig{}.problem());
+}
 
 TEST(BenchConfig, RefusesOperationsATransportLacks) {
     BenchConfig c;
@@ -114,9 +116,10 @@ TEST(BenchConfig, GpuMemoryLatencyWaitsOnCompletions) {
     ASSERT_TRUE(why);
     EXPECT_NE(why->find("the client's buffer is rocm memory"), std::string::npos) << *why;
     for (Op op : {Op::kWriteImm, Op::kSend, Op::kRead, Op::kFetchAdd})
-        EXPECT_FALSE(memory_problem(BenchConfig{.op = op, .mode = Mode::kLatency, .window = 1}, MemoryKind::kCuda,
-                                    MemoryKind::kRocm));
-    EXPECT_FALSE(memory_problem(BenchConfig{}, MemoryKind::kCuda, MemoryKind::kCuda));  // write bandwidth
+        EXPECT_FALSE(memory_problem(BenchConfig{.op = op, .mode = Mode::kLatency, .window = 1},
+                                    MemoryKind::kCuda, MemoryKind::kRocm));
+    EXPECT_FALSE(
+        memory_problem(BenchConfig{}, MemoryKind::kCuda, MemoryKind::kCuda));  // write bandwidth
 }
 
 TEST(BenchConfig, JsonRoundTrip) {

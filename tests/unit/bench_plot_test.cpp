@@ -10,7 +10,8 @@ namespace {
 
 std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
     return n;
 }
 
@@ -34,8 +35,10 @@ TEST(SeriesFromRecords, GroupsBySeriesKeysAndSortsByX) {
 
 TEST(SeriesFromRecords, RepeatedRunsBecomeTheirMedian) {
     std::vector<Record> records;
-    for (double y : {3.0, 1.0, 2.0}) records.push_back({{"op", "write"}, {"size", 64}, {"result", {{"mops", y}}}});
-    for (double y : {4.0, 8.0}) records.push_back({{"op", "write"}, {"size", 128}, {"result", {{"mops", y}}}});
+    for (double y : {3.0, 1.0, 2.0})
+        records.push_back({{"op", "write"}, {"size", 64}, {"result", {{"mops", y}}}});
+    for (double y : {4.0, 8.0})
+        records.push_back({{"op", "write"}, {"size", 128}, {"result", {{"mops", y}}}});
     auto series = series_from_records(records, "size", "result.mops", {"op"});
     ASSERT_EQ(series.size(), 1u);
     ASSERT_EQ(series[0].points.size(), 2u);
@@ -44,12 +47,13 @@ TEST(SeriesFromRecords, RepeatedRunsBecomeTheirMedian) {
 }
 
 TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
-    Chart chart{.title = "RC write <Soft-RoCE>",
-                .x_label = "message size (bytes)",
-                .y_label = "GiB/s",
-                .caption = "rxe0 (Soft-RoCE), kernel 6.1, 2026-11-22",
-                .series = {{"a", {{32, 0.1}, {64, 0.2}, {128, 0.4}}}, {"b", {{32, 0.05}, {1024, 0.3}}}},
-                .legend_title = ""};
+    Chart chart{
+        .title = "RC write <Soft-RoCE>",
+        .x_label = "message size (bytes)",
+        .y_label = "GiB/s",
+        .caption = "rxe0 (Soft-RoCE), kernel 6.1, 2026-11-22",
+        .series = {{"a", {{32, 0.1}, {64, 0.2}, {128, 0.4}}}, {"b", {{32, 0.05}, {1024, 0.3}}}},
+        .legend_title = ""};
     std::string svg = render_svg(chart);
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
@@ -64,7 +68,12 @@ TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {
 }
 
 TEST(RenderSvg, EmptyChartStillRenders) {
-    std::string svg = render_svg(Chart{.title = "nothing", .x_label = "", .y_label = "", .caption = "", .series = {}, .legend_title = ""});
+    std::string svg = render_svg(Chart{.title = "nothing",
+                                       .x_label = "",
+                                       .y_label = "",
+                                       .caption = "",
+                                       .series = {},
+                                       .legend_title = ""});
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
     EXPECT_EQ(svg.find("nan"), std::string::npos);
     EXPECT_EQ(svg.find("inf"), std::string::npos);
@@ -83,7 +92,8 @@ TEST(DefaultTitle, NamesEveryOperationOnce) {
 
 TEST(FactorLegend, MovesTheSharedBeginningIntoATitle) {
     Chart chart;
-    chart.series = {Series{"lab_faults=host 2 egress loss 0%", {}}, Series{"lab_faults=host 2 egress loss 10%", {}}};
+    chart.series = {Series{"lab_faults=host 2 egress loss 0%", {}},
+                    Series{"lab_faults=host 2 egress loss 10%", {}}};
     factor_legend(chart);
     EXPECT_EQ(chart.legend_title, "lab_faults=host 2 egress loss");
     EXPECT_EQ(chart.series[0].label, "0%");

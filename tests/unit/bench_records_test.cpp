@@ -18,7 +18,9 @@ std::vector<Record> sample() {
             Record{{"op", "send"}, {"size", 4096}, {"note", "a, \"quoted\" note"}}};
 }
 
-std::string temp_path(const char* name) { return ::testing::TempDir() + name; }
+std::string temp_path(const char* name) {
+    return ::testing::TempDir() + name;
+}
 
 }  // namespace
 

@@ -7,14 +7,16 @@ using namespace rdmalab::bench;
 
 namespace {
 
-std::vector<std::uint64_t> values(const std::string& text, std::uint64_t min = 1, std::uint64_t max = 1ull << 40) {
+std::vector<std::uint64_t> values(const std::string& text, std::uint64_t min = 1,
+                                  std::uint64_t max = 1ull << 40) {
     auto result = parse_values(text, min, max);
     if (auto* reason = std::get_if<std::string>(&result)) ADD_FAILURE() << text << ": " << *reason;
     auto* parsed = std::get_if<std::vector<std::uint64_t>>(&result);
     return parsed ? *parsed : std::vector<std::uint64_t>{};
 }
 
-std::string refusal(const std::string& text, std::uint64_t min = 1, std::uint64_t max = 1ull << 40) {
+std::string refusal(const std::string& text, std::uint64_t min = 1,
+                    std::uint64_t max = 1ull << 40) {
     auto result = parse_values(text, min, max);
     auto* reason = std::get_if<std::string>(&result);
     return reason ? *reason : "(accepted)";
@@ -50,4 +52,6 @@ TEST(CrossProduct, FirstKnobVariesSlowest) {
     EXPECT_EQ(points[3].at("window"), 4u);
 }
 
-TEST(CrossProduct, NoKnobsIsOnePoint) { EXPECT_EQ(cross_product({}).size(), 1u); }
+TEST(CrossProduct, NoKnobsIsOnePoint) {
+    EXPECT_EQ(cross_product({}).size(), 1u);
+}

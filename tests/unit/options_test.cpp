@@ -71,7 +71,8 @@ TEST(ConnectionOptions, ServerAndClientWithDefaults) {
     EXPECT_TRUE(server.server);
     EXPECT_EQ(server.port, kDefaultPort);
     EXPECT_EQ(server.size, 4096u);
-    auto client = parse({"lesson", "client", "198.51.100.1", "-s", "64K", "-p", "7000", "-d", "rxe0"});
+    auto client =
+        parse({"lesson", "client", "198.51.100.1", "-s", "64K", "-p", "7000", "-d", "rxe0"});
     EXPECT_FALSE(client.server);
     EXPECT_EQ(client.server_address, "198.51.100.1");
     EXPECT_EQ(client.size, 65536u);
@@ -101,7 +102,8 @@ TEST(ConnectionOptions, BadInputThrows) {
 TEST(ParseOrExit, BadInputExitsTwoWithOneLine) {
     // The regex must match the whole stderr: one line ending in the usage hint.
     EXPECT_EXIT(parse_or_exit_with({"lesson", "client", "198.51.100.1", "-s", "0"}),
-                testing::ExitedWithCode(2), "^lesson: [^\n]*--size[^\n]*\\(run with --help for usage\\)\n$");
+                testing::ExitedWithCode(2),
+                "^lesson: [^\n]*--size[^\n]*\\(run with --help for usage\\)\n$");
     EXPECT_EXIT(parse_or_exit_with({"lesson", "server", "--what"}), testing::ExitedWithCode(2),
                 "^lesson: [^\n]*\\(run with --help for usage\\)\n$");
     EXPECT_EXIT(parse_or_exit_with({"lesson"}), testing::ExitedWithCode(2),

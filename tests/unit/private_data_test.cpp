@@ -1,7 +1,7 @@
 // Unit tests for the private-data codec: round trip, and refusal of everything a peer could
 // send wrong.
-#include "rdmalab/error.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,9 @@ using namespace rdmalab;
 
 namespace {
 
-const RemoteBuffer kSample{.address = 0x00007f1234560000ull, .rkey = 0xabcd1234u, .length = 65536,
+const RemoteBuffer kSample{.address = 0x00007f1234560000ull,
+                           .rkey = 0xabcd1234u,
+                           .length = 65536,
                            .use = BufferUse::kWriteTarget};
 
 std::string refusal(std::span<const std::uint8_t> bytes, BufferUse use = BufferUse::kWriteTarget) {
@@ -60,7 +62,8 @@ TEST(PrivateData, RefusesBadMagicVersionAndUse) {
     auto bad_version = wire;
     bad_version[4] = 9;
     EXPECT_NE(refusal(bad_version).find("version 9"), std::string::npos);
-    EXPECT_NE(refusal(wire, BufferUse::kReadSource).find("expected one for RDMA READ source"), std::string::npos);
+    EXPECT_NE(refusal(wire, BufferUse::kReadSource).find("expected one for RDMA READ source"),
+              std::string::npos);
 }
 
 TEST(PrivateData, RefusesZeroLengthAndWrapAround) {
@@ -91,6 +94,8 @@ TEST(PrivateData, OrThrowChecksTheNeededLength) {
         decode_remote_buffer_or_throw(wire, BufferUse::kWriteTarget, 65537);
         FAIL() << "a buffer too small was accepted";
     } catch (const Error& e) {
-        EXPECT_STREQ(e.what(), "the server's buffer holds 65536 bytes; cannot write 65537 (use -s 65536 or less)");
+        EXPECT_STREQ(
+            e.what(),
+            "the server's buffer holds 65536 bytes; cannot write 65537 (use -s 65536 or less)");
     }
 }

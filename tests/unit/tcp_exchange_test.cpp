@@ -1,6 +1,6 @@
 // Unit tests for the out-of-band TCP exchange, over loopback only.
-#include "rdmalab/error.hpp"
 #include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -39,7 +39,8 @@ TEST(TcpExchange, RefusedConnectionSaysSo) {
         TcpExchange::connect_to("127.0.0.1", kPort + 1, 2000ms);
         FAIL() << "connect succeeded with nobody listening";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("is the server running?"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("is the server running?"), std::string::npos)
+            << e.what();
     }
 }
 

@@ -18,7 +18,9 @@
 namespace rdmalab {
 
 struct EventChannelDeleter {
-    void operator()(rdma_event_channel* channel) const noexcept { rdma_destroy_event_channel(channel); }
+    void operator()(rdma_event_channel* channel) const noexcept {
+        rdma_destroy_event_channel(channel);
+    }
 };
 using EventChannel = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
 
@@ -52,14 +54,14 @@ CmEvent wait_for_cm_event(rdma_event_channel* channel, std::chrono::milliseconds
 // What create_queues builds. Shared objects (a PD, CQ or SRQ that several connections use)
 // are passed in and then neither created nor released by the connection.
 struct QueueSizes {
-    std::uint32_t send = 16;   // max outstanding send-queue WRs
-    std::uint32_t recv = 16;   // max outstanding receive WRs (ignored with an SRQ)
+    std::uint32_t send = 16;  // max outstanding send-queue WRs
+    std::uint32_t recv = 16;  // max outstanding receive WRs (ignored with an SRQ)
     std::uint32_t completions = 32;
     ibv_qp_type type = IBV_QPT_RC;
     std::uint32_t send_sge = 1;
     std::uint32_t recv_sge = 1;
-    std::uint32_t max_inline = 0;           // bytes IBV_SEND_INLINE may carry
-    ibv_comp_channel* channel = nullptr;     // completion events instead of busy polling
+    std::uint32_t max_inline = 0;         // bytes IBV_SEND_INLINE may carry
+    ibv_comp_channel* channel = nullptr;  // completion events instead of busy polling
     ibv_pd* shared_pd = nullptr;
     ibv_cq* shared_cq = nullptr;
     ibv_srq* srq = nullptr;
@@ -70,21 +72,21 @@ class Connection;
 // A listening rdma_cm id. Each client it accepts gets its own event channel (rdma_migrate_id),
 // so a server can hold several connections and wait on each independently.
 class Listener {
-public:
+  public:
     // rdma_create_event_channel, rdma_create_id, rdma_bind_addr, rdma_listen; prints
     // "server: listening on …" (tests and the tour wait for that line).
     explicit Listener(const ConnectionOptions& options);
     // Waits for the next CONNECT_REQUEST (options.accept_timeout_s) and returns its connection.
     Connection next_client();
 
-private:
+  private:
     ConnectionOptions options_;
     EventChannel channel_;
     CmId id_;
 };
 
 class Connection {
-public:
+  public:
     // Client step 1: rdma_resolve_addr then rdma_resolve_route; afterwards context() is known.
     static Connection resolve(const ConnectionOptions& options);
     // Server step 1: listen and wait for one client's connection request (see Listener for more).
@@ -119,7 +121,7 @@ public:
     // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)": what the connection really uses.
     std::string path_description() const;
 
-private:
+  private:
     friend class Listener;
     explicit Connection(const ConnectionOptions& options);
     void require_device();

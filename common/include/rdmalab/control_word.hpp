@@ -12,7 +12,7 @@
 namespace rdmalab {
 
 class ControlWord {
-public:
+  public:
     static constexpr std::uint32_t kSize = 4;
 
     // Registers the 4 bytes: LOCAL_WRITE for a word that is received, nothing for one sent.
@@ -27,7 +27,7 @@ public:
     // throws naming `what`.
     std::uint32_t received_value(const ibv_wc& wc, std::string_view what) const;
 
-private:
+  private:
     std::array<std::uint8_t, kSize> bytes_{};
     MemoryRegion mr_;
 };

@@ -2,8 +2,8 @@
 // -d device, -p port, -s size, --gid-index, --timeout, as rdma-core's and perftest's tools do.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <sys/socket.h>
+#include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -21,8 +21,8 @@ struct ConnectionOptions {
     std::string device;          // -d: require this RDMA device (empty: whichever the address uses)
     std::uint16_t port = kDefaultPort;
     std::size_t size = 4096;
-    int gid_index = -1;          // -1: accept the GID rdma_cm derives from the IP address
-    double timeout_s = 10;       // every wait during a connection
+    int gid_index = -1;            // -1: accept the GID rdma_cm derives from the IP address
+    double timeout_s = 10;         // every wait during a connection
     double accept_timeout_s = 60;  // how long a server waits for its client
 };
 

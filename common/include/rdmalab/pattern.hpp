@@ -15,7 +15,8 @@ std::byte pattern_byte(std::uint64_t seed, std::size_t index);
 void fill_pattern(std::span<std::byte> buffer, std::uint64_t seed);
 
 // The index of the first byte that differs from the pattern, or nullopt if all match.
-std::optional<std::size_t> find_pattern_mismatch(std::span<const std::byte> buffer, std::uint64_t seed);
+std::optional<std::size_t> find_pattern_mismatch(std::span<const std::byte> buffer,
+                                                 std::uint64_t seed);
 
 // True if every byte is zero (the part of a buffer that nobody should have written).
 bool all_zero(std::span<const std::byte> buffer);

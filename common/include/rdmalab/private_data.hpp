@@ -22,7 +22,8 @@ struct RemoteBuffer {
     BufferUse use = BufferUse::kWriteTarget;
 };
 
-// Wire format, 24 bytes: "RDLB" | version 1 | use | 2 reserved | address (8) | rkey (4) | length (4).
+// Wire format, 24 bytes: "RDLB" | version 1 | use | 2 reserved | address (8) | rkey (4) | length
+// (4).
 inline constexpr std::size_t kRemoteBufferWireSize = 24;
 using RemoteBufferWire = std::array<std::uint8_t, kRemoteBufferWireSize>;
 
@@ -34,12 +35,13 @@ std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std
                                                              BufferUse expected_use);
 
 // Throws rdmalab::Error naming the reason instead of returning it.
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use);
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+                                           BufferUse expected_use);
 
 // The same, and the buffer must hold at least `needed` bytes: "the server's buffer holds 4096
 // bytes; cannot write 8192 (use -s 4096 or less)".
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes, BufferUse expected_use,
-                                           std::size_t needed);
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+                                           BufferUse expected_use, std::size_t needed);
 
 // 32-bit big-endian values carried in small control messages.
 void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value);

@@ -165,7 +165,6 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
 QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address = 0,
                           std::uint32_t rkey = 0, std::uint32_t length = 0);
 
-
 // ---- Small control words (big-endian) over the TCP exchange, to keep both sides in step.
 void send_word(TcpExchange& tcp, std::uint32_t word);
 std::uint32_t receive_word(TcpExchange& tcp);

@@ -10,7 +10,7 @@
 namespace rdmalab {
 
 class TcpExchange {
-public:
+  public:
     // Server: listen on port (all addresses, or bind_address) and accept one peer within timeout.
     static TcpExchange accept_one(std::uint16_t port, const std::string& bind_address,
                                   std::chrono::milliseconds timeout);
@@ -31,7 +31,7 @@ public:
 
     int fd() const { return fd_; }
 
-private:
+  private:
     TcpExchange(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}
     int fd_ = -1;
     std::chrono::milliseconds timeout_;

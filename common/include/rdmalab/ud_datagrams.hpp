@@ -48,7 +48,7 @@ std::variant<Datagram, std::string> read_datagram(std::span<const std::byte> pay
 // The receiver's account, from sequence numbers alone: UD may drop (and, across a fabric,
 // duplicate or reorder) datagrams, and nobody else will say so.
 class SequenceTally {
-public:
+  public:
     explicit SequenceTally(std::uint32_t count) : seen_(count, false) {}
     void record(std::uint32_t sequence);  // sequence < count (read_datagram checks it)
     std::uint32_t count() const { return static_cast<std::uint32_t>(seen_.size()); }
@@ -57,7 +57,7 @@ public:
     std::uint32_t duplicates() const { return duplicates_; }
     std::uint32_t out_of_order() const { return out_of_order_; }  // arrived after a later one
 
-private:
+  private:
     std::vector<bool> seen_;
     std::uint32_t distinct_ = 0;
     std::uint32_t duplicates_ = 0;

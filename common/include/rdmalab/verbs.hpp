@@ -64,7 +64,7 @@ void require_device_exists(const std::string& name);
 
 // Page-aligned memory for registration, zero-filled.
 class Buffer {
-public:
+  public:
     explicit Buffer(std::size_t size);
     std::byte* data() { return memory_.get(); }
     const std::byte* data() const { return memory_.get(); }
@@ -72,7 +72,7 @@ public:
     std::span<std::byte> bytes() { return {data(), size_}; }
     std::span<const std::byte> bytes() const { return {data(), size_}; }
 
-private:
+  private:
     struct Free {
         void operator()(std::byte* p) const noexcept;
     };
@@ -109,6 +109,7 @@ std::string provider_name(ibv_context* context);
 
 // The next work completion, whatever its status (for lessons that provoke errors on purpose);
 // throws only if none arrives within timeout.
-ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what);
+ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
+                               std::string_view what);
 
 }  // namespace rdmalab

@@ -14,35 +14,39 @@ enum class Op { kWrite, kRead, kSend, kWriteImm, kFetchAdd, kCompareSwap };
 enum class Transport { kRC, kUC, kUD };
 enum class Mode { kBandwidth, kLatency };
 
-const char* op_name(Op op);                // "write", "read", "send", "write-imm", "fetch-add", "cmp-swap"
-const char* transport_name(Transport t);   // "RC", "UC", "UD"
-const char* mode_name(Mode mode);          // "bw", "lat"
+const char* op_name(Op op);  // "write", "read", "send", "write-imm", "fetch-add", "cmp-swap"
+const char* transport_name(Transport t);  // "RC", "UC", "UD"
+const char* mode_name(Mode mode);         // "bw", "lat"
 std::optional<Op> parse_op(const std::string& text);
 std::optional<Transport> parse_transport(const std::string& text);  // case-insensitive
 std::optional<Mode> parse_mode(const std::string& text);
 
-inline bool is_atomic(Op op) { return op == Op::kFetchAdd || op == Op::kCompareSwap; }
+inline bool is_atomic(Op op) {
+    return op == Op::kFetchAdd || op == Op::kCompareSwap;
+}
 // Operations the server sees as receive completions (it must post receives).
-inline bool receiver_counts(Op op) { return op == Op::kSend || op == Op::kWriteImm; }
+inline bool receiver_counts(Op op) {
+    return op == Op::kSend || op == Op::kWriteImm;
+}
 inline constexpr std::uint32_t kAtomicBytes = 8;
 
 struct BenchConfig {
     Op op = Op::kWrite;
     Transport transport = Transport::kRC;
     Mode mode = Mode::kBandwidth;
-    std::uint64_t size = 65536;        // bytes per message (8 for atomics)
-    std::uint32_t window = 128;        // outstanding WRs per QP (perftest -t)
-    std::uint32_t qps = 1;             // queue pairs, each with its own window (-q)
-    std::uint32_t post_list = 1;       // WRs chained with wr.next per ibv_post_send (-l)
-    std::uint32_t signal_every = 1;    // one signaled WR in N (-Q); the last WR is always signaled
-    std::uint32_t inline_size = 0;     // messages up to this size are sent IBV_SEND_INLINE (-I)
-    std::uint32_t sge = 1;             // scatter/gather entries per WR
-    bool srq = false;                  // the server's receives come from one shared receive queue
-    bool shared_cq = false;            // one CQ for all QPs (each side)
-    bool events = false;               // completion channel instead of busy polling (-e)
-    std::uint64_t iters = 10000;       // operations per QP (-n), when duration_s is 0
-    double duration_s = 0;             // measure for this long instead (-D)
-    std::uint64_t warmup = 100;        // un-timed operations per QP before each measurement
+    std::uint64_t size = 65536;      // bytes per message (8 for atomics)
+    std::uint32_t window = 128;      // outstanding WRs per QP (perftest -t)
+    std::uint32_t qps = 1;           // queue pairs, each with its own window (-q)
+    std::uint32_t post_list = 1;     // WRs chained with wr.next per ibv_post_send (-l)
+    std::uint32_t signal_every = 1;  // one signaled WR in N (-Q); the last WR is always signaled
+    std::uint32_t inline_size = 0;   // messages up to this size are sent IBV_SEND_INLINE (-I)
+    std::uint32_t sge = 1;           // scatter/gather entries per WR
+    bool srq = false;                // the server's receives come from one shared receive queue
+    bool shared_cq = false;          // one CQ for all QPs (each side)
+    bool events = false;             // completion channel instead of busy polling (-e)
+    std::uint64_t iters = 10000;     // operations per QP (-n), when duration_s is 0
+    double duration_s = 0;           // measure for this long instead (-D)
+    std::uint64_t warmup = 100;      // un-timed operations per QP before each measurement
 
     // Every rule that needs no device: op vs transport, sizes of atomics, post list and signal
     // interval against the window, latency with one QP… Returns why the combination is refused.

@@ -19,7 +19,7 @@ inline constexpr int kProtocolVersion = 2;  // 2: each side's memory kind and re
 inline constexpr std::uint32_t kMaxControlMessage = 1 << 20;
 
 class ControlChannel {
-public:
+  public:
     explicit ControlChannel(TcpExchange tcp) : tcp_(std::move(tcp)) {}
 
     void send(const Record& message);
@@ -34,7 +34,7 @@ public:
     // True once the peer has sent something (or hung up): polled without blocking.
     bool readable() const;
 
-private:
+  private:
     TcpExchange tcp_;
 };
 

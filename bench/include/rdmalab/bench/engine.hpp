@@ -36,21 +36,23 @@ BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gi
 
 // Rules that need the device: window vs max_qp_wr, UD size vs the path MTU, size vs
 // max_msg_sz, SGEs, QPs, atomics support. Returns why the configuration cannot run here.
-std::optional<std::string> device_problem(const BenchConfig& config, const BenchDevice& device, ibv_mtu path_mtu);
+std::optional<std::string> device_problem(const BenchConfig& config, const BenchDevice& device,
+                                          ibv_mtu path_mtu);
 // Rules that need the memory kind of each side: a write ping-pong polls the buffer from the CPU,
 // which GPU memory does not allow (send and write-imm ping-pongs wait on completions instead).
-std::optional<std::string> memory_problem(const BenchConfig& config, gpu::MemoryKind client, gpu::MemoryKind server);
+std::optional<std::string> memory_problem(const BenchConfig& config, gpu::MemoryKind client,
+                                          gpu::MemoryKind server);
 
 // What a side measured in one phase.
 struct InitiatorResult {
-    std::uint64_t ops = 0;     // WRs completed, all QPs
-    double seconds = 0;        // first post to last completion
+    std::uint64_t ops = 0;  // WRs completed, all QPs
+    double seconds = 0;     // first post to last completion
     std::vector<std::uint64_t> per_qp;
 };
 struct ReceiverResult {
     std::uint64_t messages = 0;
-    std::uint64_t bytes = 0;   // payload bytes (without the UD GRH area)
-    double seconds = 0;        // first to last receive
+    std::uint64_t bytes = 0;  // payload bytes (without the UD GRH area)
+    double seconds = 0;       // first to last receive
 };
 
 // Limits every wait in a phase: no completion for `idle` is an error, and so is a phase that
@@ -61,15 +63,15 @@ struct Limits {
 };
 
 class Engine {
-public:
+  public:
     // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and allocates the buffer in the memory
     // asked for, registered by the GPU layer's ladder (host memory: as it is) with only the access
     // this side's role needs; throws (one line) if the device or the memory refuses any of it.
     // stage_each_message: on the staging path, copy between the GPU and the bounce buffer for
     // every message, inside the timed loops (where this side has a per-message moment: see
     // staging_copies()), instead of once per phase outside them.
-    Engine(BenchDevice& device, const BenchConfig& config, Side side, const gpu::MemoryOptions& memory = {},
-           bool stage_each_message = false);
+    Engine(BenchDevice& device, const BenchConfig& config, Side side,
+           const gpu::MemoryOptions& memory = {}, bool stage_each_message = false);
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
     ~Engine();
@@ -87,8 +89,9 @@ public:
     // Bandwidth, receiving side (send, write-imm): counts receives and reposts them until
     // `expected()` (polled while idle) returns the per-QP counts the peer sent and all have
     // arrived — or, on UC and UD, until nothing arrives for a short grace period (losses).
-    ReceiverResult run_receiver(const std::function<std::optional<std::vector<std::uint64_t>>()>& expected,
-                                const Limits& limits);
+    ReceiverResult run_receiver(
+        const std::function<std::optional<std::vector<std::uint64_t>>()>& expected,
+        const Limits& limits);
 
     // Latency: `count` round trips. The client returns one sample (ns) per round trip; the
     // server answers each (send, write-imm, write) or returns at once (read, atomics).
@@ -117,9 +120,10 @@ public:
     // Copies made inside the timed loop of the last phase (per message only).
     std::uint64_t staging_copies() const { return staging_copies_; }
 
-private:
+  private:
     struct Queue;  // one QP with its prepared send chain and receive chain
-    void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count, std::uint64_t last_seq);
+    void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
+                         std::uint64_t last_seq);
     // Per-message staging: count messages' source copied GPU → bounce before the NIC reads it, or
     // count messages' destination copied bounce → GPU (and waited for) after the NIC wrote it.
     void stage_sources(std::uint64_t count);
@@ -137,8 +141,10 @@ private:
     struct PingPong;
     PingPong ping_pong_state(std::uint64_t count);
     template <typename Done>
-    void complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for);
-    void await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits, const char* waiting_for) const;
+    void complete_until(Done done, PingPong& state, std::uint64_t round, const Limits& limits,
+                        const char* waiting_for);
+    void await_stamp(const PingPong& state, std::uint64_t round, const Limits& limits,
+                     const char* waiting_for) const;
     std::uint32_t queue_index(const ibv_wc& wc) const;
 
     BenchDevice& device_;
@@ -147,12 +153,13 @@ private:
     std::uint64_t slot_stride_ = 0;
     std::uint32_t receive_depth_ = 0;  // per QP (or the SRQ's total)
     std::uint32_t send_depth_ = 0;
-    unsigned access_ = 0;              // what the peer may do to this side's memory
-    bool stage_each_message_ = false;  // per-message staging copies, where this side has the moments
+    unsigned access_ = 0;  // what the peer may do to this side's memory
+    bool stage_each_message_ =
+        false;  // per-message staging copies, where this side has the moments
     std::uint64_t staging_copies_ = 0;
 
     // Declared in creation order so they are released in reverse.
-    gpu::DeviceMemory memory_;         // two slots: the source, then the destination
+    gpu::DeviceMemory memory_;  // two slots: the source, then the destination
     ProtectionDomain pd_;
     CompletionChannel channel_;
     std::vector<CompletionQueue> cqs_;

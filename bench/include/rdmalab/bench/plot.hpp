@@ -27,8 +27,9 @@ struct Chart {
 // Groups records into series by the values of series_keys, taking x and y from dotted keys
 // ("size", "result.gib_per_s"). Records missing x or y are skipped; several records of one
 // series at the same x (repeated runs) become one point at their median.
-std::vector<Series> series_from_records(const std::vector<Record>& records, const std::string& x_key,
-                                        const std::string& y_key, const std::vector<std::string>& series_keys);
+std::vector<Series> series_from_records(const std::vector<Record>& records,
+                                        const std::string& x_key, const std::string& y_key,
+                                        const std::vector<std::string>& series_keys);
 
 // The default title: every operation the records hold, in first-seen order, then the measure
 // ("write, send — throughput (GiB/s)").

@@ -19,16 +19,16 @@ struct SessionOptions {
     std::string server_address;  // client: where the server listens
     std::string bind_address;    // server: listen on this address only
     std::uint16_t port = 18515;
-    std::string device;          // -d (default: the first device)
-    std::uint8_t ib_port = 1;    // -i
-    int gid_index = -1;          // -x (default: the RoCE v2 GID with an IPv4 address)
-    double timeout_s = 10;       // longest wait without progress
+    std::string device;        // -d (default: the first device)
+    std::uint8_t ib_port = 1;  // -i
+    int gid_index = -1;        // -x (default: the RoCE v2 GID with an IPv4 address)
+    double timeout_s = 10;     // longest wait without progress
     double accept_timeout_s = 60;
-    double max_phase_s = 600;    // longest one measurement may run
+    double max_phase_s = 600;  // longest one measurement may run
     std::string json_path, csv_path;
-    bool gbps = false;           // also print Gb/s (10^9 bits)
-    bool progress = true;        // a progress line on a terminal
-    gpu::MemoryOptions memory;   // --mem/--path: this side's buffer (each side chooses its own)
+    bool gbps = false;          // also print Gb/s (10^9 bits)
+    bool progress = true;       // a progress line on a terminal
+    gpu::MemoryOptions memory;  // --mem/--path: this side's buffer (each side chooses its own)
     bool stage_each_message = false;  // --staging-copies per-message (else once per phase)
 };
 

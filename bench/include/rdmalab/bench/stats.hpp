@@ -9,7 +9,8 @@ namespace rdmalab::bench {
 
 struct LatencySummary {
     std::size_t samples = 0;
-    double min_us = 0, median_us = 0, mean_us = 0, stdev_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+    double min_us = 0, median_us = 0, mean_us = 0, stdev_us = 0, p99_us = 0, p999_us = 0,
+           max_us = 0;
 };
 
 // Percentiles by the nearest-rank method on the sorted samples. Empty input gives zeros.
