@@ -43,8 +43,8 @@ note() { echo "lab: $*" >&2; }
 hosts=1
 capture=""
 declare -A on_command=()
-faults=()      # "HOST|KIND|VALUE" (HOST 0: every host)
-link_downs=()  # "HOST|AT|FOR"
+faults=()      # "KIND|[HOST:]VALUE", as given
+link_downs=()  # "HOST@WHEN[+FOR]", as given
 while [ $# -gt 0 ]; do
     case "$1" in
         --vm) mode=vm ;;
@@ -85,7 +85,7 @@ if [ "$hosts" = 1 ]; then
         die "--capture, --loss, --delay, --rate and --link-down need the wire: --hosts N (2 to 4)"
 fi
 
-# The faults, checked and turned into what each guest applies (fault_of[HOST]: netem words)
+# The faults, checked and turned into what each guest applies (netem[HOST]: netem's words)
 # and what the output and every record say (fault_text).
 declare -A netem=()
 fault_text=""
@@ -390,12 +390,11 @@ start_guest() {
 # boot ACCEL: boots every guest and waits for all of them. Sets outcome to finished (every QEMU
 # exited after its command started), no-start (a QEMU exited, or showed no sign of life, before
 # its command started: worth retrying with TCG; no_start_why says which and why), or timeout;
-# finish_order to the hosts in the order their QEMUs ended; qemu_rc[HOST].
+# qemu_rc[HOST] to each QEMU's exit code.
 boot() {
     local accel_name=$1 i
     start_s=$(date +%s)
     start_ns=$(date +%s%N)
-    finish_order=()
     declare -gA qemu_rc=()
     outcome=finished
     no_start_why=""
@@ -451,7 +450,6 @@ boot() {
             wait "${qemu_pids[$i]}" || rc=$?
             unset "qemu_pids[$i]"
             qemu_rc[$i]=$rc
-            finish_order+=("$i")
             if [ ! -e "$dir/started" ] && [ ! -s "$dir/status" ] && [ "$outcome" = finished ]; then
                 outcome=no-start
                 no_start_why="$(qemu_complaint "$dir/qemu.err"); qemu exit code $rc"
@@ -535,7 +533,14 @@ if [ "$verbose" = 1 ]; then
     fi
 fi
 
-# The exit status: the first failure's, in the order the guests ended.
+# The exit status: the first failure's, in the order the commands ended (each status file is
+# written when its command ends; on the wire every guest then waits for the others, so the
+# order QEMUs exit in says nothing). Guests that reported nothing come last.
+finish_order=()
+while read -r _ i; do finish_order+=("$i"); done < <(
+    for ((i = 1; i <= hosts; i++)); do
+        if [ -s "$run_dir/h$i/status" ]; then echo "$(stat -c %.9Y "$run_dir/h$i/status") $i"; else echo "inf $i"; fi
+    done | sort -k1,1 -g)
 first_failure=0
 for i in "${finish_order[@]}"; do
     dir=$run_dir/h$i

@@ -71,35 +71,43 @@ group_run() {
     finish_server "$dir"
 }
 
-# On the lab's wire (lab.sh --hosts N): the server on host 1, its client on host 2, both given
-# the same DIR in a folder every host sees (under $RDMALAB_SHARED, or the repository).
-#   wire_pair DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
-# Host 1 leaves DIR/server.out and DIR/server.rc, host 2 DIR/client.out and DIR/client.rc;
-# host 2 waits (at most 30 s) for the server's "listening" line before it connects to
-# $RDMALAB_ADDR_1. Other hosts do nothing.
+# On the lab's wire (lab.sh --hosts N): the server on one host, its client on another, both
+# given the same DIR in a folder every host sees (under $RDMALAB_SHARED, or the repository).
+#   [wire_server_host=S] [wire_client_host=C] wire_pair DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
+# Host S (default 1) leaves DIR/server.out and DIR/server.rc, host C (default 2) DIR/client.out
+# and DIR/client.rc; host C waits (at most 30 s) for the server's "listening" line before it
+# connects to $RDMALAB_ADDR_S. Other hosts do nothing.
 wire_pair() {
-    local dir=$1 lesson=$2
+    local dir=$1 lesson=$2 server_host=${wire_server_host:-1} client_host=${wire_client_host:-2}
     shift 2
     split_args "$@"
-    case "${RDMALAB_HOST:?wire_pair runs on the wire: lab.sh --hosts N}" in
-        1)
-            start_server "$dir" "$lesson" "${server_args[@]}"
-            finish_server "$dir" ;;
-        2)
-            local waited=0
-            until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
-                if [ $waited -ge 600 ]; then
-                    echo "wire_pair: no server listening for $lesson within 30 s" >"$dir/client.out"
-                    echo 124 >"$dir/client.rc"
-                    return
-                fi
-                sleep 0.05
-                waited=$((waited + 1))
-            done
-            local rc=0
-            timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR_1:?}" "${client_args[@]}" \
-                >"$dir/client.out" 2>&1 || rc=$?
-            [ "$rc" = 124 ] && echo "wire_pair: the client did not finish within ${pair_limit_s:-90} s: killed it" >>"$dir/client.out"
-            echo "$rc" >"$dir/client.rc" ;;
-    esac
+    : "${RDMALAB_HOST:?wire_pair runs on the wire: lab.sh --hosts N}"
+    if [ "$RDMALAB_HOST" = "$server_host" ]; then
+        start_server "$dir" "$lesson" "${server_args[@]}"
+        finish_server "$dir"
+    elif [ "$RDMALAB_HOST" = "$client_host" ]; then
+        local waited=0
+        until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
+            if [ $waited -ge 600 ]; then
+                echo "wire_pair: no server listening for $lesson within 30 s" >"$dir/client.out"
+                echo 124 >"$dir/client.rc"
+                return
+            fi
+            sleep 0.05
+            waited=$((waited + 1))
+        done
+        local rc=0 server_address=RDMALAB_ADDR_$server_host
+        timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" client "${!server_address:?}" "${client_args[@]}" \
+            >"$dir/client.out" 2>&1 || rc=$?
+        [ "$rc" = 124 ] && echo "wire_pair: the client did not finish within ${pair_limit_s:-90} s: killed it" >>"$dir/client.out"
+        echo "$rc" >"$dir/client.rc"
+    fi
+}
+
+# On the client's host after wire_pair: waits (at most 30 s) for the server's exit code, which
+# its own host writes when the server ends, and prints both codes.
+wire_pair_codes() {
+    local dir=$1
+    for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
+    cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1
 }

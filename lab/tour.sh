@@ -176,9 +176,8 @@ run_step() {
             export RDMALAB_ADDR=$RDMALAB_ADDR_1
             wire_pair "$dir" rdma-write -s 16K -- -s 16K
             if [ "$RDMALAB_HOST" = 2 ]; then
-                for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
+                rcs+=($(wire_pair_codes "$dir"))
                 show "$dir/server.out" "$dir/client.out"
-                rcs+=($(cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1))
             fi ;;
         link-failure)
             # The lab takes host 1's link down on a signal (./rdmalab tour passes --link-down
@@ -197,9 +196,8 @@ run_step() {
             wire_pair "$dir" link-failure --
             [ -n "$signaller" ] && { kill "$signaller" 2>/dev/null; wait "$signaller" 2>/dev/null; }
             if [ "$RDMALAB_HOST" = 2 ]; then
-                for _ in $(seq 300); do [ -s "$dir/server.rc" ] && break; sleep 0.1; done
+                rcs+=($(wire_pair_codes "$dir"))
                 grep -vE '^(server|client): (    |sent QPN|RESET|INIT|RTR|RTS)' "$dir/server.out" "$dir/client.out" -h | sed 's/^/    /'
-                rcs+=($(cat "$dir/server.rc" "$dir/client.rc" 2>/dev/null || echo 1))
             fi ;;
         efa-rdm)
             heading efa-rdm "libfabric RDM, the AWS EFA interface: SEND, WRITE, READ to an address-vector peer over tcp;ofi_rxm (this host)"

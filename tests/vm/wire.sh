@@ -142,7 +142,14 @@ check "star: the WRITE crossed from .2 to .3, each packet once in the merged cap
 check "star: nothing counted as sent again (the bridge's copies are dropped)" \
     [ "$(count_packets "$scratch/star.json" '"sent_again": true')" = 0 ]
 
-# ---- 4. Refusals: one line each, exit 2, nothing booted.
+# ---- 4. The exit status is that of the first command to fail, whichever guest ends first.
+rc=0
+"$lab" --hosts 2 --timeout 120 --on 1 'sleep 3; exit 3' --on 2 'exit 5' >/dev/null 2>"$scratch/order.err" || rc=$?
+check "exit status: host 2 failed first (5), host 1 later (3): the lab exits 5 ($rc)" [ "$rc" = 5 ]
+check "exit status: both failures are named" \
+    bash -c "grep -q 'host 2: the command exited 5' '$scratch/order.err' && grep -q 'host 1: the command exited 3' '$scratch/order.err'"
+
+# ---- 5. Refusals: one line each, exit 2, nothing booted.
 refused() {  # refused NAME REGEX COMMAND...
     local name=$1 regex=$2 rc=0
     shift 2
