@@ -1,0 +1,338 @@
+// Lesson: loss-and-retransmission — the same lossy link under two transports. RC: 64 WRITEs of
+// 16 KiB, every byte verified, because each lost packet was NAKed ("PSN sequence error") or
+// timed out and then sent again with every packet after it (go-back-N). UD: 200 datagrams, no
+// ACKs, no resends; the receiver's sequence numbers are the only witness of what was lost.
+// rxe's port counters (the hw_counters every RDMA NIC has in sysfs) are read before and after.
+// Needs two hosts and a lossy link: in the lab
+//   ./rdmalab lab --hosts 2 --loss 2:5% --capture x.pcap
+//                 --on 1 'build/bin/loss-and-retransmission server'
+//                 --on 2 'sleep 1; build/bin/loss-and-retransmission client $RDMALAB_ADDR_1'
+// on real hosts, `tc qdisc add dev IFACE root netem loss 5%` on the client's host (then `del`).
+// Run: loss-and-retransmission server | loss-and-retransmission client ADDR
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/ud_datagrams.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::uint32_t kMessages = 64;
+constexpr std::uint32_t kMessageSize = 16384;
+constexpr std::uint32_t kDatagrams = 200;
+constexpr std::uint32_t kDatagramSize = 512;  // a datagram is one packet: ≤ the path MTU
+constexpr std::uint32_t kQkey = 0x11111111;
+constexpr std::uint64_t kSeed = 0x4c;
+constexpr std::uint32_t kWritesDone = 0x57444e45;     // "WDNE": all WRITEs completed
+constexpr std::uint32_t kVerified = 0x4f4b2121;       // "OK!!"
+constexpr std::uint32_t kReceivesReady = 0x52435652;  // "RCVR": the UD receives are posted
+constexpr std::uint32_t kDatagramsSent = 0x53454e54;  // "SENT"
+
+// #region reliability
+// timeout 14: a packet whose ACK never comes is resent after 4.096 µs × 2^14 ≈ 67 ms (a lost
+// NAK or a lost last packet costs that); retry_cnt 7: on rxe, resend without giving up.
+constexpr Reliability kReliability{.timeout = 14,
+                                   .retry_cnt = 7,
+                                   .rnr_retry = 7,
+                                   .min_rnr_timer = 12,
+                                   .max_rd_atomic = 0,
+                                   .max_dest_rd_atomic = 0};
+// #endregion reliability
+
+std::chrono::milliseconds ms(double seconds) {
+    return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+}
+
+// #region counters
+// The port's counters, as every RDMA NIC's driver offers them in sysfs (also `rdma statistic
+// show`): on mlx5 and on rxe alike, /sys/class/infiniband/DEV/ports/PORT/hw_counters/NAME.
+using Counters = std::map<std::string, long long>;
+
+Counters read_counters(ibv_context* context, std::uint8_t port) {
+    static constexpr std::array<const char*, 6> kNames = {
+        "sent_pkts",    "rcvd_pkts",           "out_of_seq_request",
+        "rcvd_seq_err", "completer_retry_err", "duplicate_request"};
+    const std::string folder = fmt::format("/sys/class/infiniband/{}/ports/{}/hw_counters/",
+                                           ibv_get_device_name(context->device), port);
+    Counters counters;
+    for (const char* name : kNames) {
+        std::ifstream file(folder + name);
+        long long value = 0;
+        if (!(file >> value))
+            fail(fmt::format("cannot read {}{}: this driver has no such counter", folder, name));
+        counters[name] = value;
+    }
+    return counters;
+}
+
+long long delta(const Counters& before, const Counters& after, const std::string& name) {
+    return after.at(name) - before.at(name);
+}
+// #endregion counters
+
+void print_faults(const char* who) {
+    if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults)
+        fmt::print("{}: the lab's faults on this link: {}\n", who, faults);
+}
+
+// ---- Server: the RC target, then the UD receiver.
+
+int run_server(const QpOptions& options) {
+    print_faults("server");
+    QpResources rc = create_qp_resources(options, IBV_QPT_RC, 1, 1, "server");
+    Buffer target(std::size_t{kMessages} * kMessageSize);
+    MemoryRegion target_mr{ibv_reg_mr(rc.pd.get(), target.data(), target.size(),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
+    check_ptr(target_mr.get(), "ibv_reg_mr(target)");
+    apply_transition(rc.qp.get(), init_transition(rc.local, IBV_ACCESS_REMOTE_WRITE), "server");
+    auto tcp =
+        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+    connect_qp(rc.qp.get(), tcp, rc.local,
+               local_endpoint(rc, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
+                              static_cast<std::uint32_t>(target.size())),
+               PeerBuffer::kNone, kReliability, "server");
+
+    // #region rc-responder
+    const Counters before = read_counters(rc.context.get(), rc.local.port);
+    expect_word(tcp, kWritesDone, "the client's end of its WRITEs");
+    const Counters after = read_counters(rc.context.get(), rc.local.port);
+    if (auto bad = find_pattern_mismatch(target.bytes(), kSeed))
+        fail(fmt::format("byte {} of {} is not what the client wrote", *bad, target.size()));
+    fmt::print(
+        "server: RC: verified all {} bytes of {} WRITEs; the responder's counters: {} packets "
+        "received, {} out of sequence (a gap before them: NAKed, or dropped while a NAK was "
+        "outstanding), {} duplicates (already executed: acknowledged again)\n",
+        target.size(), kMessages, delta(before, after, "rcvd_pkts"),
+        delta(before, after, "out_of_seq_request"), delta(before, after, "duplicate_request"));
+    // #endregion rc-responder
+    send_word(tcp, kVerified);
+
+    // #region ud-receiver
+    // UD: every receive posted before the client sends (a datagram that finds none is dropped
+    // too, and that would not be the link's loss). Each slot holds the 40-byte GRH area first.
+    QpResources ud = create_qp_resources(options, IBV_QPT_UD, 1, kDatagrams, "server");
+    const std::size_t slot = kGrhBytes + kDatagramSize;
+    Buffer slots(slot * kDatagrams);
+    MemoryRegion slots_mr{
+        ibv_reg_mr(ud.pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(slots_mr.get(), "ibv_reg_mr(UD receive slots)");
+    ibv_qp_attr attributes{};
+    attributes.qp_state = IBV_QPS_INIT;
+    attributes.port_num = ud.local.port;
+    attributes.qkey = kQkey;  // the key a datagram must carry to be accepted
+    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+              "ibv_modify_qp(UD INIT)");
+    for (std::uint32_t i = 0; i < kDatagrams; ++i) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots.data() + i * slot),
+                    .length = static_cast<std::uint32_t>(slot),
+                    .lkey = slots_mr->lkey};
+        ibv_recv_wr receive{.wr_id = i, .next = nullptr, .sg_list = &sge, .num_sge = 1};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(ud.qp.get(), &receive, &bad), "ibv_post_recv(UD)");
+    }
+    attributes = {};
+    attributes.qp_state = IBV_QPS_RTR;
+    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE), "ibv_modify_qp(UD RTR)");
+    const QpEndpoint client =
+        exchange_endpoints(tcp, ud.local, local_endpoint(ud), PeerBuffer::kNone, "server");
+    const Counters ud_before = read_counters(ud.context.get(), ud.local.port);
+    send_word(tcp, kReceivesReady);
+
+    // The client says when it has sent all; whatever has not arrived a moment later never will.
+    SequenceTally tally(kDatagrams);
+    expect_word(tcp, kDatagramsSent, "the client's end of its datagrams");
+    auto quiet_since = Clock::now();
+    while (Clock::now() - quiet_since < std::chrono::milliseconds(500)) {
+        ibv_wc wc{};
+        const int found = ibv_poll_cq(ud.cq.get(), 1, &wc);
+        check_errno(found >= 0, "ibv_poll_cq");
+        if (found == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+        }
+        quiet_since = Clock::now();
+        if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV || wc.wr_id >= kDatagrams ||
+            wc.byte_len < kGrhBytes || wc.src_qp != client.qpn)
+            fail(fmt::format("an unexpected UD completion: {}, wr_id {}, {} bytes, from QP {:#x}",
+                             ibv_wc_status_str(wc.status), wc.wr_id, wc.byte_len, wc.src_qp));
+        std::span<const std::byte> payload{slots.data() + wc.wr_id * slot + kGrhBytes,
+                                           wc.byte_len - kGrhBytes};
+        auto datagram = read_datagram(payload);  // from the network: checked before use
+        if (auto* reason = std::get_if<std::string>(&datagram))
+            fail(fmt::format("a datagram failed its check: {}", *reason));
+        tally.record(std::get<Datagram>(datagram).sequence);
+    }
+    const Counters ud_after = read_counters(ud.context.get(), ud.local.port);
+    fmt::print(
+        "server: UD: received {} of {} datagrams, every one verified; {} lost ({:.1f} %), {} "
+        "out of order; the port counted {} packets received — nobody resent the others\n",
+        tally.received(), kDatagrams, tally.lost(), 100.0 * tally.lost() / kDatagrams,
+        tally.out_of_order(), delta(ud_before, ud_after, "rcvd_pkts"));
+    // #endregion ud-receiver
+    send_word(tcp, tally.received());
+    return 0;
+}
+
+// ---- Client: the RC WRITEs, then the datagrams.
+
+int run_client(const QpOptions& options) {
+    print_faults("client");
+    QpResources rc = create_qp_resources(options, IBV_QPT_RC, kMessages, 1, "client");
+    Buffer source(std::size_t{kMessages} * kMessageSize);
+    fill_pattern(source.bytes(), kSeed);
+    MemoryRegion source_mr{ibv_reg_mr(rc.pd.get(), source.data(), source.size(), 0)};
+    check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+    apply_transition(rc.qp.get(), init_transition(rc.local, 0), "client");
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, ms(options.timeout_s));
+    const QpEndpoint server = connect_qp(rc.qp.get(), tcp, rc.local, local_endpoint(rc),
+                                         PeerBuffer::kAdvertised, kReliability, "client");
+    if (server.length < source.size())
+        fail(fmt::format("the server's buffer holds {} bytes; {} are needed", server.length,
+                         source.size()));
+    const std::uint32_t mtu =
+        static_cast<std::uint32_t>(mtu_bytes(std::min(rc.local.active_mtu, server.active_mtu)));
+    const long long needed = kMessages * ((kMessageSize + mtu - 1) / mtu);
+
+    // #region rc-requester
+    // All 64 WRITEs posted at once; each completes only once every packet of it was ACKed —
+    // after as many resends as the link's losses took.
+    const Counters before = read_counters(rc.context.get(), rc.local.port);
+    const auto start = Clock::now();
+    for (std::uint32_t i = 0; i < kMessages; ++i) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data()) + i * kMessageSize,
+                    .length = kMessageSize,
+                    .lkey = source_mr->lkey};
+        ibv_send_wr write{};
+        write.wr_id = i;
+        write.sg_list = &sge;
+        write.num_sge = 1;
+        write.opcode = IBV_WR_RDMA_WRITE;
+        write.send_flags = IBV_SEND_SIGNALED;
+        write.wr.rdma.remote_addr = server.address + std::uint64_t{i} * kMessageSize;
+        write.wr.rdma.rkey = server.rkey;
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(rc.qp.get(), &write, &bad), "ibv_post_send(RDMA WRITE)");
+    }
+    for (std::uint32_t i = 0; i < kMessages; ++i)
+        wait_for_completion(rc.cq.get(), ms(options.timeout_s), "RDMA WRITE on a lossy link");
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const Counters after = read_counters(rc.context.get(), rc.local.port);
+    const long long sent = delta(before, after, "sent_pkts");
+    fmt::print(
+        "client: RC: {} WRITEs of {} bytes completed in {:.3f} s ({:.2f} MB/s): {} packets "
+        "needed at path MTU {}, {} sent, {} of them sent again; {} NAKs \"PSN sequence error\" "
+        "received (rcvd_seq_err), {} retransmission rounds (completer_retry_err)\n",
+        kMessages, kMessageSize, seconds, source.size() / seconds / 1e6, needed, mtu, sent,
+        sent - needed, delta(before, after, "rcvd_seq_err"),
+        delta(before, after, "completer_retry_err"));
+    // #endregion rc-requester
+    send_word(tcp, kWritesDone);
+    expect_word(tcp, kVerified, "the server's check of the written bytes");
+    fmt::print(
+        "client: RC: the server verified every byte: nothing the link lost was lost. The price: "
+        "after each gap rxe resends every packet it had sent past the gap (go-back-N, up to "
+        "the whole window of {} WRITEs), not just the one lost\n",
+        kMessages);
+
+    // #region ud-sender
+    QpResources ud = create_qp_resources(options, IBV_QPT_UD, 16, 1, "client");
+    Buffer datagrams(std::size_t{kDatagrams} * kDatagramSize);
+    MemoryRegion datagrams_mr{ibv_reg_mr(ud.pd.get(), datagrams.data(), datagrams.size(), 0)};
+    check_ptr(datagrams_mr.get(), "ibv_reg_mr(datagrams)");
+    ibv_qp_attr attributes{};
+    attributes.qp_state = IBV_QPS_INIT;
+    attributes.port_num = ud.local.port;
+    attributes.qkey = kQkey;
+    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+              "ibv_modify_qp(UD INIT)");
+    attributes = {};
+    attributes.qp_state = IBV_QPS_RTR;
+    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE), "ibv_modify_qp(UD RTR)");
+    attributes = {};
+    attributes.qp_state = IBV_QPS_RTS;  // a UD PSN is never checked: no sq_psn choice matters
+    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE | IBV_QP_SQ_PSN),
+              "ibv_modify_qp(UD RTS)");
+    const QpEndpoint peer =
+        exchange_endpoints(tcp, ud.local, local_endpoint(ud), PeerBuffer::kNone, "client");
+    ibv_ah_attr ah_attributes{};
+    ah_attributes.is_global = 1;
+    ah_attributes.grh.dgid = peer.gid;
+    ah_attributes.grh.sgid_index = static_cast<std::uint8_t>(ud.local.gid_index);
+    ah_attributes.grh.hop_limit = 64;
+    ah_attributes.dlid = peer.lid;
+    ah_attributes.port_num = ud.local.port;
+    AddressHandle ah{check_ptr(ibv_create_ah(ud.pd.get(), &ah_attributes), "ibv_create_ah")};
+    expect_word(tcp, kReceivesReady, "the server's posted receives");
+
+    std::uint32_t in_flight = 0;
+    for (std::uint32_t sequence = 0; sequence < kDatagrams; ++sequence) {
+        if (in_flight == 16) {  // the send queue holds 16: wait for the oldest to go out
+            wait_for_completion(ud.cq.get(), ms(options.timeout_s), "a UD SEND");
+            --in_flight;
+        }
+        std::span<std::byte> message =
+            datagrams.bytes().subspan(std::size_t{sequence} * kDatagramSize, kDatagramSize);
+        write_datagram(message,
+                       {.kind = DatagramKind::kData, .sequence = sequence, .count = kDatagrams});
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
+                    .length = kDatagramSize,
+                    .lkey = datagrams_mr->lkey};
+        ibv_send_wr send{};
+        send.wr_id = sequence;
+        send.sg_list = &sge;
+        send.num_sge = 1;
+        send.opcode = IBV_WR_SEND;
+        send.send_flags = IBV_SEND_SIGNALED;
+        send.wr.ud.ah = ah.get();
+        send.wr.ud.remote_qpn = peer.qpn;
+        send.wr.ud.remote_qkey = kQkey;
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(ud.qp.get(), &send, &bad), "ibv_post_send(UD SEND)");
+        ++in_flight;
+    }
+    // A UD send completion means "sent", never "received".
+    for (; in_flight > 0; --in_flight)
+        wait_for_completion(ud.cq.get(), ms(options.timeout_s), "a UD SEND");
+    send_word(tcp, kDatagramsSent);
+    const std::uint32_t received = receive_word(tcp);
+    if (received > kDatagrams)
+        fail(fmt::format("the server claims {} of {} datagrams", received, kDatagrams));
+    // #endregion ud-sender
+    fmt::print(
+        "client: UD: {} datagrams sent, every one completed successfully here; the server "
+        "received {} ({} lost): UD's sender never knows\n",
+        kDatagrams, received, kDatagrams - received);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("loss-and-retransmission", [&] {
+        CLI::App app{"One lossy link, two transports: RC resends (go-back-N), UD loses",
+                     "loss-and-retransmission"};
+        QpOptions options;
+        options.timeout_s = 60;  // a very lossy link is slow
+        add_qp_options(app, options);
+        parse_or_exit(app, argc, argv);
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
