@@ -47,6 +47,9 @@ check "send-recv across: every message verified" has_line "$out/send-recv/server
 check "atomics across: the counter is exact" has_line "$out/atomics/server.out" 'counter'
 check "ud across: counts add up" has_line "$out/ud/server.out" '^server: received [0-9]+ of 100 datagrams'
 check "qp-state-machine across: verified" has_line "$out/qp-state-machine/server.out" '^server: verified 4096 bytes'
+check "on-the-wire across: the server verified all 11 steps" has_line "$out/on-the-wire/server.out" '^server: all 11 steps verified$'
+check "on-the-wire across: the client verified 11 operations and predicted their packets" \
+    has_line "$out/on-the-wire/client.out" '^client: 11 operations verified; [0-9]+ packets predicted'
 check "rdma-bench across: one record per operation (6)" count_is 6 "$out/rdma-bench/records.json" '^    \{$'
 check "rdma-bench across: records say they ran on the two-host wire" has_line "$out/rdma-bench/records.json" '"lab_hosts": "2"'
 
@@ -97,24 +100,43 @@ check "atomics: ATOMIC Acknowledges with the original value" \
     [ "$(count_packets "$scratch/across.json" '"ATOMIC Acknowledge"' '"atomic_ack"')" -ge 1 ]
 ud_lesson=$(packets "$scratch/across.json" | grep '"transport": "UD"' | grep -vc '"qpn": "0x000001"' || true)
 check "UD: the lesson's datagrams are on the wire ($ud_lesson)" [ "${ud_lesson:-0}" -ge 50 ]
+# The on-the-wire lesson's prediction, packet by packet (opcode, direction, PSN, payload),
+# against the capture: all there, once each, and nothing else of those QPs in its PSN range.
+comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
+    "$scratch/across.json" "$out/on-the-wire/client.out")
+check "on-the-wire: every predicted packet is in the capture once, and no other ($comparison)" \
+    bash -c "grep -qE '^predicted ([4-9][0-9]) found \\1 missing 0 extra 0$' <<<'$comparison'"
+grep '^missing:' <<<"$comparison" | head -n 5
 check "wire ladder: a header line and a summary" \
     bash -c "head -n 1 '$scratch/across.ladder' | grep -q 'from → to' && tail -n 3 '$scratch/across.ladder' | grep -q 'RoCE v2 packets:'"
 sed -n '2,4p' "$scratch/across.ladder"
 
-# ---- 2. Faults: loss on host 2's egress, then its link down and up again.
+# ---- 2. Faults: loss on host 2's egress (rdma-bench, then the loss-and-retransmission lesson),
+# then its link down and up again on a signal.
 mkdir -p "$out/faults"
 rc=0
-"$lab" --hosts 2 --timeout 300 --loss 2:10% --link-down 2@10+2 --capture "$scratch/faults.pcap" -- \
+"$lab" --hosts 2 --timeout 300 --loss 2:10% --link-down 2@signal+2 --capture "$scratch/faults.pcap" -- \
     bash "$repo/tests/wire/faults.sh" "$bin" "$out/faults" >"$scratch/faults.out" 2>"$scratch/faults.err" || rc=$?
 check "faults: the lab exits 0" [ "$rc" = 0 ]
-check "faults: the lab states them" grep -qx 'lab: faults: host 2 egress loss 10%, host 2 link down at 10 s for 2 s' "$scratch/faults.err"
+check "faults: the lab states them" grep -qx 'lab: faults: host 2 egress loss 10%, host 2 link down on a signal for 2 s' "$scratch/faults.err"
 check "faults: the command sees them (RDMALAB_FAULTS)" \
-    grep -q 'faults as the command sees them: host 2 egress loss 10%, host 2 link down at 10 s for 2 s' "$out/faults/faults.txt"
+    grep -q 'faults as the command sees them: host 2 egress loss 10%, host 2 link down on a signal for 2 s' "$out/faults/faults.txt"
 check "lossy WRITE: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/lossy-write/server.rc' '$out/faults/lossy-write/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
 check "lossy WRITE: every message's bytes verified on host 1 (RC recovered every lost packet)" \
     has_line "$out/faults/lossy-write/records.json" '"verified": true'
 check "lossy WRITE: the record states the fault it ran under" \
-    has_line "$out/faults/lossy-write/records.json" '"lab_faults": "host 2 egress loss 10%, host 2 link down at 10 s for 2 s"'
+    has_line "$out/faults/lossy-write/records.json" '"lab_faults": "host 2 egress loss 10%, host 2 link down on a signal for 2 s"'
+check "loss lesson: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/loss/server.rc' '$out/faults/loss/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
+check "loss lesson: RC: every byte of 64 WRITEs verified on host 1 despite the loss" \
+    has_line "$out/faults/loss/server.out" '^server: RC: verified all 1048576 bytes of 64 WRITEs'
+line=$(grep -m 1 '^client: RC: 64 WRITEs' "$out/faults/loss/client.out" || true)
+resent=$(sed -nE 's/.* ([0-9]+) of them sent again; ([0-9]+) NAKs.*/\1 \2/p' <<<"$line")
+check "loss lesson: RC: packets sent again and NAKs received, by rxe's counters (${resent:-none})" \
+    bash -c "read again naks <<<'${resent:-0 0}'; [ \"\$again\" -gt 0 ] && [ \"\$naks\" -gt 0 ]"
+lost=$(sed -nE 's/^server: UD: received [0-9]+ of 200 datagrams, every one verified; ([0-9]+) lost.*/\1/p' "$out/faults/loss/server.out")
+check "loss lesson: UD: the receiver counted lost datagrams at 10% loss (${lost:-none} of 200, expected 1…100)" \
+    bash -c "[ -n '$lost' ] && [ '${lost:-0}' -ge 1 ] && [ '${lost:-0}' -le 100 ]"
+grep -hE '^(client|server): (RC|UD):' "$out/faults/loss/"*.out 2>/dev/null | cut -c1-160 | sed 's/^/    /'
 "$wire" "$scratch/faults.pcap" --json "$scratch/faults.json" >"$scratch/faults.ladder" 2>&1
 naks=$(count_packets "$scratch/faults.json" '"NAK PSN sequence error"')
 again=$(count_packets "$scratch/faults.json" '"sent_again": true')

@@ -15,6 +15,7 @@ wire_pair "$out/write-imm" write-imm --
 wire_pair "$out/atomics" atomics --clients 1 --
 wire_pair "$out/ud" ud --
 wire_pair "$out/qp-state-machine" qp-state-machine --
+wire_pair "$out/on-the-wire" on-the-wire --
 wire_pair "$out/rdma-bench" rdma-bench -- --op write,read,send,write-imm,fetch-add,cmp-swap -s 4K -n 50 \
     --warmup 5 --no-progress --json "$out/rdma-bench/records.json"
 exit 0
