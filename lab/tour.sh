@@ -10,7 +10,7 @@ set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv write-imm atomics rendezvous completion-events
            selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
-wire_steps=(rdma-write-across link-failure)
+wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
 if [ "${1:-}" = --steps ]; then
@@ -169,16 +169,35 @@ run_step() {
             heading rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB, send counted at the receiver; then the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect). Soft-RoCE numbers"
             pair rdma-bench -- --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress
             pair rdma-bench --path staging -- --op write-imm -s 4K -n 500 --warmup 20 --no-progress ;;
-        rdma-write-across)
-            # Both hosts run this step: the server on host 1, the client on host 2; host 2 shows both.
-            [ "$RDMALAB_HOST" = 2 ] && heading rdma-write-across "the wire: a 16 KiB RDMA WRITE from host 2 (198.51.100.2) into host 1's memory, across a captured link (the packets follow the tour)"
-            local dir=$results_dir/wire-step   # emptied by ./rdmalab tour before the boot
+        on-the-wire)
+            # Both hosts run the wire's steps: the server on host 1, the client on host 2, which
+            # shows both sides.
+            [ "$RDMALAB_HOST" = 2 ] && heading on-the-wire "the wire: each RC operation from host 2 into host 1, below and above the path MTU, predicted as the packets it makes, then done and verified (./rdmalab tour then holds the prediction against the capture)"
+            local dir=$results_dir/wire-packets   # emptied by ./rdmalab tour before the boot
             export RDMALAB_ADDR=$RDMALAB_ADDR_1
-            wire_pair "$dir" rdma-write -s 16K -- -s 16K
+            wire_pair "$dir" on-the-wire --
             if [ "$RDMALAB_HOST" = 2 ]; then
                 rcs+=($(wire_pair_codes "$dir"))
-                show "$dir/server.out" "$dir/client.out"
+                # The first operations' predictions in full, then each step's one line.
+                { sed -n '/^client: path MTU/,/^client: step 4: completed/p' "$dir/client.out"
+                  grep -E '^client: step ([5-9]|1[01]): [A-Z]' "$dir/client.out"
+                  grep -E '^(server: all|client: [0-9]+ operations)' "$dir/server.out" "$dir/client.out" -h; } | show
             fi ;;
+        loss-and-retransmission)
+            # This step alone runs on a lossy link: netem on host 2's egress, removed after it.
+            local dir=$results_dir/wire-loss loss="5%"
+            export RDMALAB_ADDR=$RDMALAB_ADDR_1 RDMALAB_FAULTS="host 2 egress loss $loss (this tour step only)"
+            if [ "$RDMALAB_HOST" = 2 ]; then
+                heading loss-and-retransmission "the wire with $loss loss on host 2's egress (netem): 64 RC WRITEs verified after go-back-N resends, counted by rxe's port counters; 200 UD datagrams, the lost ones counted by the receiver"
+                tc qdisc add dev eth0 root netem loss "$loss" || rcs+=(125)
+            fi
+            wire_pair "$dir" loss-and-retransmission --
+            if [ "$RDMALAB_HOST" = 2 ]; then
+                tc qdisc del dev eth0 root || rcs+=(125)
+                rcs+=($(wire_pair_codes "$dir"))
+                grep -hE '^(server|client): (RC|UD|the lab)' "$dir/server.out" "$dir/client.out" | show
+            fi
+            unset RDMALAB_FAULTS ;;
         link-failure)
             # The lab takes host 1's link down on a signal (./rdmalab tour passes --link-down
             # 1@signal+3): host 2 gives it once its client is writing and waiting for the failure.

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Records each RC operation's packets on the lab's wire, as a reference: the on-the-wire lesson
+# runs across two lab hosts with the link captured; its prediction, the capture's ladder
+# (tshark's RoCE v2 dissector), the packets as JSON, their comparison and a ladder figure (SVG)
+# go to OUT_DIR (default bench/results/wire/operations), with the environment they came from.
+#   bench/wire-operations.sh BUILD_BIN_DIR [OUT_DIR]     (./rdmalab bench-wire-operations)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:?usage: wire-operations.sh BUILD_BIN_DIR [OUT_DIR]}
+out=${2:-$repo/bench/results/wire/operations}
+mkdir -p "$out"
+work=$(mktemp -d "$repo/build/wire-operations.XXXXXX")  # the guests write here
+trap 'rm -rf "$work"' EXIT
+
+"$repo/lab/lab.sh" --hosts 2 --timeout 200 --capture "$work/operations.pcap" \
+    --on 1 "$bin/on-the-wire server >$work/server.out" \
+    --on 2 "until grep -q '^server: listening' $work/server.out 2>/dev/null; do sleep 0.05; done
+            $bin/on-the-wire client \$RDMALAB_ADDR_1 >$work/client.out" 2>"$work/lab.err" ||
+    { cat "$work/lab.err" "$work"/*.out >&2; echo "wire-operations: the lab run failed" >&2; exit 1; }
+
+"$repo/lab/wire.sh" "$work/operations.pcap" --json "$out/packets.json" >"$out/ladder.txt"
+grep -E '^client: (path MTU|step|  |    )' "$work/client.out" >"$out/prediction.txt"
+comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
+    "$out/packets.json" "$work/client.out")
+grep -q ' missing 0 extra 0$' <<<"$comparison" ||
+    { echo "wire-operations: the capture does not match the prediction: $comparison" >&2; exit 1; }
+
+when=$(date -u +%Y-%m-%d)
+accel=$(sed -nE 's/.*\((kernel [^)]*)\).*/\1/p' "$work/lab.err" | head -n 1)
+caption="Soft-RoCE (rxe) in two QEMU guests, $accel; captured on host 1's side of the link"
+
+# The ladder figure: host 2 (the client) on the left, host 1 on the right, one arrow a packet.
+awk -v caption="$caption" '
+function field(line, name,    rest) {
+    if (!match(line, "\"" name "\": \"?[^\",}]*")) return ""
+    rest = substr(line, RSTART, RLENGTH); sub(/^"[a-z_]+": "?/, "", rest); return rest
+}
+function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); return s }
+/^ *\{/ {
+    n++
+    src[n] = field($0, "src"); name[n] = field($0, "opcode_name"); psn[n] = field($0, "psn")
+    bytes[n] = field($0, "payload_bytes"); t[n] = field($0, "time_s")
+    extra[n] = ($0 ~ /"reth"/ ? " RETH" : "") ($0 ~ /"immdt"/ ? " ImmDt" : "") ($0 ~ /"atomic"/ ? " AtomicETH" : "") \
+               ($0 ~ /"aeth"/ ? " AETH" : "") ($0 ~ /"atomic_ack"/ ? " AtomicAckETH" : "") ($0 ~ /"ack_requested": true/ ? " AckReq" : "")
+}
+END {
+    row = 17; top = 60; left = 200; right = 760; width = 960; height = top + n * row + 50
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n", width, height, width, height
+    printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+    printf "<defs><marker id=\"a\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n"
+    printf "<text x=\"%d\" y=\"22\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\">host 2 (client) 198.51.100.2</text>\n", left
+    printf "<text x=\"%d\" y=\"22\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\">host 1 (server) 198.51.100.1</text>\n", right
+    printf "<text x=\"10\" y=\"42\" fill=\"#555\">time ms</text>\n"
+    printf "<line x1=\"%d\" y1=\"30\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/><line x1=\"%d\" y1=\"30\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", left, left, height - 40, right, right, height - 40
+    for (i = 1; i <= n; i++) {
+        y = top + (i - 1) * row
+        to_server = src[i] == "198.51.100.2"
+        color = (name[i] ~ /Acknowledge|Response/) ? "#1f6f3f" : "#1f3f8f"
+        x1 = to_server ? left : right; x2 = to_server ? right : left
+        printf "<text x=\"10\" y=\"%d\" fill=\"#555\">%.1f</text>\n", y + 4, t[i] * 1000
+        printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" marker-end=\"url(#a)\"/>\n", x1, y, x2, y + 6, color
+        label = sprintf("%s  PSN %s%s%s", name[i], psn[i], (bytes[i] > 0 ? "  " bytes[i] " B" : ""), extra[i])
+        printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", (left + right) / 2, y - 2, color, esc(label)
+    }
+    printf "<text x=\"10\" y=\"%d\" fill=\"#555\" font-size=\"10\">%s</text>\n", height - 12, esc(caption)
+    printf "</svg>\n"
+}' "$out/packets.json" >"$out/operations-ladder.svg"
+
+{
+    echo "# Each RC operation on the wire"
+    echo
+    echo "Recorded by \`bench/wire-operations.sh\` on $when: the \`on-the-wire\` lesson from host 2 (client,"
+    echo "198.51.100.2) to host 1 (server, 198.51.100.1), $caption. No fault on the link."
+    echo "Soft-RoCE timings are an emulated CPU's: only the packets mean anything here."
+    echo
+    echo "- \`prediction.txt\`: what the lesson predicted from the path MTU and the PSNs, before each operation"
+    echo "- \`ladder.txt\`: the capture as \`./rdmalab wire\` prints it; \`packets.json\`: the same as JSON"
+    echo "- \`operations-ladder.svg\`: the capture drawn as a ladder"
+    echo "- prediction against capture: $comparison"
+    echo "- host: $(uname -sr), QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{print $4}'), $(tshark --version 2>/dev/null | head -n 1 | sed "s/ (Git.*//")"
+} >"$out/README.md"
+echo "wire-operations: $comparison; recorded in ${out#"$repo"/}"
