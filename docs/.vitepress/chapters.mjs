@@ -11,6 +11,7 @@ export const CHAPTERS = [
   { file: 'operations.md', link: '/operations', text: 'Operations', group: 'Verbs, step by step' },
   { file: 'completions.md', link: '/completions', text: 'Completions', group: 'Verbs, step by step' },
   { file: 'errors.md', link: '/errors', text: 'Errors and recovery', group: 'Verbs, step by step' },
+  { file: 'wire.md', link: '/wire', text: 'On the wire: packets and loss', group: 'Verbs, step by step' },
   { file: 'performance.md', link: '/performance', text: 'Performance and rdma-bench', group: 'The GPU era' },
   { file: 'gpudirect.md', link: '/gpudirect', text: 'GPUDirect RDMA', group: 'The GPU era' },
   { file: 'uccl.md', link: '/uccl', text: 'Case study: UCCL', group: 'The GPU era' },

@@ -1,29 +1,32 @@
 #!/usr/bin/env bash
-# Records each RC operation's packets on the lab's wire, as a reference: the on-the-wire lesson
-# runs across two lab hosts with the link captured; its prediction, the capture's ladder
-# (tshark's RoCE v2 dissector), the packets as JSON, their comparison and a ladder figure (SVG)
-# go to OUT_DIR (default bench/results/wire/operations), with the environment they came from.
-#   bench/wire-operations.sh BUILD_BIN_DIR [OUT_DIR]     (./rdmalab bench-wire-operations)
+# Records the wire lessons' runs across two lab hosts, captured, as references the site shows:
+#   OUT_DIR/operations: the on-the-wire lesson with no fault — its prediction, the capture's
+#     ladder (tshark's RoCE v2 dissector), the packets as JSON, the two compared, a ladder (SVG)
+#   OUT_DIR/loss-lesson: loss-and-retransmission under 10 % loss on host 2's egress — both
+#     sides' output and the capture's summary (NAKs, packets sent again)
+# each with the environment it came from. OUT_DIR defaults to bench/results/wire.
+#   bench/wire-captures.sh BUILD_BIN_DIR [OUT_DIR]     (./rdmalab bench-wire-captures)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:?usage: wire-operations.sh BUILD_BIN_DIR [OUT_DIR]}
-out=${2:-$repo/bench/results/wire/operations}
-mkdir -p "$out"
-work=$(mktemp -d "$repo/build/wire-operations.XXXXXX")  # the guests write here
+bin=${1:?usage: wire-captures.sh BUILD_BIN_DIR [OUT_DIR]}
+results=${2:-$repo/bench/results/wire}
+out=$results/operations
+mkdir -p "$out" "$results/loss-lesson"
+work=$(mktemp -d "$repo/build/wire-captures.XXXXXX")  # the guests write here
 trap 'rm -rf "$work"' EXIT
 
 "$repo/lab/lab.sh" --hosts 2 --timeout 200 --capture "$work/operations.pcap" \
     --on 1 "$bin/on-the-wire server >$work/server.out" \
     --on 2 "until grep -q '^server: listening' $work/server.out 2>/dev/null; do sleep 0.05; done
             $bin/on-the-wire client \$RDMALAB_ADDR_1 >$work/client.out" 2>"$work/lab.err" ||
-    { cat "$work/lab.err" "$work"/*.out >&2; echo "wire-operations: the lab run failed" >&2; exit 1; }
+    { cat "$work/lab.err" "$work"/*.out >&2; echo "wire-captures: the lab run failed" >&2; exit 1; }
 
 "$repo/lab/wire.sh" "$work/operations.pcap" --json "$out/packets.json" >"$out/ladder.txt"
 grep -E '^client: (path MTU|step|  |    )' "$work/client.out" >"$out/prediction.txt"
 comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
     "$out/packets.json" "$work/client.out")
 grep -q ' missing 0 extra 0$' <<<"$comparison" ||
-    { echo "wire-operations: the capture does not match the prediction: $comparison" >&2; exit 1; }
+    { echo "wire-captures: the capture does not match the prediction: $comparison" >&2; exit 1; }
 
 when=$(date -u +%Y-%m-%d)
 accel=$(sed -nE 's/.*\((kernel [^)]*)\).*/\1/p' "$work/lab.err" | head -n 1)
@@ -69,7 +72,7 @@ END {
 {
     echo "# Each RC operation on the wire"
     echo
-    echo "Recorded by \`bench/wire-operations.sh\` on $when: the \`on-the-wire\` lesson from host 2 (client,"
+    echo "Recorded by \`bench/wire-captures.sh\` on $when: the \`on-the-wire\` lesson from host 2 (client,"
     echo "198.51.100.2) to host 1 (server, 198.51.100.1), $caption. No fault on the link."
     echo "Soft-RoCE timings are an emulated CPU's: only the packets mean anything here."
     echo
@@ -79,4 +82,32 @@ END {
     echo "- prediction against capture: $comparison"
     echo "- host: $(uname -sr), QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{print $4}'), $(tshark --version 2>/dev/null | head -n 1 | sed "s/ (Git.*//")"
 } >"$out/README.md"
-echo "wire-operations: $comparison; recorded in ${out#"$repo"/}"
+echo "wire-captures: $comparison; recorded in ${out#"$repo"/}"
+
+# ---- The loss lesson under 10 % loss on host 2's egress (the client's: the data direction).
+loss=10%
+"$repo/lab/lab.sh" --hosts 2 --timeout 300 --loss "2:$loss" --capture "$work/loss.pcap" \
+    --on 1 "$bin/loss-and-retransmission server >$work/loss-server.out" \
+    --on 2 "until grep -q '^server: listening' $work/loss-server.out 2>/dev/null; do sleep 0.05; done
+            $bin/loss-and-retransmission client \$RDMALAB_ADDR_1 >$work/loss-client.out" 2>"$work/loss-lab.err" ||
+    { cat "$work/loss-lab.err" "$work"/loss-*.out >&2; echo "wire-captures: the loss lesson's run failed" >&2; exit 1; }
+loss_out=$results/loss-lesson
+cp "$work/loss-server.out" "$loss_out/server.out"
+cp "$work/loss-client.out" "$loss_out/client.out"
+"$repo/lab/wire.sh" "$work/loss.pcap" --brief | tail -n 3 >"$loss_out/capture-summary.txt"
+{
+    echo "# loss-and-retransmission under $loss loss"
+    echo
+    echo "Recorded by \`bench/wire-captures.sh\` on $when: the \`loss-and-retransmission\` lesson from host 2"
+    echo "(client) to host 1 (server), $caption. Fault: $(sed -n 's/^lab: faults: //p' "$work/loss-lab.err")."
+    echo "Soft-RoCE in an emulated CPU: times and rates are only comparable within this run."
+    echo
+    echo "- \`client.out\`, \`server.out\`: both sides' output (rxe's counters before and after, in their lines)"
+    echo "- \`capture-summary.txt\`: \`./rdmalab wire --brief\`'s count of the capture (packets as they reached host 1)"
+    echo
+    echo '```'
+    grep -hE '^(client|server): (RC|UD):' "$loss_out/server.out" "$loss_out/client.out"
+    cat "$loss_out/capture-summary.txt"
+    echo '```'
+} >"$loss_out/README.md"
+echo "wire-captures: the loss lesson recorded in ${loss_out#"$repo"/}"
