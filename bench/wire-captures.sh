@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 grep -E '^client: (path MTU|step|  |    )' "$work/client.out" >"$out/prediction.txt"
 comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
     "$out/packets.json" "$work/client.out")
-grep -q ' missing 0 extra 0$' <<<"$comparison" ||
+grep -q ' missing 0 extra 0 ' <<<"$comparison" ||
     { echo "wire-captures: the capture does not match the prediction: $comparison" >&2; exit 1; }
 
 when=$(date -u +%Y-%m-%d)

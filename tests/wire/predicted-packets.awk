@@ -1,8 +1,9 @@
 # Compares the packets the on-the-wire lesson predicted (its client's output) with a capture's
-# packets (lab/wire.sh --json): every predicted packet must be in the capture exactly once, and
-# the capture may hold no other packet of those QPs within the predicted PSN range.
+# packets (lab/wire.sh --json): every predicted packet must be in the capture, and the capture
+# may hold no other packet of those QPs within the predicted PSN range. A predicted packet seen
+# more than once was sent again (a late ACK under emulation makes rxe resend): counted apart.
 #   awk -v client=198.51.100.2 -v server=198.51.100.1 -f predicted-packets.awk CAPTURE.json CLIENT.out
-# Prints "predicted N found F missing M extra E", then one line per packet missing.
+# Prints "predicted N found F missing M extra E sent-again A", then one line per packet missing.
 function field(line, name,    rest) {  # a string or number field of one JSON packet line
     if (!match(line, "\"" name "\": \"?[^\",}]*")) return ""
     rest = substr(line, RSTART, RLENGTH)
@@ -36,7 +37,9 @@ FNR == NR {
         predicted++
         if (first == "") first = p
         last = p
-        if (seen[(from_client ? client : server) "|" opcode "|" p "|" payload] == 1) found++
+        key = (from_client ? client : server) "|" opcode "|" p "|" payload
+        if (seen[key] >= 1) { found++; again += seen[key] - 1; seen[key] = -seen[key] }  # counted once
+        else if (seen[key] < 0) found++
         else missing_lines[++missing] = sprintf("missing: %s %s PSN %d %s B", (from_client ? "client → server" : "server → client"), opcode, p, payload)
     }
 }
@@ -48,7 +51,7 @@ END {
         in_range = (first <= last) ? (p >= first && p <= last) : (p >= first || p <= last)
         if (in_range) extra++
     }
-    extra -= found
-    printf "predicted %d found %d missing %d extra %d\n", predicted, found, missing + 0, extra
+    extra -= found + again
+    printf "predicted %d found %d missing %d extra %d sent-again %d\n", predicted, found, missing + 0, extra, again
     for (i = 1; i <= missing; i++) print missing_lines[i]
 }
