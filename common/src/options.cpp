@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <netinet/in.h>
+#include <CLI/CLI.hpp>
 
 #include <cctype>
 #include <cstdlib>
@@ -130,6 +131,105 @@ void parse_or_exit(CLI::App& app, int argc, char** argv) {
         fmt::print(stderr, "{}: {} (run with --help for usage)\n", app.get_name(), message);
         std::exit(2);
     }
+}
+
+// ---- CommandLine: CLI11 behind a small interface.
+
+template <typename T>
+OptionRef& OptionRef::range(T min, T max) {
+    option_->check(CLI::Range(min, max));
+    return *this;
+}
+template OptionRef& OptionRef::range<int>(int, int);
+template OptionRef& OptionRef::range<unsigned>(unsigned, unsigned);
+template OptionRef& OptionRef::range<unsigned long>(unsigned long, unsigned long);
+template OptionRef& OptionRef::range<double>(double, double);
+
+OptionRef& OptionRef::choices(const std::vector<std::string>& allowed) {
+    option_->check(CLI::IsMember(allowed));
+    return *this;
+}
+
+OptionRef& OptionRef::check(std::function<std::string(const std::string&)> validator) {
+    option_->check(CLI::Validator(
+        [validator = std::move(validator)](std::string& text) { return validator(text); }, ""));
+    return *this;
+}
+
+OptionRef& OptionRef::description(const std::string& text) {
+    option_->description(text);
+    return *this;
+}
+
+OptionRef& OptionRef::show_default() {
+    option_->capture_default_str();
+    return *this;
+}
+
+OptionRef& OptionRef::required() {
+    option_->required();
+    return *this;
+}
+
+CommandLine::CommandLine(const std::string& description, const std::string& name)
+    : owned_(std::make_unique<CLI::App>(description, name)), app_(owned_.get()) {}
+CommandLine::CommandLine(CLI::App* view) : app_(view) {}
+CommandLine::~CommandLine() = default;
+CommandLine::CommandLine(CommandLine&&) noexcept = default;
+
+void CommandLine::add_connection_options(ConnectionOptions& options) {
+    rdmalab::add_connection_options(*app_, options);
+}
+
+template <typename T>
+OptionRef CommandLine::option(const std::string& names, T& value, const std::string& help) {
+    CLI::Option* option = app_->add_option(names, value, help);
+    if constexpr (std::is_same_v<T, std::uint8_t>)  // would print as a character
+        option->default_str(std::to_string(value));
+    return OptionRef(option);
+}
+template OptionRef CommandLine::option<int>(const std::string&, int&, const std::string&);
+template OptionRef CommandLine::option<unsigned>(const std::string&, unsigned&, const std::string&);
+template OptionRef CommandLine::option<unsigned long>(const std::string&, unsigned long&,
+                                                      const std::string&);
+template OptionRef CommandLine::option<std::uint8_t>(const std::string&, std::uint8_t&,
+                                                     const std::string&);
+template OptionRef CommandLine::option<std::uint16_t>(const std::string&, std::uint16_t&,
+                                                      const std::string&);
+template OptionRef CommandLine::option<double>(const std::string&, double&, const std::string&);
+template OptionRef CommandLine::option<std::string>(const std::string&, std::string&,
+                                                    const std::string&);
+
+OptionRef CommandLine::flag(const std::string& names, bool& value, const std::string& help) {
+    return OptionRef(app_->add_flag(names, value, help));
+}
+
+OptionRef CommandLine::existing(const std::string& name) {
+    return OptionRef(app_->get_option(name));
+}
+
+void CommandLine::remove(const std::string& name) {
+    app_->remove_option(app_->get_option(name));
+}
+
+CommandLine CommandLine::subcommand(const std::string& name) {
+    return CommandLine(app_->get_subcommand(name));
+}
+
+void CommandLine::describe(const std::string& text) {
+    app_->description(text);
+}
+
+void CommandLine::alias(const std::string& name) {
+    app_->alias(name);
+}
+
+void CommandLine::parse_or_exit(int argc, char** argv) {
+    rdmalab::parse_or_exit(*app_, argc, argv);
+}
+
+bool CommandLine::given(const std::string& name) const {
+    return app_->get_option(name)->count() > 0;
 }
 
 }  // namespace rdmalab

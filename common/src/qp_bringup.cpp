@@ -17,16 +17,14 @@
 
 namespace rdmalab {
 
-void add_qp_options(CLI::App& app, QpOptions& options) {
-    add_connection_options(app, options);
+void add_qp_options(CommandLine& cli, QpOptions& options) {
+    cli.add_connection_options(options);
     // Same flags as the rdma_cm lessons, but here nothing is derived from an IP address.
-    app.get_option("--ib-dev")->description("RDMA device to use (default: the first one)");
-    app.get_option("--port")->description("TCP port of the out-of-band exchange");
-    app.get_option("--gid-index")
-        ->description("source GID index (default: the RoCE v2 GID with an IPv4 address)");
-    app.add_option("-i,--ib-port", options.ib_port, "port of the RDMA device")
-        ->check(CLI::Range(1, 255))
-        ->default_str(std::to_string(options.ib_port));  // a uint8_t would print as a character
+    cli.existing("--ib-dev").description("RDMA device to use (default: the first one)");
+    cli.existing("--port").description("TCP port of the out-of-band exchange");
+    cli.existing("--gid-index")
+        .description("source GID index (default: the RoCE v2 GID with an IPv4 address)");
+    cli.option("-i,--ib-port", options.ib_port, "port of the RDMA device").range(1, 255);
 }
 
 // ---- The endpoint record

@@ -1,6 +1,8 @@
 // --mem and --path for programs that use GPU memory: see options.hpp.
 #include "rdmalab/gpu/options.hpp"
 
+#include <CLI/CLI.hpp>
+
 namespace rdmalab::gpu {
 
 void add_memory_options(CLI::App& app, MemoryOptions& options) {

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 

@@ -330,21 +330,21 @@ int run_client(const AtomicsOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("atomics", [&] {
-        CLI::App app{
+        CommandLine cli{
             "RDMA atomics: remote fetch-and-add, and a spin lock built on compare-and-swap",
             "atomics"};
         AtomicsOptions options;
-        add_connection_options(app, options);
-        app.add_option("-n,--iters", options.iterations,
-                       "fetch-and-adds and locked increments per client")
-            ->check(CLI::Range(1, 1'000'000))
-            ->capture_default_str();
-        app.add_option("--clients", options.clients, "server: number of clients to accept")
-            ->check(CLI::Range(1, 64))
-            ->capture_default_str();
-        app.add_flag("--no-lock", options.no_lock,
-                     "client: update the shared word without the lock (to see updates get lost)");
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.option("-n,--iters", options.iterations,
+                   "fetch-and-adds and locked increments per client")
+            .range(1, 1'000'000)
+            .show_default();
+        cli.option("--clients", options.clients, "server: number of clients to accept")
+            .range(1, 64)
+            .show_default();
+        cli.flag("--no-lock", options.no_lock,
+                 "client: update the shared word without the lock (to see updates get lost)");
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -648,30 +648,27 @@ int run_client(const PingPongOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("completion-events", [&] {
-        CLI::App app{"Busy polling vs. completion events: ping-pong latency and CPU time",
-                     "completion-events"};
+        CommandLine cli{"Busy polling vs. completion events: ping-pong latency and CPU time",
+                        "completion-events"};
         PingPongOptions options;
         options.size = 64;  // a small ping: the time is in the waiting, not the bytes
-        add_connection_options(app, options);
-        app.get_option("--size")->check(CLI::Validator(
-            [](std::string& text) {
-                auto size = parse_size(text);
-                return size && *size < kHeaderSize
-                           ? fmt::format(
-                                 "'{}' is too small: every message carries a {}-byte header", text,
-                                 kHeaderSize)
-                           : std::string();
-            },
-            "SIZE"));
-        app.add_option("-n,--iters", options.iterations, "round trips per mode")
-            ->check(CLI::Range(1U, kMaxIterations))
-            ->capture_default_str();
+        cli.add_connection_options(options);
+        cli.existing("--size").check([](const std::string& text) {
+            auto size = parse_size(text);
+            return size && *size < kHeaderSize
+                       ? fmt::format("'{}' is too small: every message carries a {}-byte header",
+                                     text, kHeaderSize)
+                       : std::string();
+        });
+        cli.option("-n,--iters", options.iterations, "round trips per mode")
+            .range(1U, kMaxIterations)
+            .show_default();
         std::vector<std::string> choices{"all"};
         for (const auto& entry : kModes) choices.emplace_back(entry.name);
-        app.add_option("--mode", options.mode, "which way of waiting to measure (client)")
-            ->check(CLI::IsMember(choices))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        cli.option("--mode", options.mode, "which way of waiting to measure (client)")
+            .choices(choices)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

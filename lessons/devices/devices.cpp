@@ -109,13 +109,12 @@ void describe_device(ibv_device* device, int highlight_gid) {
 
 int main(int argc, char** argv) {
     return run_program("devices", [&] {
-        CLI::App app{"List RDMA devices, ports, GID tables and capabilities", "devices"};
+        CommandLine cli{"List RDMA devices, ports, GID tables and capabilities", "devices"};
         std::string device_name;
         int gid_index = -1;
-        app.add_option("-d,--ib-dev", device_name, "show only this device");
-        app.add_option("--gid-index", gid_index, "mark this GID table entry")
-            ->check(CLI::Range(0, 1023));
-        parse_or_exit(app, argc, argv);
+        cli.option("-d,--ib-dev", device_name, "show only this device");
+        cli.option("--gid-index", gid_index, "mark this GID table entry").range(0, 1023);
+        cli.parse_or_exit(argc, argv);
 
         // ibv_get_device_list: every RDMA device the kernel exposes through /dev/infiniband.
         auto devices = get_devices();

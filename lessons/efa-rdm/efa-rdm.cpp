@@ -593,20 +593,20 @@ int run_client(const RdmOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("efa-rdm", [&] {
-        CLI::App app{"SEND, WRITE and READ through a libfabric RDM endpoint (the EFA interface)",
-                     "efa-rdm"};
+        CommandLine cli{"SEND, WRITE and READ through a libfabric RDM endpoint (the EFA interface)",
+                        "efa-rdm"};
         RdmOptions options;
-        add_connection_options(app, options);
-        app.add_option("--provider", options.provider,
-                       "libfabric provider: tcp (tcp;ofi_rxm), shm, efa, …")
-            ->capture_default_str();
+        cli.add_connection_options(options);
+        cli.option("--provider", options.provider,
+                   "libfabric provider: tcp (tcp;ofi_rxm), shm, efa, …")
+            .show_default();
         // The shared options, adapted: -d names a libfabric domain, -p the TCP port of the
         // address exchange; libfabric picks addresses itself, so there is no --gid-index.
-        app.get_option("--ib-dev")
-            ->description("libfabric domain to use (efa: the device; tcp: the interface)");
-        app.get_option("--port")->description("TCP port of the out-of-band address exchange");
-        app.remove_option(app.get_option("--gid-index"));
-        parse_or_exit(app, argc, argv);
+        cli.existing("--ib-dev")
+            .description("libfabric domain to use (efa: the device; tcp: the interface)");
+        cli.existing("--port").description("TCP port of the out-of-band address exchange");
+        cli.remove("--gid-index");
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -252,16 +252,15 @@ int run_client(const RecoveryOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("error-recovery", [&] {
-        CLI::App app{
+        CommandLine cli{
             "Deliberate RC errors (wrong rkey, receiver not ready) and recovery through RESET",
             "error-recovery"};
         RecoveryOptions options;
-        add_qp_options(app, options);
-        app.add_option("-n,--iters", options.flushed,
-                       "WRs posted to the failed QP (each is flushed)")
-            ->check(CLI::Range(1, 64))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.option("-n,--iters", options.flushed, "WRs posted to the failed QP (each is flushed)")
+            .range(1, 64)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -151,13 +151,13 @@ int run_client(const ConnectionOptions& options, const gpu::MemoryOptions& memor
 
 int main(int argc, char** argv) {
     return run_program("gpu-write", [&] {
-        CLI::App app{"RDMA WRITE into GPU memory: dma-buf, peer memory or host staging",
-                     "gpu-write"};
+        CommandLine cli{"RDMA WRITE into GPU memory: dma-buf, peer memory or host staging",
+                        "gpu-write"};
         ConnectionOptions options;
         gpu::MemoryOptions memory_options;
-        add_connection_options(app, options);
-        gpu::add_memory_options(app, memory_options);
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        gpu::add_memory_options(cli, memory_options);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options, memory_options)
                               : run_client(options, memory_options);
     });

@@ -303,17 +303,17 @@ int run_client(const FailureOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("link-failure", [&] {
-        CLI::App app{
+        CommandLine cli{
             "A dead link and a missing receive: the RC errors, when they come, and recovery",
             "link-failure"};
         FailureOptions options;
         options.timeout_s = 30;  // the waits that span the outage
-        add_qp_options(app, options);
-        app.add_option("--wait", options.wait_s,
-                       "client: seconds to keep writing while waiting for the link to die")
-            ->check(CLI::Range(1.0, 600.0))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.option("--wait", options.wait_s,
+                   "client: seconds to keep writing while waiting for the link to die")
+            .range(1.0, 600.0)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

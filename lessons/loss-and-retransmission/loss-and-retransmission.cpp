@@ -327,12 +327,12 @@ int run_client(const QpOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("loss-and-retransmission", [&] {
-        CLI::App app{"One lossy link, two transports: RC resends (go-back-N), UD loses",
-                     "loss-and-retransmission"};
+        CommandLine cli{"One lossy link, two transports: RC resends (go-back-N), UD loses",
+                        "loss-and-retransmission"};
         QpOptions options;
         options.timeout_s = 60;  // a very lossy link is slow
-        add_qp_options(app, options);
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

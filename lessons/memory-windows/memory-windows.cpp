@@ -477,13 +477,13 @@ int run_client(const ConnectionOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("memory-windows", [&] {
-        CLI::App app{"Type 2 memory windows: remote access to part of a region, revocable",
-                     "memory-windows"};
+        CommandLine cli{"Type 2 memory windows: remote access to part of a region, revocable",
+                        "memory-windows"};
         ConnectionOptions options;
-        add_connection_options(app, options);
-        app.get_option("--size")->description(
+        cli.add_connection_options(options);
+        cli.existing("--size").description(
             "region size; each window is its middle half (at least 4 bytes)");
-        parse_or_exit(app, argc, argv);
+        cli.parse_or_exit(argc, argv);
         if (options.size < kMinSize) {
             fmt::print(stderr,
                        "memory-windows: --size: the region needs at least {} bytes, so that its "

@@ -406,38 +406,37 @@ bool is_multicast(const std::string& text) {
 
 int main(int argc, char** argv) {
     return run_program("multicast", [&] {
-        CLI::App app{"UD multicast through rdma_cm: one sender, any number of receivers",
-                     "multicast"};
+        CommandLine cli{"UD multicast through rdma_cm: one sender, any number of receivers",
+                        "multicast"};
         MulticastOptions options;
-        add_connection_options(app, options);
-        app.get_option("--size")->description(
+        cli.add_connection_options(options);
+        cli.existing("--size").description(
             "client: bytes per datagram; server: the most it accepts (default: the port's active "
             "MTU)");
-        app.add_option("--group", options.group, "multicast group address")
-            ->check([](const std::string& text) {
+        cli.option("--group", options.group, "multicast group address")
+            .check([](const std::string& text) {
                 return is_multicast(text)
                            ? std::string()
                            : "'" + text +
                                  "' is not a multicast address (IPv4 224.0.0.0/4, IPv6 ff00::/8)";
             })
-            ->capture_default_str();
-        auto* receiver = app.get_subcommand("server");
-        receiver->alias("receiver");
-        receiver->description("join the group and count what arrives (start receivers first)");
-        receiver->get_option("--bind")->description(
+            .show_default();
+        auto receiver = cli.subcommand("server");
+        receiver.alias("receiver");
+        receiver.describe("join the group and count what arrives (start receivers first)");
+        receiver.existing("--bind").description(
             "local IP address to join from (default: the first IPv4 address of an RDMA port)");
-        receiver->get_option("--accept-timeout")
-            ->description("seconds to wait for the first datagram");
-        auto* sender = app.get_subcommand("client");
-        sender->alias("sender");
-        sender->description("join as a send-only member and send the datagrams");
-        sender->get_option("address")->description(
+        receiver.existing("--accept-timeout").description("seconds to wait for the first datagram");
+        auto sender = cli.subcommand("client");
+        sender.alias("sender");
+        sender.describe("join as a send-only member and send the datagrams");
+        sender.existing("address").description(
             "this host's IP address on the RDMA interface to send from");
-        sender->add_option("-n,--iters", options.count, "number of datagrams")
-            ->check(CLI::Range(1u, kMaxDatagramCount))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
-        options.size_given = app.get_option("--size")->count() > 0;
+        sender.option("-n,--iters", options.count, "number of datagrams")
+            .range(1u, kMaxDatagramCount)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
+        options.size_given = cli.given("--size");
         if (options.size_given && options.size < kDatagramHeaderBytes) {
             fmt::print(
                 stderr,

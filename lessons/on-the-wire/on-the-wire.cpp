@@ -483,11 +483,11 @@ int run_client(const QpOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("on-the-wire", [&] {
-        CLI::App app{"Each RC operation as the packets it makes: predicted, done, verified",
-                     "on-the-wire"};
+        CommandLine cli{"Each RC operation as the packets it makes: predicted, done, verified",
+                        "on-the-wire"};
         QpOptions options;
-        add_qp_options(app, options);
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -277,11 +277,11 @@ int run(const QpOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("qp-state-machine", [&] {
-        CLI::App app{"An RC connection without rdma_cm: QP states by hand, endpoints over TCP",
-                     "qp-state-machine"};
+        CommandLine cli{"An RC connection without rdma_cm: QP states by hand, endpoints over TCP",
+                        "qp-state-machine"};
         QpOptions options;
-        add_qp_options(app, options);
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.parse_or_exit(argc, argv);
         return run(options);
     });
 }

@@ -102,10 +102,10 @@ int run_client(const ConnectionOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("rdma-read", [&] {
-        CLI::App app{"RDMA READ: the client reads the server's registered buffer", "rdma-read"};
+        CommandLine cli{"RDMA READ: the client reads the server's registered buffer", "rdma-read"};
         ConnectionOptions options;
-        add_connection_options(app, options);
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -130,11 +130,11 @@ int run_client(const ConnectionOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("rdma-write", [&] {
-        CLI::App app{"RDMA WRITE: the client writes into the server's registered buffer",
-                     "rdma-write"};
+        CommandLine cli{"RDMA WRITE: the client writes into the server's registered buffer",
+                        "rdma-write"};
         ConnectionOptions options;
-        add_connection_options(app, options);
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -560,29 +560,26 @@ int run_client(const RendezvousOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("rendezvous", [&] {
-        CLI::App app{"Rendezvous (SEND address, peer RDMA-READs, FIN) and a credited WRITE ring",
-                     "rendezvous"};
+        CommandLine cli{"Rendezvous (SEND address, peer RDMA-READs, FIN) and a credited WRITE ring",
+                        "rendezvous"};
         RendezvousOptions options;
         options.size = 1 << 20;  // a "large" transfer by default
-        add_connection_options(app, options);
-        app.add_option("--mode", options.mode,
-                       "client: read (rendezvous), ring, or both in sequence")
-            ->check(CLI::IsMember({"read", "ring", "both"}))
-            ->capture_default_str();
-        app.add_option("-n,--iters", options.messages, "client: ring messages")
-            ->check(CLI::Range(std::uint32_t{1}, kMaxRingMessages))
-            ->capture_default_str();
-        app.add_option("--slots", options.slots, "server: ring slots")
-            ->check(CLI::Range(1, 4096))
-            ->capture_default_str();
-        app.add_option("--consume-delay-us", options.consume_delay_us,
-                       "server: pause before consuming each ring message (a slow consumer)")
-            ->check(CLI::Range(0, 1'000'000))
-            ->capture_default_str();
-        app.add_flag("--ignore-credits", options.ignore_credits,
-                     "client: write slots without waiting for credits (the server must detect the "
-                     "overwrite)");
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.option("--mode", options.mode, "client: read (rendezvous), ring, or both in sequence")
+            .choices({"read", "ring", "both"})
+            .show_default();
+        cli.option("-n,--iters", options.messages, "client: ring messages")
+            .range(std::uint32_t{1}, kMaxRingMessages)
+            .show_default();
+        cli.option("--slots", options.slots, "server: ring slots").range(1, 4096).show_default();
+        cli.option("--consume-delay-us", options.consume_delay_us,
+                   "server: pause before consuming each ring message (a slow consumer)")
+            .range(0, 1'000'000)
+            .show_default();
+        cli.flag("--ignore-credits", options.ignore_credits,
+                 "client: write slots without waiting for credits (the server must detect the "
+                 "overwrite)");
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

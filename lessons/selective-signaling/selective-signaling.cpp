@@ -414,22 +414,21 @@ int run_client(const SignalingOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("selective-signaling", [&] {
-        CLI::App app{"Selective signaling: unsignaled WRs, and the send-queue slots they hold",
-                     "selective-signaling"};
+        CommandLine cli{"Selective signaling: unsignaled WRs, and the send-queue slots they hold",
+                        "selective-signaling"};
         SignalingOptions options;
         options.size = 64;  // small writes: where saving completions matters
-        add_connection_options(app, options);
-        app.add_option("-n,--iters", options.writes, "number of RDMA WRITEs")
-            ->check(CLI::Range(1U, kMaxWrites))
-            ->capture_default_str();
-        app.add_option("--sq-depth", options.sq_depth, "send-queue depth to ask for (max_send_wr)")
-            ->check(CLI::Range(1U, 1U << 20))
-            ->capture_default_str();
-        app.add_option(
-               "--signal-every", options.signal_every,
-               "signal every Nth WR (default: show N = 2 x depth deadlock, then N = depth / 2)")
-            ->check(CLI::Range(1U, 1U << 30));
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.option("-n,--iters", options.writes, "number of RDMA WRITEs")
+            .range(1U, kMaxWrites)
+            .show_default();
+        cli.option("--sq-depth", options.sq_depth, "send-queue depth to ask for (max_send_wr)")
+            .range(1U, 1U << 20)
+            .show_default();
+        cli.option("--signal-every", options.signal_every,
+                   "signal every Nth WR (default: show N = 2 x depth deadlock, then N = depth / 2)")
+            .range(1U, 1U << 30);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

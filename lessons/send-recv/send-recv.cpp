@@ -146,13 +146,11 @@ int run_client(const SendRecvOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("send-recv", [&] {
-        CLI::App app{"SEND/RECV: two-sided messages into pre-posted receives", "send-recv"};
+        CommandLine cli{"SEND/RECV: two-sided messages into pre-posted receives", "send-recv"};
         SendRecvOptions options;
-        add_connection_options(app, options);
-        app.add_option("-n,--iters", options.count, "number of messages")
-            ->check(CLI::Range(1, 1024))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.option("-n,--iters", options.count, "number of messages").range(1, 1024).show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

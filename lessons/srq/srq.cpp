@@ -449,30 +449,28 @@ int run_client(const SrqOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("srq", [&] {
-        CLI::App app{"Shared Receive Queue: one pool of receives for many connections", "srq"};
+        CommandLine cli{"Shared Receive Queue: one pool of receives for many connections", "srq"};
         SrqOptions options;
         options.size = 256;
-        add_connection_options(app, options);
-        app.get_option("--size")->check(CLI::Validator(
-            [](std::string& text) {
-                auto size = parse_size(text);
-                return size && *size < kMessageHeader
-                           ? fmt::format(
-                                 "'{}' is too small: every message starts with an {}-byte header",
-                                 text, kMessageHeader)
-                           : std::string();
-            },
-            "SIZE"));
-        app.add_option("-n,--iters", options.messages, "messages per client (client)")
-            ->check(CLI::Range(1U, kMaxMessages))
-            ->capture_default_str();
-        app.add_option("--clients", options.clients, "clients to serve (server)")
-            ->check(CLI::Range(1U, kMaxClients))
-            ->capture_default_str();
-        app.add_option("--srq-depth", options.srq_depth, "receives the SRQ holds (server; max_wr)")
-            ->check(CLI::Range(2U, 1U << 16))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        cli.add_connection_options(options);
+        cli.existing("--size").check([](const std::string& text) {
+            auto size = parse_size(text);
+            return size && *size < kMessageHeader
+                       ? fmt::format(
+                             "'{}' is too small: every message starts with an {}-byte header", text,
+                             kMessageHeader)
+                       : std::string();
+        });
+        cli.option("-n,--iters", options.messages, "messages per client (client)")
+            .range(1U, kMaxMessages)
+            .show_default();
+        cli.option("--clients", options.clients, "clients to serve (server)")
+            .range(1U, kMaxClients)
+            .show_default();
+        cli.option("--srq-depth", options.srq_depth, "receives the SRQ holds (server; max_wr)")
+            .range(2U, 1U << 16)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

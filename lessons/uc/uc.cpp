@@ -319,14 +319,14 @@ int run_client(const UcOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("uc", [&] {
-        CLI::App app{"Unreliable Connected QPs: WRITE and SEND without acknowledgements", "uc"};
+        CommandLine cli{"Unreliable Connected QPs: WRITE and SEND without acknowledgements", "uc"};
         UcOptions options;
-        add_qp_options(app, options);
-        app.add_option("-n,--iters", options.unreceived,
-                       "SENDs sent while the server has no receive posted")
-            ->check(CLI::Range(1, 64))
-            ->capture_default_str();
-        parse_or_exit(app, argc, argv);
+        add_qp_options(cli, options);
+        cli.option("-n,--iters", options.unreceived,
+                   "SENDs sent while the server has no receive posted")
+            .range(1, 64)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -444,24 +444,24 @@ int run_client(const UdOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("ud", [&] {
-        CLI::App app{"UD: datagrams to a QP named by address handle, QPN and Q_Key", "ud"};
+        CommandLine cli{"UD: datagrams to a QP named by address handle, QPN and Q_Key", "ud"};
         UdOptions options;
-        add_connection_options(app, options);
-        app.get_option("--port")->description("TCP port of the out-of-band exchange");
-        app.get_option("--size")->description(
+        cli.add_connection_options(options);
+        cli.existing("--port").description("TCP port of the out-of-band exchange");
+        cli.existing("--size").description(
             "client: bytes per datagram; server: the most it accepts (default: the path MTU, the "
             "most UD allows)");
-        app.get_option("--gid-index")
-            ->description("source GID index (default: the RoCE v2 GID of the IP address)");
+        cli.existing("--gid-index")
+            .description("source GID index (default: the RoCE v2 GID of the IP address)");
         // The client decides what is sent; the server learns the plan in the exchange.
-        auto* client = app.get_subcommand("client");
-        client->add_option("-n,--iters", options.count, "number of datagrams")
-            ->check(CLI::Range(1u, kMaxDatagramCount))
-            ->capture_default_str();
-        client->add_flag("--wrong-qkey", options.wrong_qkey,
-                         "send with a Q_Key the server's QP does not accept");
-        parse_or_exit(app, argc, argv);
-        options.size_given = app.get_option("--size")->count() > 0;
+        auto client = cli.subcommand("client");
+        client.option("-n,--iters", options.count, "number of datagrams")
+            .range(1u, kMaxDatagramCount)
+            .show_default();
+        client.flag("--wrong-qkey", options.wrong_qkey,
+                    "send with a Q_Key the server's QP does not accept");
+        cli.parse_or_exit(argc, argv);
+        options.size_given = cli.given("--size");
         if (options.size_given && options.size < kDatagramHeaderBytes) {
             fmt::print(
                 stderr,

@@ -192,17 +192,17 @@ int run_client(const WriteImmOptions& options) {
 
 int main(int argc, char** argv) {
     return run_program("write-imm", [&] {
-        CLI::App app{"RDMA WRITE WITH IMMEDIATE: one-sided writes the server hears about",
-                     "write-imm"};
+        CommandLine cli{"RDMA WRITE WITH IMMEDIATE: one-sided writes the server hears about",
+                        "write-imm"};
         WriteImmOptions options;
-        add_connection_options(app, options);
-        app.add_option("-n,--iters", options.parts, "number of writes (parts of -s bytes each)")
-            ->check(CLI::Range(1, 256))
-            ->capture_default_str();
-        app.add_flag(
+        cli.add_connection_options(options);
+        cli.option("-n,--iters", options.parts, "number of writes (parts of -s bytes each)")
+            .range(1, 256)
+            .show_default();
+        cli.flag(
             "--bad-immediate", options.bad_immediate,
             "client: the last write carries an out-of-range immediate (the server must refuse it)");
-        parse_or_exit(app, argc, argv);
+        cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });
 }

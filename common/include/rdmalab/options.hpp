@@ -1,14 +1,23 @@
-// Command-line conventions every lesson shares (CLI11): `server` or `client ADDR`, then
-// -d device, -p port, -s size, --gid-index, --timeout, as rdma-core's and perftest's tools do.
+// Command-line conventions every lesson shares: `server` or `client ADDR`, then -d device,
+// -p port, -s size, --gid-index, --timeout, as rdma-core's and perftest's tools do. CLI11 does
+// the parsing inside options.cpp only: it is header-only and slow to compile, so a lesson
+// describes its options through CommandLine and never includes it.
 #pragma once
 
 #include <sys/socket.h>
-#include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace rdmalab {
 
@@ -26,11 +35,57 @@ struct ConnectionOptions {
     double accept_timeout_s = 60;  // how long a server waits for its client
 };
 
-// Adds the `server` and `client ADDR` subcommands and the shared options to app.
-void add_connection_options(CLI::App& app, ConnectionOptions& options);
+// One option of a CommandLine, to refine after adding it.
+class OptionRef {
+  public:
+    explicit OptionRef(CLI::Option* option) : option_(option) {}
+    template <typename T>
+    OptionRef& range(T min, T max);  // refuse values outside [min, max]
+    OptionRef& choices(const std::vector<std::string>& allowed);
+    // A check of the text given: returns "" if it is fine, else what is wrong.
+    OptionRef& check(std::function<std::string(const std::string&)> validator);
+    OptionRef& description(const std::string& text);
+    OptionRef& show_default();  // print the current value as the default in --help
+    OptionRef& required();
 
-// Parses argv. --help prints usage and exits 0; bad input prints one line
-// "program: what is wrong (run with --help for usage)" and exits 2.
+  private:
+    CLI::Option* option_;
+};
+
+// A program's command line (or one of its subcommands: subcommand() returns a view).
+class CommandLine {
+  public:
+    CommandLine(const std::string& description, const std::string& name);
+    ~CommandLine();
+    CommandLine(CommandLine&&) noexcept;
+    CommandLine(const CommandLine&) = delete;
+    CommandLine& operator=(const CommandLine&) = delete;
+
+    // Adds the `server` and `client ADDR` subcommands and the shared options.
+    void add_connection_options(ConnectionOptions& options);
+    // "-n,--iters": an option that sets value (int, unsigned, size_t, uint8/16, double, string).
+    template <typename T>
+    OptionRef option(const std::string& names, T& value, const std::string& help);
+    OptionRef flag(const std::string& names, bool& value, const std::string& help);
+    OptionRef existing(const std::string& name);  // an option added before (to re-describe)
+    void remove(const std::string& name);
+    CommandLine subcommand(const std::string& name);  // "server" or "client"
+    void describe(const std::string& text);
+    void alias(const std::string& name);
+    // Parses argv. --help prints usage and exits 0; bad input prints one line
+    // "program: what is wrong (run with --help for usage)" and exits 2.
+    void parse_or_exit(int argc, char** argv);
+    bool given(const std::string& name) const;  // after parsing: was the option on the line?
+    CLI::App& app() { return *app_; }           // for code that includes CLI11 itself
+
+  private:
+    explicit CommandLine(CLI::App* view);  // a subcommand: not owned
+    std::unique_ptr<CLI::App> owned_;
+    CLI::App* app_;
+};
+
+// The same for a CLI::App of one's own (tools that include CLI11 themselves).
+void add_connection_options(CLI::App& app, ConnectionOptions& options);
 void parse_or_exit(CLI::App& app, int argc, char** argv);
 
 // "4096", "64K", "1M", "2G" (powers of 1024) → bytes; nullopt for 0, garbage or overflow.

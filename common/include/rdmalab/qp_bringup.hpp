@@ -25,7 +25,7 @@ namespace rdmalab {
 struct QpOptions : ConnectionOptions {
     std::uint8_t ib_port = 1;
 };
-void add_qp_options(CLI::App& app, QpOptions& options);
+void add_qp_options(CommandLine& cli, QpOptions& options);
 
 // ---- The endpoint record: what one side must know about the other to reach its QP.
 

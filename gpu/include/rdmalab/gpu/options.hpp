@@ -4,8 +4,7 @@
 #pragma once
 
 #include "rdmalab/gpu/memory.hpp"
-
-#include <CLI/CLI.hpp>
+#include "rdmalab/options.hpp"
 
 namespace rdmalab::gpu {
 
@@ -18,5 +17,8 @@ struct MemoryOptions {
 // Checks combinations that cannot work (host memory has no dma-buf or peer-memory rung) in
 // app's final_callback, which it therefore takes.
 void add_memory_options(CLI::App& app, MemoryOptions& options);
+inline void add_memory_options(CommandLine& cli, MemoryOptions& options) {
+    add_memory_options(cli.app(), options);
+}
 
 }  // namespace rdmalab::gpu
