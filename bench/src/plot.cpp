@@ -1,6 +1,10 @@
 // SVG figures: see plot.hpp.
 #include "rdmalab/bench/plot.hpp"
 
+#include "rdmalab/bench/knobs.hpp"
+#include "rdmalab/bench/records.hpp"
+#include "rdmalab/error.hpp"
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -242,6 +246,71 @@ std::string render_svg(const Chart& chart) {
                            kHeight - 10, xml_escape(second_line));
     svg += "</svg>\n";
     return svg;
+}
+
+void plot_files(const PlotOptions& p, const std::string& tool_version) {
+    static const std::map<std::string, std::pair<std::string, std::string>> kMeasures = {
+        {"gib", {"result.gib_per_s", "throughput (GiB/s, 2^30 B/s)"}},
+        {"gbps", {"result.gb_per_s", "throughput (Gb/s, 10^9 bit/s)"}},
+        {"mops", {"result.mops", "message rate (millions of operations/s)"}},
+        {"recv-mops", {"result.receiver.mops", "receiver-side message rate (Mops/s)"}},
+        {"recv-gib", {"result.receiver.gib_per_s", "receiver-side throughput (GiB/s)"}},
+        {"lat", {"result.latency.median_us", "median latency (µs)"}},
+        {"lat-p99", {"result.latency.p99_us", "p99 latency (µs)"}},
+    };
+    auto measure = kMeasures.find(p.y);
+    if (measure == kMeasures.end())
+        fail(fmt::format(
+            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99", p.y));
+    std::vector<Record> records;
+    for (const std::string& input : p.inputs)
+        for (Record& r : read_json_file(input)) records.push_back(std::move(r));
+    if (records.empty()) fail("no records in " + p.inputs.front());
+
+    // Series: the given keys, or every configuration knob that varies (but size, the x axis).
+    std::vector<std::string> keys;
+    if (!p.series.empty()) {
+        for (const std::string& key : split_list(p.series))
+            keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
+    } else {
+        for (const auto& [key, value] : records.front()["config"].items()) {
+            if (key == "size") continue;
+            for (const Record& r : records)
+                if (!r.contains("config") || r["config"].value(key, Record()) != value) {
+                    keys.push_back("config." + key);
+                    break;
+                }
+        }
+    }
+    Chart chart;
+    chart.series = series_from_records(records, "config.size", measure->second.first, keys);
+    if (chart.series.empty())
+        fail(fmt::format("no record has both config.size and {}", measure->second.first));
+    chart.x_label = "message size (bytes)";
+    chart.y_label = measure->second.second;
+    const Record env = records.front().value("environment", Record::object());
+    std::string provider = env.value("provider", "?");
+    chart.title = p.title.empty() ? default_title(records, chart.y_label) : p.title;
+    const std::string device =
+        provider.starts_with("rxe")
+            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.value("device", "?"))
+            : fmt::format("{} ({})", env.value("device", "?"), provider);
+    chart.caption =
+        fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
+                    env.value("lab", "no") == "no" ? "" : " in the " + env.value("lab", ""),
+                    env.value("path_mtu", 0), env.value("kernel", "?"), env.value("host", "?"),
+                    env.value("date", "?"), tool_version);
+    if (env.contains("lab_faults")) {
+        bool same = true;
+        for (const Record& r : records)
+            same = same && r.value("environment", Record::object()).value("lab_faults", "") ==
+                               env.value("lab_faults", "");
+        chart.caption += " · faults: " + (same ? env.value("lab_faults", "")
+                                               : std::string("each line's own (legend)"));
+    }
+    factor_legend(chart);
+    write_file(p.output, render_svg(chart));
+    fmt::print("wrote {} ({} series, {} records)\n", p.output, chart.series.size(), records.size());
 }
 
 }  // namespace rdmalab::bench

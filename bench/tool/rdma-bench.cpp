@@ -2,6 +2,7 @@
 // every knob in one run, receiver-side counts, latency percentiles, CPU cost, JSON/CSV records
 // and SVG figures (`rdma-bench plot`). Run `rdma-bench --help`.
 #include "rdmalab/bench/config.hpp"
+#include "rdmalab/bench/knobs.hpp"
 #include "rdmalab/bench/plot.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/bench/session.hpp"
@@ -21,156 +22,17 @@ namespace {
 using namespace rdmalab;
 using namespace rdmalab::bench;
 
-// Every knob as the text the user gave (a value, a list, or a power-of-two range).
-struct KnobTexts {
-    std::string op = "write", transport = "RC", mode = "bw";
-    std::string size, window = "128", qps = "1", post_list = "1", signal_every, inline_size = "0",
-                      sge = "1";
-    std::string srq = "off", shared_cq = "off", events = "off";
-    bool all_sizes = false, use_srq = false, events_flag = false;
-    std::uint64_t iters = 0, warmup = 100;
-    double duration_s = 0;
-};
-
 struct Knob {
     const char* name;     // as in records and PinnedKnobs
     CLI::Option* option;  // the option that sets it (to know whether it was given)
 };
 
-std::vector<std::string> split(const std::string& text) {
-    std::vector<std::string> items;
-    std::size_t start = 0;
-    for (;;) {
-        std::size_t comma = text.find(',', start);
-        items.push_back(
-            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (comma == std::string::npos) return items;
-        start = comma + 1;
-    }
-}
-
-std::vector<std::uint64_t> numbers(const std::string& text, const char* knob, std::uint64_t min,
-                                   std::uint64_t max) {
-    auto parsed = parse_values(text, min, max);
-    if (auto* why = std::get_if<std::string>(&parsed)) fail(fmt::format("{}: {}", knob, *why));
-    return std::get<std::vector<std::uint64_t>>(parsed);
-}
-
-std::vector<bool> switches(const std::string& text, const char* knob) {
-    std::vector<bool> values;
-    for (const std::string& item : split(text)) {
-        if (item == "on" || item == "1")
-            values.push_back(true);
-        else if (item == "off" || item == "0")
-            values.push_back(false);
-        else
-            fail(fmt::format("{}: '{}' is not on or off", knob, item));
-    }
-    return values;
-}
-
-template <typename T, typename Parse>
-std::vector<T> names(const std::string& text, const char* knob, Parse parse, const char* choices) {
-    std::vector<T> values;
-    for (const std::string& item : split(text)) {
-        auto value = parse(item);
-        if (!value) fail(fmt::format("{}: unknown '{}' (choose from {})", knob, item, choices));
-        values.push_back(*value);
-    }
-    return values;
-}
-
-std::uint32_t u32(std::uint64_t v) {
-    return static_cast<std::uint32_t>(v);
-}
-
-// The cross product of every knob's values, first knob slowest, sizes fastest (a table reads
-// like a sweep over size for each setting).
-std::vector<BenchConfig> expand(const KnobTexts& k, bool size_given) {
-    auto ops =
-        names<Op>(k.op, "--op", parse_op, "write, read, send, write-imm, fetch-add, cmp-swap");
-    auto transports = names<Transport>(k.transport, "-c", parse_transport, "RC, UC, UD");
-    auto modes = names<Mode>(k.mode, "--mode", parse_mode, "bw, lat");
-    std::vector<std::uint64_t> sizes;
-    if (k.all_sizes)
-        sizes = numbers("2..8M", "-a", 1, 1ull << 30);
-    else if (!k.size.empty())
-        sizes = numbers(k.size, "-s", 1, 1ull << 30);
-    auto windows = numbers(k.window, "-t", 1, 1 << 16);
-    auto qps = numbers(k.qps, "-q", 1, 1024);
-    auto lists = numbers(k.post_list, "-l", 1, 1 << 16);
-    auto inlines = numbers(k.inline_size, "-I", 0, 1 << 16);
-    auto sges = numbers(k.sge, "--sge", 1, 32);
-    auto srqs = k.use_srq ? std::vector<bool>{true} : switches(k.srq, "--srq");
-    auto shared = switches(k.shared_cq, "--shared-cq");
-    auto events = k.events_flag ? std::vector<bool>{true} : switches(k.events, "--events");
-    std::optional<std::vector<std::uint64_t>> signals;
-    if (!k.signal_every.empty()) signals = numbers(k.signal_every, "-Q", 1, 1 << 16);
-
-    // The cross product of the independent knobs (names, switches and enums by their index in
-    // their list), first knob slowest; the signal interval and the sizes depend on the point.
-    auto indices = [](std::size_t count) {
-        std::vector<std::uint64_t> all(count);
-        for (std::size_t i = 0; i < count; ++i) all[i] = i;
-        return all;
-    };
-    auto as_numbers = [](const std::vector<bool>& values) {
-        return std::vector<std::uint64_t>(values.begin(), values.end());
-    };
-    const std::vector<Point> points = cross_product({{"mode", indices(modes.size())},
-                                                     {"op", indices(ops.size())},
-                                                     {"transport", indices(transports.size())},
-                                                     {"window", windows},
-                                                     {"qps", qps},
-                                                     {"post_list", lists},
-                                                     {"inline", inlines},
-                                                     {"sge", sges},
-                                                     {"srq", as_numbers(srqs)},
-                                                     {"shared_cq", as_numbers(shared)},
-                                                     {"events", as_numbers(events)}});
-
-    const bool only_atomics = std::all_of(ops.begin(), ops.end(), is_atomic);
-    std::vector<BenchConfig> configs;
-    for (const Point& point : points) {
-        const Mode mode = modes[point.at("mode")];
-        const Op op = ops[point.at("op")];
-        const std::uint64_t window = point.at("window");
-        // Defaults as perftest's: 64 KiB for bandwidth, 2 B for latency, 8 for atomics; one
-        // signaled WR in min(100, window). Atomics move 8 bytes whatever -s says when other ops
-        // share the run; asked for alone with another size, they are refused.
-        std::vector<std::uint64_t> mode_sizes = sizes;
-        if (!size_given)
-            mode_sizes = {is_atomic(op) ? kAtomicBytes : mode == Mode::kLatency ? 2u : 65536u};
-        else if (is_atomic(op) && !only_atomics)
-            mode_sizes = {kAtomicBytes};
-        const std::vector<std::uint64_t> signal_values =
-            signals ? *signals : std::vector<std::uint64_t>{std::min<std::uint64_t>(100, window)};
-        for (auto every : signal_values)
-            for (auto size : mode_sizes) {
-                BenchConfig c;
-                c.mode = mode;
-                c.op = op;
-                c.transport = transports[point.at("transport")];
-                c.size = size;
-                // A ping-pong has one WR in flight.
-                c.window = mode == Mode::kLatency ? 1 : u32(window);
-                c.signal_every = mode == Mode::kLatency ? 1 : u32(every);
-                c.qps = u32(point.at("qps"));
-                c.post_list = u32(point.at("post_list"));
-                c.inline_size = u32(point.at("inline"));
-                c.sge = u32(point.at("sge"));
-                c.srq = point.at("srq") != 0;
-                c.shared_cq = point.at("shared_cq") != 0;
-                c.events = point.at("events") != 0;
-                c.duration_s = k.duration_s;
-                c.iters = k.iters > 0 ? k.iters : mode == Mode::kLatency ? 1000 : 5000;
-                c.warmup = k.warmup;
-                configs.push_back(c);
-            }
-    }
-    for (const BenchConfig& c : configs)
-        if (auto why = c.problem()) fail(fmt::format("{}: {}", describe(c), *why));
-    return configs;
+// The names of the knobs given on the command line ("srq" by --srq or by --use-srq).
+std::set<std::string> given_knobs(const std::vector<Knob>& knobs) {
+    std::set<std::string> given;
+    for (const Knob& knob : knobs)
+        if (knob.option->count() > 0) given.insert(knob.name);
+    return given;
 }
 
 void add_knob_options(CLI::App& app, KnobTexts& k, std::vector<Knob>& knobs) {
@@ -255,117 +117,6 @@ void add_session_options(CLI::App& app, SessionOptions& s) {
         ->check(CLI::Range(1.0, 86400.0));
 }
 
-PinnedKnobs pinned_from(const std::vector<Knob>& knobs, const KnobTexts& k) {
-    PinnedKnobs pinned;
-    for (const Knob& knob : knobs) {
-        if (knob.option->count() == 0) continue;
-        std::string name = knob.name;
-        std::vector<std::string> values;
-        if (name == "op" || name == "mode")
-            values = split(name == "op" ? k.op : k.mode);
-        else if (name == "transport")
-            for (const std::string& t : split(k.transport))
-                values.push_back(parse_transport(t) ? transport_name(*parse_transport(t)) : t);
-        else if (name == "srq" || name == "shared_cq" || name == "events") {
-            bool flag = (name == "srq" && k.use_srq) || (name == "events" && k.events_flag);
-            if (flag)
-                values = {"on"};
-            else
-                for (bool b : switches(name == "srq"      ? k.srq
-                                       : name == "events" ? k.events
-                                                          : k.shared_cq,
-                                       knob.option->get_name().c_str()))
-                    values.push_back(b ? "on" : "off");
-        } else {
-            const std::string& text = name == "size"           ? k.size
-                                      : name == "window"       ? k.window
-                                      : name == "qps"          ? k.qps
-                                      : name == "post_list"    ? k.post_list
-                                      : name == "signal_every" ? k.signal_every
-                                      : name == "inline"       ? k.inline_size
-                                                               : k.sge;
-            for (auto v : numbers(text, name.c_str(), 0, 1ull << 32))
-                values.push_back(std::to_string(v));
-        }
-        pinned[name] = values;
-    }
-    return pinned;
-}
-
-struct PlotOptions {
-    std::vector<std::string> inputs;
-    std::string output;
-    std::string y = "gib";
-    std::string series;
-    std::string title;
-};
-
-int plot(const PlotOptions& p) {
-    static const std::map<std::string, std::pair<std::string, std::string>> kMeasures = {
-        {"gib", {"result.gib_per_s", "throughput (GiB/s, 2^30 B/s)"}},
-        {"gbps", {"result.gb_per_s", "throughput (Gb/s, 10^9 bit/s)"}},
-        {"mops", {"result.mops", "message rate (millions of operations/s)"}},
-        {"recv-mops", {"result.receiver.mops", "receiver-side message rate (Mops/s)"}},
-        {"recv-gib", {"result.receiver.gib_per_s", "receiver-side throughput (GiB/s)"}},
-        {"lat", {"result.latency.median_us", "median latency (µs)"}},
-        {"lat-p99", {"result.latency.p99_us", "p99 latency (µs)"}},
-    };
-    auto measure = kMeasures.find(p.y);
-    if (measure == kMeasures.end())
-        fail(fmt::format(
-            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99", p.y));
-    std::vector<Record> records;
-    for (const std::string& input : p.inputs)
-        for (Record& r : read_json_file(input)) records.push_back(std::move(r));
-    if (records.empty()) fail("no records in " + p.inputs.front());
-
-    // Series: the given keys, or every configuration knob that varies (but size, the x axis).
-    std::vector<std::string> keys;
-    if (!p.series.empty()) {
-        for (const std::string& key : split(p.series))
-            keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
-    } else {
-        for (const auto& [key, value] : records.front()["config"].items()) {
-            if (key == "size") continue;
-            for (const Record& r : records)
-                if (!r.contains("config") || r["config"].value(key, Record()) != value) {
-                    keys.push_back("config." + key);
-                    break;
-                }
-        }
-    }
-    Chart chart;
-    chart.series = series_from_records(records, "config.size", measure->second.first, keys);
-    if (chart.series.empty())
-        fail(fmt::format("no record has both config.size and {}", measure->second.first));
-    chart.x_label = "message size (bytes)";
-    chart.y_label = measure->second.second;
-    const Record env = records.front().value("environment", Record::object());
-    std::string provider = env.value("provider", "?");
-    chart.title = p.title.empty() ? default_title(records, chart.y_label) : p.title;
-    const std::string device =
-        provider.starts_with("rxe")
-            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.value("device", "?"))
-            : fmt::format("{} ({})", env.value("device", "?"), provider);
-    chart.caption =
-        fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
-                    env.value("lab", "no") == "no" ? "" : " in the " + env.value("lab", ""),
-                    env.value("path_mtu", 0), env.value("kernel", "?"), env.value("host", "?"),
-                    env.value("date", "?"), kToolVersion);
-    if (env.contains("lab_faults")) {
-        bool same = true;
-        for (const Record& r : records)
-            same = same && r.value("environment", Record::object()).value("lab_faults", "") ==
-                               env.value("lab_faults", "");
-        chart.caption += " · faults: " + (same ? env.value("lab_faults", "")
-                                               : std::string("each line's own (legend)"));
-    }
-    factor_legend(chart);
-    write_file(p.output, render_svg(chart));
-    fmt::print("wrote {} ({} series, {} records)\n", p.output, chart.series.size(), records.size());
-    return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -425,14 +176,17 @@ int main(int argc, char** argv) {
 
         parse_or_exit(app, argc, argv);
         session.progress = !quiet;
-        if (plot_cmd->parsed()) return plot(plot_options);
+        if (plot_cmd->parsed()) {
+            plot_files(plot_options, kToolVersion);
+            return 0;
+        }
         if (server->parsed()) {
             // Knobs given to the server pin what a client may ask for; the rest follow the client.
             PinnedKnobs pinned;
             try {
                 if (knobs.iters || knobs.duration_s > 0)
                     fail("give -n/-D to the client: the server follows its plan");
-                pinned = pinned_from(server_knobs, knobs);
+                pinned = pinned_knobs(knobs, given_knobs(server_knobs));
             } catch (const Error& e) {
                 fmt::print(stderr, "rdma-bench: {} (run with --help for usage)\n", e.what());
                 return 2;
@@ -448,7 +202,8 @@ int main(int argc, char** argv) {
         }
         std::vector<BenchConfig> configs;
         try {
-            configs = expand(knobs, client->get_option("--size")->count() > 0 || knobs.all_sizes);
+            configs =
+                expand_knobs(knobs, client->get_option("--size")->count() > 0 || knobs.all_sizes);
         } catch (const Error& e) {
             // A combination that can never run is bad input, like a malformed option.
             fmt::print(stderr, "rdma-bench: {} (run with --help for usage)\n", e.what());

@@ -47,4 +47,19 @@ std::string render_svg(const Chart& chart);
 // Text safe inside SVG/XML.
 std::string xml_escape(const std::string& text);
 
+// What `rdma-bench plot` draws: records from --json files, one measure against message size.
+struct PlotOptions {
+    // inputs: JSON files; y: gib, gbps, mops, recv-mops, recv-gib, lat or lat-p99; series:
+    // config keys naming a line (default: every knob that varies); title: default from the data.
+    std::vector<std::string> inputs;
+    std::string output;
+    std::string y = "gib";
+    std::string series;
+    std::string title;
+};
+
+// Reads the files, draws the figure (caption: the environment the records state) and writes it
+// to p.output; prints one line. Throws Error for an unknown measure or files with no records.
+void plot_files(const PlotOptions& p, const std::string& tool_version);
+
 }  // namespace rdmalab::bench
