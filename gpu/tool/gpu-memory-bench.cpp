@@ -8,6 +8,7 @@
 #include "rdmalab/gpu/memory.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
+#include "rdmalab/percentile.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -72,12 +73,6 @@ std::vector<double> time_reps(int reps, const std::function<void()>& work) {
         times.push_back(seconds_since(start));
     }
     return times;
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t middle = values.size() / 2;
-    return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
 double best(const std::vector<double>& values) {

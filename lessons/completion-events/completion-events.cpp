@@ -4,6 +4,7 @@
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
+#include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
 
@@ -442,15 +443,6 @@ struct ModeResult {
     double client_cpu_us, client_user_us, server_cpu_us, server_user_us;
 };
 
-// Linear interpolation between the two nearest ranks of sorted samples.
-double percentile(const std::vector<double>& sorted, double fraction) {
-    const double position = fraction * static_cast<double>(sorted.size() - 1);
-    const auto below = static_cast<std::size_t>(std::floor(position));
-    const std::size_t above = std::min(below + 1, sorted.size() - 1);
-    return sorted[below] +
-           (sorted[above] - sorted[below]) * (position - static_cast<double>(below));
-}
-
 struct ClientSide {
     Connection& connection;
     CompletionWaiter& waiter;
@@ -552,7 +544,6 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
             mode_name(mode), iterations, uses_send_recv(mode) ? "pong" : "read-back", events,
             static_cast<double>(events) / iterations);
 
-    std::sort(samples_ns.begin(), samples_ns.end());
     const CpuTime server{std::chrono::microseconds(report.c), std::chrono::microseconds(report.d)};
     const double n = iterations;
     return {mode,

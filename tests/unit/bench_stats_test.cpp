@@ -1,5 +1,6 @@
 // Unit tests for rdma-bench's latency statistics.
 #include "rdmalab/bench/stats.hpp"
+#include "rdmalab/percentile.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,4 +30,15 @@ TEST(SummarizeLatency, EmptyAndSingle) {
     EXPECT_DOUBLE_EQ(one.median_us, 2.5);
     EXPECT_DOUBLE_EQ(one.p999_us, 2.5);
     EXPECT_DOUBLE_EQ(one.stdev_us, 0);
+}
+
+// The one percentile definition (rdmalab/percentile.hpp) that the lessons, rdma-bench and
+// gpu-memory-bench share: nearest rank, always a measured value.
+TEST(Percentile, NearestRankIsAMeasuredValue) {
+    const std::vector<double> samples = {5, 1, 4, 2, 3};
+    EXPECT_EQ(rdmalab::percentile(samples, 0.5), 3);
+    EXPECT_EQ(rdmalab::percentile(samples, 0.99), 5);
+    EXPECT_EQ(rdmalab::percentile(samples, 0.2), 1);
+    EXPECT_EQ(rdmalab::median({4, 1, 3, 2}), 2);  // even count: the lower middle
+    EXPECT_EQ(rdmalab::percentile({}, 0.5), 0);
 }

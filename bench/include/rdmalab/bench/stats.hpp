@@ -13,7 +13,7 @@ struct LatencySummary {
            max_us = 0;
 };
 
-// Percentiles by the nearest-rank method on the sorted samples. Empty input gives zeros.
+// Percentiles by the nearest-rank method (rdmalab/percentile.hpp). Empty input gives zeros.
 LatencySummary summarize_latency(std::vector<double> samples_ns);
 
 }  // namespace rdmalab::bench
