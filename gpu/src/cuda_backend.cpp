@@ -3,7 +3,7 @@
 // export), cuDeviceGetAttribute(DMA_BUF_SUPPORTED), cuPointerSetAttribute(SYNC_MEMOPS) — are
 // fetched at run time with cudaGetDriverEntryPointByVersion, so nothing links libcuda.so and
 // one binary serves machines with and without an NVIDIA driver, saying which it found.
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 
 #include "kernels.hpp"
 #include "rdmalab/error.hpp"

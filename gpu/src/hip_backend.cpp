@@ -3,7 +3,7 @@
 // ROCm 5.2 has neither call: hipMemGetHandleForAddressRange (newer HIP runtimes) first, then
 // hsa_amd_portable_export_dmabuf (ROCr, ROCm 5.6 and later); the binary built against 5.2 uses
 // them where the installed runtime has them, and says so where it does not.
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 
 #include "kernels.hpp"
 #include "rdmalab/error.hpp"

@@ -1,7 +1,7 @@
 // The host backend: ordinary page-aligned memory, memcpy for the staging copies and the CPU for
 // fill and verify. It makes every path that does not need a GPU — host memory, and the staging
 // path's RDMA half — run anywhere, the Soft-RoCE lab included.
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 
 #include "device_pattern.hpp"
 #include "rdmalab/error.hpp"

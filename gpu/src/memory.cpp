@@ -2,7 +2,7 @@
 // kind cannot be had here" into one line that names the kind.
 #include "rdmalab/gpu/memory.hpp"
 
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>

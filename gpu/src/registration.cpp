@@ -7,7 +7,7 @@
 // Every rung is probed and says in one line whether it can be used and, if not, why.
 #include "rdmalab/gpu/memory.hpp"
 
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>

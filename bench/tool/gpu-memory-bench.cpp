@@ -1,7 +1,7 @@
 // gpu-memory-bench: measures GPU memory the way the RDMA paths use it — allocation, dma-buf export,
 // the fill/verify kernels, and the staging copies against the card's own copy ceiling — and
 // records the numbers with the environment (JSON, Markdown). Run `gpu-memory-bench --help`.
-#include "backend.hpp"
+#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/bench/sweep.hpp"
 #include "rdmalab/error.hpp"

@@ -1,6 +1,7 @@
 // The interface each memory kind implements (host, CUDA, HIP): allocation, pinned host memory,
-// copies and kernels on one stream, dma-buf export, and making NIC writes visible. Internal to
-// rdmalab_gpu; programs use DeviceMemory and RegisteredMemory (memory.hpp).
+// copies and kernels on one stream, dma-buf export, and making NIC writes visible. Programs that
+// move data use DeviceMemory and RegisteredMemory (memory.hpp); gpu-memory-bench measures the
+// backend itself.
 #pragma once
 
 #include "rdmalab/gpu/memory.hpp"
