@@ -1,25 +1,33 @@
-# Sourced by the tour and the lab tests: run a lesson's server and its client(s) against it.
-#   pair_run DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
-#       one client; leaves DIR/server.out, DIR/client.out (stdout+stderr), DIR/server.rc, DIR/client.rc
-#   group_run DIR LESSON CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]
-#       CLIENTS clients at once; leaves DIR/server.* and DIR/client1.* … DIR/clientN.*
-# Every wait is bounded (each process by pair_limit_s, default 90 s) and every process is
-# reaped on every path.
-: "${RDMALAB_BIN:?set RDMALAB_BIN to the folder of the lesson binaries}"
-: "${RDMALAB_ADDR:?set RDMALAB_ADDR to the RDMA address of the server (the lab sets it)}"
+# The one way this project runs a server and its client(s) — lessons, rdma-bench, perftest —
+# sourced by the tour, the tests and the bench scripts. Every wait is bounded (each process by
+# pair_limit_s, default 90 s) and every process is reaped on every path.
+#
+#   pair_commands DIR SERVER_CMD... -- CLIENT_CMD...          any server and client, this host
+#   pair_run DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]  a lesson: LESSON server / client ADDR
+#   group_run DIR LESSON CLIENTS [SERVER_ARGS...] -- [CLIENT_ARGS...]   CLIENTS clients at once
+#   wire_pair DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...] server and client on two lab hosts
+#   start_lesson_server DIR LESSON [ARGS...] … finish_server DIR   a server for clients of one's own
+# They leave DIR/server.out, DIR/client.out (stdout+stderr; client1.out… for a group) and the
+# exit codes in DIR/server.rc, DIR/client.rc. Parameters, as variables set before the call:
+#   pair_limit_s=S         each process's time limit (default 90)
+#   pair_retry_refused=1   the server prints no "listening" line (perftest's): retry the client
+#                          while its connection is refused, for up to 5 s, instead of waiting
+#   pair_kill_on_failure=1 a client that failed does not wait for its server: it is stopped
+#   pair_stream_client=1   the client's output goes to this stdout/stderr, not DIR/client.out
+# Lessons take their binaries from $RDMALAB_BIN and the server's address from $RDMALAB_ADDR
+# (on the wire, $RDMALAB_ADDR_<server host>); the lab sets both.
 
-# start_server DIR LESSON ARGS...: starts it in the background (server_pid) and waits up to
-# 10 s for its "server: listening" line. A server that never sees its client gives up by
-# itself (--accept-timeout); `timeout` is the backstop for anything else.
+# start_server DIR CMD...: starts CMD in the background (server_pid) and waits up to 10 s for
+# its "server: listening" line (unless pair_retry_refused=1). A lesson's server that never sees
+# its client gives up by itself (--accept-timeout); `timeout` is the backstop for anything else.
 start_server() {
-    local dir=$1 lesson=$2
-    shift 2
+    local dir=$1
+    shift
     mkdir -p "$dir"
     rm -f "$dir"/server.* "$dir"/client*
-    local args=("$@")
-    [[ " ${args[*]} " == *" --accept-timeout "* ]] || args=(--accept-timeout 20 "${args[@]}")
-    timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" server "${args[@]}" >"$dir/server.out" 2>&1 &
+    timeout -k 5 "${pair_limit_s:-90}" "$@" >"$dir/server.out" 2>&1 &
     server_pid=$!
+    [ "${pair_retry_refused:-0}" = 1 ] && return
     local waited=0
     until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
         if ! kill -0 "$server_pid" 2>/dev/null || [ $waited -ge 200 ]; then break; fi
@@ -28,10 +36,37 @@ start_server() {
     done
 }
 
+# finish_server DIR [CLIENT_RC]: waits for the server (or stops it, if the client failed and
+# pair_kill_on_failure=1) and leaves its exit code in DIR/server.rc.
 finish_server() {
-    local dir=$1 rc=0
+    local dir=$1 client_rc=${2:-0} rc=0
+    if [ "$client_rc" != 0 ] && [ "${pair_kill_on_failure:-0}" = 1 ]; then
+        kill "$server_pid" 2>/dev/null
+    fi
     wait "$server_pid" || rc=$?
+    server_pid=""
     echo "$rc" >"$dir/server.rc"
+}
+
+# run_client DIR NAME CMD...: the client, within the limit (retried while refused, if asked);
+# its exit code in DIR/NAME.rc.
+run_client() {
+    local dir=$1 name=$2 rc=0 try
+    shift 2
+    for try in $(seq 50); do
+        rc=0
+        if [ "${pair_stream_client:-0}" = 1 ]; then
+            timeout -k 5 "${pair_limit_s:-90}" "$@" || rc=$?
+        else
+            timeout -k 5 "${pair_limit_s:-90}" "$@" >"$dir/$name.out" 2>&1 || rc=$?
+        fi
+        [ "$rc" = 0 ] || [ "${pair_retry_refused:-0}" != 1 ] && break
+        grep -qiE "couldn't connect|connection refused|unable to connect" "$dir/$name.out" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ "$rc" = 124 ] && echo "pair: $name did not finish within ${pair_limit_s:-90} s: killed it" >>"$dir/$name.out"
+    echo "$rc" >"$dir/$name.rc"
+    return "$rc"
 }
 
 # Splits "SERVER_ARGS... -- CLIENT_ARGS..." into the arrays server_args and client_args.
@@ -43,31 +78,51 @@ split_args() {
     client_args=("$@")
 }
 
+pair_commands() {
+    local dir=$1 rc=0
+    shift
+    split_args "$@"
+    start_server "$dir" "${server_args[@]}"
+    run_client "$dir" client "${client_args[@]}" || rc=$?
+    finish_server "$dir" "$rc"
+}
+
+# A lesson's server, given a bounded wait for its client unless the arguments set one.
+lesson_server_args() {
+    local args=("$@")
+    [[ " ${args[*]} " == *" --accept-timeout "* ]] || args=(--accept-timeout 20 "${args[@]}")
+    server_args=("${args[@]}")
+}
+
+# start_lesson_server DIR LESSON [ARGS...]: LESSON's server, started as start_server does.
+start_lesson_server() {
+    local dir=$1 lesson=$2
+    shift 2
+    lesson_server_args "$@"
+    start_server "$dir" "${RDMALAB_BIN:?}/$lesson" server "${server_args[@]}"
+}
+
 pair_run() {
     local dir=$1 lesson=$2
     shift 2
     split_args "$@"
-    start_server "$dir" "$lesson" "${server_args[@]}"
-    timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "$RDMALAB_ADDR" "${client_args[@]}" >"$dir/client.out" 2>&1
-    echo $? >"$dir/client.rc"
-    finish_server "$dir"
+    lesson_server_args "${server_args[@]}"
+    local client=("${client_args[@]}")
+    pair_commands "$dir" "${RDMALAB_BIN:?}/$lesson" server "${server_args[@]}" -- \
+        "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR:?}" "${client[@]}"
 }
 
 group_run() {
     local dir=$1 lesson=$2 clients=$3 i
     shift 3
     split_args "$@"
-    start_server "$dir" "$lesson" "${server_args[@]}"
+    start_lesson_server "$dir" "$lesson" "${server_args[@]}"
     local pids=()
     for ((i = 1; i <= clients; i++)); do
-        timeout -k 5 90 "$RDMALAB_BIN/$lesson" client "$RDMALAB_ADDR" "${client_args[@]}" >"$dir/client$i.out" 2>&1 &
+        run_client "$dir" "client$i" "$RDMALAB_BIN/$lesson" client "${RDMALAB_ADDR:?}" "${client_args[@]}" &
         pids+=($!)
     done
-    for ((i = 1; i <= clients; i++)); do
-        local rc=0
-        wait "${pids[i - 1]}" || rc=$?
-        echo "$rc" >"$dir/client$i.rc"
-    done
+    for ((i = 1; i <= clients; i++)); do wait "${pids[i - 1]}"; done
     finish_server "$dir"
 }
 
@@ -83,7 +138,7 @@ wire_pair() {
     split_args "$@"
     : "${RDMALAB_HOST:?wire_pair runs on the wire: lab.sh --hosts N}"
     if [ "$RDMALAB_HOST" = "$server_host" ]; then
-        start_server "$dir" "$lesson" "${server_args[@]}"
+        start_lesson_server "$dir" "$lesson" "${server_args[@]}"
         finish_server "$dir"
     elif [ "$RDMALAB_HOST" = "$client_host" ]; then
         local waited=0
@@ -96,11 +151,8 @@ wire_pair() {
             sleep 0.05
             waited=$((waited + 1))
         done
-        local rc=0 server_address=RDMALAB_ADDR_$server_host
-        timeout -k 5 "${pair_limit_s:-90}" "$RDMALAB_BIN/$lesson" client "${!server_address:?}" "${client_args[@]}" \
-            >"$dir/client.out" 2>&1 || rc=$?
-        [ "$rc" = 124 ] && echo "wire_pair: the client did not finish within ${pair_limit_s:-90} s: killed it" >>"$dir/client.out"
-        echo "$rc" >"$dir/client.rc"
+        local server_address=RDMALAB_ADDR_$server_host
+        run_client "$dir" client "${RDMALAB_BIN:?}/$lesson" client "${!server_address:?}" "${client_args[@]}" || true
     fi
 }
 

@@ -42,13 +42,13 @@ expect_failure signal-window 2 'exceeds the window' "$bin/rdma-bench" client "$a
 expect_failure bad-range 2 'both ends must be powers of two' "$bin/rdma-bench" client "$addr" -s 30..100
 
 # UD over the path MTU: the client refuses once it knows the path (lab MTU 1024).
-start_server "$scratch/ud-mtu" rdma-bench
+start_lesson_server "$scratch/ud-mtu" rdma-bench
 expect_failure ud-over-mtu 1 'UD message of 2048 B exceeds the path MTU \(1024 B\)' \
     "$bin/rdma-bench" client "$addr" --op send -c UD -s 2048
 finish_server "$scratch/ud-mtu"
 check "ud-over-mtu: the server is told and exits 1" rc_is "$scratch/ud-mtu/server.rc" 1
 
-start_server "$scratch/window" rdma-bench
+start_lesson_server "$scratch/window" rdma-bench
 expect_failure window-over-max 1 "window 65536 × 1 QP\(s\) needs a CQ of 65536 entries; rxe0 allows 32767" \
     "$bin/rdma-bench" client "$addr" -t 65536
 finish_server "$scratch/window"

@@ -9,37 +9,24 @@ if [ ! -x "$lesson" ]; then
     exit 77
 fi
 scratch=$(mktemp -d)
-server_pid=
+server_pid=""
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
 expect_failure_limit=30
 source "$(dirname "$0")/../checks.sh" || exit 1
+source "$(dirname "$0")/../../lab/pair.sh" || exit 1
 port=18770  # each pair gets its own port, so a server left behind cannot answer the next client
 
-# pair NAME [SERVER_ARGS...] -- [CLIENT_ARGS...]: server and client on 127.0.0.1; leaves
-# NAME/server.out, client.out, server.rc, client.rc. Every wait is bounded.
+# pair NAME [SERVER_ARGS...] -- [CLIENT_ARGS...]: server and client on 127.0.0.1 through
+# lab/pair.sh (each process limited to 30 s); leaves NAME/server.out, client.out, server.rc,
+# client.rc.
 pair() {
     local dir=$scratch/$1
     shift
-    local server_args=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do server_args+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
+    split_args "$@"
     port=$((port + 1))
-    mkdir -p "$dir"
-    timeout -k 5 30 "$lesson" server -p "$port" --accept-timeout 10 --timeout 10 \
-        "${server_args[@]}" >"$dir/server.out" 2>&1 &
-    server_pid=$!
-    local waited=0
-    until grep -q '^server: listening' "$dir/server.out" 2>/dev/null; do
-        if ! kill -0 "$server_pid" 2>/dev/null || [ $waited -ge 200 ]; then break; fi
-        sleep 0.05
-        waited=$((waited + 1))
-    done
-    timeout -k 5 30 "$lesson" client 127.0.0.1 -p "$port" --timeout 10 "$@" >"$dir/client.out" 2>&1
-    echo $? >"$dir/client.rc"
-    local server_rc=0
-    wait "$server_pid" || server_rc=$?
-    server_pid=
-    echo "$server_rc" >"$dir/server.rc"
+    local server=("$lesson" server -p "$port" --accept-timeout 10 --timeout 10 "${server_args[@]}")
+    local client=("$lesson" client 127.0.0.1 -p "$port" --timeout 10 "${client_args[@]}")
+    pair_limit_s=30 pair_commands "$dir" "${server[@]}" -- "${client[@]}"
 }
 
 # pair_expect NAME BYTES PROVIDER [SERVER_ARGS...] -- [CLIENT_ARGS...]: all three verified.
