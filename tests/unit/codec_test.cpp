@@ -72,6 +72,14 @@ TEST(Codec, RoundTripsEveryWidth) {
     }
 }
 
+TEST(Be32, RoundTripsAndIsBigEndian) {
+    std::array<std::byte, 4> bytes{};
+    store_be32(bytes, 0x01020304u);
+    EXPECT_EQ(bytes[0], std::byte{1});
+    EXPECT_EQ(bytes[3], std::byte{4});
+    EXPECT_EQ(load_be32(bytes), 0x01020304u);
+}
+
 TEST(Codec, RefusesBytesOfTheWrongSize) {
     std::array<std::byte, 8> wire{};
     EXPECT_EQ(error_of([&] { store_be32(std::span(wire).first(3), 1); }),

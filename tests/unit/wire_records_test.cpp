@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::uint16_t kPort = 18797;
 
-// Lower-case hex of any range of bytes (std::byte or std::uint8_t).
+// Lower-case hex of any range of bytes.
 template <typename Bytes>
 std::string hex(const Bytes& bytes) {
     static constexpr char kDigits[] = "0123456789abcdef";
@@ -41,7 +41,7 @@ template <typename Send>
 std::string sent_over_tcp(std::uint16_t port, std::size_t size, Send send) {
     auto receiver = std::async(std::launch::async, [&] {
         auto peer = TcpExchange::accept_one(port, "127.0.0.1", 5000ms);
-        std::vector<std::uint8_t> bytes(size);
+        std::vector<std::byte> bytes(size);
         peer.receive_exact(bytes);
         return hex(bytes);
     });
@@ -73,7 +73,7 @@ TEST(WireRecords, FabricHello) {
     FabricHello hello;
     hello.provider = "tcp";
     hello.address_format = 2;
-    hello.address = {0xc0, 0xa8};
+    hello.address = {std::byte{0xc0}, std::byte{0xa8}};
     hello.receive_capacity = 0x1000;
     hello.write_target = {.address = 0x1122334455667788ull, .key = 7, .length = 0x100};
     hello.read_source = {.address = 0x10, .key = 0xfedcba9876543210ull, .length = 0x200};
