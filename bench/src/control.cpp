@@ -1,7 +1,7 @@
 // The control channel: length-prefixed JSON over TCP; see control.hpp.
 #include "rdmalab/bench/control.hpp"
 
-#include "rdmalab/byte_order.hpp"
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>
@@ -16,10 +16,10 @@ void ControlChannel::send(const Record& message) {
     std::string text = message.dump();
     if (text.size() > kMaxControlMessage)
         fail(fmt::format("control message of {} bytes is too large", text.size()));
-    std::array<std::uint8_t, 4> length{};
-    store_be(length.data(), static_cast<std::uint32_t>(text.size()));
+    std::array<std::byte, 4> length{};
+    store_be32(length, static_cast<std::uint32_t>(text.size()));
     tcp_.send_all(length);
-    tcp_.send_all({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+    tcp_.send_all(std::as_bytes(std::span(text)));
 }
 
 Record ControlChannel::receive(std::chrono::milliseconds timeout) {
@@ -29,14 +29,14 @@ Record ControlChannel::receive(std::chrono::milliseconds timeout) {
     if (ready == 0)
         fail(fmt::format("the peer sent nothing for {:.1f} s (control connection)",
                          timeout.count() / 1000.0));
-    std::array<std::uint8_t, 4> length_bytes{};
+    std::array<std::byte, 4> length_bytes{};
     tcp_.receive_exact(length_bytes);
-    auto length = load_be<std::uint32_t>(length_bytes.data());
+    const std::uint32_t length = load_be32(length_bytes);
     if (length == 0 || length > kMaxControlMessage)
         fail(fmt::format("the peer sent a control message of {} bytes (limit {})", length,
                          kMaxControlMessage));
-    std::vector<std::uint8_t> text(length);
-    tcp_.receive_exact(text);
+    std::string text(length, '\0');
+    tcp_.receive_exact(std::as_writable_bytes(std::span(text)));
     Record message = Record::parse(text.begin(), text.end(), nullptr, false);
     if (message.is_discarded() || !message.is_object())
         fail("the peer sent a control message that is not a JSON object");
@@ -67,27 +67,28 @@ bool ControlChannel::readable() const {
     return ::poll(&waiting, 1, 0) > 0;
 }
 
-std::string to_hex(std::span<const std::uint8_t> bytes) {
+std::string to_hex(std::span<const std::byte> bytes) {
     static constexpr char kDigits[] = "0123456789abcdef";
     std::string text;
     text.reserve(bytes.size() * 2);
-    for (std::uint8_t b : bytes) {
+    for (std::byte byte : bytes) {
+        const auto b = std::to_integer<unsigned>(byte);
         text += kDigits[b >> 4];
         text += kDigits[b & 15];
     }
     return text;
 }
 
-std::vector<std::uint8_t> from_hex(const std::string& text) {
+std::vector<std::byte> from_hex(const std::string& text) {
     auto digit = [&](char c) -> std::uint8_t {
         if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
         if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
         fail(fmt::format("the peer sent '{}', which is not lower-case hex", text.substr(0, 40)));
     };
     if (text.size() % 2 != 0) fail("the peer sent hex text of odd length");
-    std::vector<std::uint8_t> bytes(text.size() / 2);
+    std::vector<std::byte> bytes(text.size() / 2);
     for (std::size_t i = 0; i < bytes.size(); ++i)
-        bytes[i] = static_cast<std::uint8_t>(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
+        bytes[i] = static_cast<std::byte>(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
     return bytes;
 }
 

@@ -2,6 +2,7 @@
 // The hot loops post prepared WR chains and poll in batches: they cost what the verbs cost.
 #include "rdmalab/bench/engine.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/ud_datagrams.hpp"
@@ -9,7 +10,6 @@
 #include <fmt/core.h>
 #include <poll.h>
 
-#include <endian.h>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -508,7 +508,7 @@ void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_
         if (signaled) queue.until_signal = config_.signal_every;
         wr.send_flags =
             queue.base_flags | (signaled || seq == last_seq ? unsigned{IBV_SEND_SIGNALED} : 0u);
-        if (config_.op == Op::kWriteImm) wr.imm_data = htobe32(static_cast<std::uint32_t>(seq));
+        if (config_.op == Op::kWriteImm) wr.imm_data = to_be32(static_cast<std::uint32_t>(seq));
     }
     ibv_send_wr* last = &queue.send_chain[count - 1];
     ibv_send_wr* saved_next = last->next;

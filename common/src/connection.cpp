@@ -52,7 +52,7 @@ CmEvent wait_for_cm_event(rdma_event_channel* channel, milliseconds timeout) {
         .responder_resources = event->param.conn.responder_resources,
     };
     if (event->param.conn.private_data != nullptr) {
-        const auto* bytes = static_cast<const std::uint8_t*>(event->param.conn.private_data);
+        const auto* bytes = static_cast<const std::byte*>(event->param.conn.private_data);
         copy.private_data.assign(bytes, bytes + event->param.conn.private_data_len);
     }
     rdma_ack_cm_event(event);  // frees event and its private data: only the copy is used below
@@ -230,7 +230,7 @@ void Connection::create_queues(const QueueSizes& sizes) {
 // #endregion cm-create-queues
 
 // #region cm-connect
-std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> private_data) {
+std::vector<std::byte> Connection::connect(std::span<const std::byte> private_data) {
     if (private_data.size() > kMaxConnectPrivateData)
         fail(fmt::format("{} bytes of private data: a connect request carries at most {}",
                          private_data.size(), kMaxConnectPrivateData));
@@ -256,7 +256,7 @@ std::vector<std::uint8_t> Connection::connect(std::span<const std::uint8_t> priv
 // #endregion cm-connect
 
 // #region cm-accept
-void Connection::accept(std::span<const std::uint8_t> private_data) {
+void Connection::accept(std::span<const std::byte> private_data) {
     if (private_data.size() > kMaxAcceptPrivateData)
         fail(fmt::format("{} bytes of private data: an accept carries at most {}",
                          private_data.size(), kMaxAcceptPrivateData));

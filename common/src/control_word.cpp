@@ -1,8 +1,8 @@
 // 4-byte control messages: see control_word.hpp.
 #include "rdmalab/control_word.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
-#include "rdmalab/private_data.hpp"
 
 #include <fmt/core.h>
 

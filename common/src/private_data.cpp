@@ -1,7 +1,7 @@
-// The private-data codec: see private_data.hpp.
+// The buffer advertisement: see private_data.hpp.
 #include "rdmalab/private_data.hpp"
-#include "rdmalab/byte_order.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>
@@ -12,7 +12,7 @@ namespace rdmalab {
 
 namespace {
 
-constexpr std::array<std::uint8_t, 4> kMagic = {'R', 'D', 'L', 'B'};
+constexpr std::uint32_t kMagic = 0x52444c42;  // "RDLB"
 constexpr std::uint8_t kVersion = 1;
 
 const char* use_name(std::uint8_t use) {
@@ -31,31 +31,38 @@ const char* use_name(std::uint8_t use) {
 
 RemoteBufferWire encode_remote_buffer(const RemoteBuffer& buffer) {
     RemoteBufferWire wire{};
-    std::copy(kMagic.begin(), kMagic.end(), wire.begin());
-    wire[4] = kVersion;
-    wire[5] = static_cast<std::uint8_t>(buffer.use);
-    store_be(&wire[8], buffer.address);
-    store_be(&wire[16], buffer.rkey);
-    store_be(&wire[20], buffer.length);
+    ByteWriter out(wire, "the buffer advertisement");
+    out.u32(kMagic);
+    out.u8(kVersion);
+    out.u8(static_cast<std::uint8_t>(buffer.use));
+    out.zeros(2);  // reserved
+    out.u64(buffer.address);
+    out.u32(buffer.rkey);
+    out.u32(buffer.length);
+    out.expect_end();
     return wire;
 }
 
-std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std::uint8_t> bytes,
+std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std::byte> bytes,
                                                              BufferUse expected_use) {
     if (bytes.size() < kRemoteBufferWireSize)
         return fmt::format("private data too short: {} bytes, expected at least {}", bytes.size(),
                            kRemoteBufferWireSize);
-    if (!std::equal(kMagic.begin(), kMagic.end(), bytes.begin()))
+    // Only the record: what follows it is the CM's zero padding.
+    ByteReader in(bytes.first(kRemoteBufferWireSize), "the peer's buffer advertisement");
+    if (in.u32() != kMagic)
         return std::string("private data is not an rdmalab buffer advertisement (bad magic)");
-    if (bytes[4] != kVersion)
-        return fmt::format("private data has version {}, expected {}", bytes[4], kVersion);
-    if (bytes[5] != static_cast<std::uint8_t>(expected_use))
+    if (const std::uint8_t version = in.u8(); version != kVersion)
+        return fmt::format("private data has version {}, expected {}", version, kVersion);
+    if (const std::uint8_t use = in.u8(); use != static_cast<std::uint8_t>(expected_use))
         return fmt::format("the peer advertised a buffer for {}, expected one for {}",
-                           use_name(bytes[5]), use_name(static_cast<std::uint8_t>(expected_use)));
+                           use_name(use), use_name(static_cast<std::uint8_t>(expected_use)));
+    in.bytes(2);  // reserved
+    // Braced initializers are evaluated in order: the fields are read as they are laid out.
     RemoteBuffer buffer{
-        .address = load_be<std::uint64_t>(&bytes[8]),
-        .rkey = load_be<std::uint32_t>(&bytes[16]),
-        .length = load_be<std::uint32_t>(&bytes[20]),
+        .address = in.u64(),
+        .rkey = in.u32(),
+        .length = in.u32(),
         .use = expected_use,
     };
     if (buffer.length == 0) return std::string("the peer advertised a buffer of length 0");
@@ -67,15 +74,15 @@ std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std
     return buffer;
 }
 
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::byte> bytes,
                                            BufferUse expected_use) {
     auto result = decode_remote_buffer(bytes, expected_use);
     if (auto* reason = std::get_if<std::string>(&result)) fail(*reason);
     return std::get<RemoteBuffer>(result);
 }
 
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
-                                           BufferUse expected_use, std::size_t needed) {
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::byte> bytes, BufferUse expected_use,
+                                           std::size_t needed) {
     RemoteBuffer buffer = decode_remote_buffer_or_throw(bytes, expected_use);
     if (needed > buffer.length) {
         const char* verb = expected_use == BufferUse::kReadSource ? "read" : "write";
@@ -83,14 +90,6 @@ RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
                          buffer.length, verb, needed, buffer.length));
     }
     return buffer;
-}
-
-void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value) {
-    store_be(out.data(), value);
-}
-
-std::uint32_t load_be32(std::span<const std::uint8_t, 4> in) {
-    return load_be<std::uint32_t>(in.data());
 }
 
 }  // namespace rdmalab

@@ -1,9 +1,8 @@
 // Connecting a QP without rdma_cm: see qp_bringup.hpp (lessons/qp-state-machine teaches it).
 #include "rdmalab/qp_bringup.hpp"
-#include "rdmalab/byte_order.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
-#include "rdmalab/private_data.hpp"
 
 #include <fmt/core.h>
 
@@ -31,7 +30,7 @@ void add_qp_options(CommandLine& cli, QpOptions& options) {
 
 namespace {
 
-constexpr std::array<std::uint8_t, 4> kMagic = {'R', 'D', 'Q', 'P'};
+constexpr std::uint32_t kMagic = 0x52445150;  // "RDQP"
 constexpr std::uint8_t kVersion = 1;
 constexpr std::uint32_t kMax24Bits = 0xFFFFFF;
 
@@ -51,62 +50,72 @@ const char* qp_type_name(unsigned type) {
 
 QpEndpointWire encode_qp_endpoint(const QpEndpoint& endpoint) {
     QpEndpointWire wire{};
-    std::copy(kMagic.begin(), kMagic.end(), wire.begin());
-    wire[4] = kVersion;
-    wire[5] = static_cast<std::uint8_t>(endpoint.qp_type);
-    wire[6] = endpoint.link_layer;
-    wire[7] = static_cast<std::uint8_t>(endpoint.active_mtu);
-    store_be(&wire[8], endpoint.qpn);
-    store_be(&wire[12], endpoint.psn);
-    store_be(&wire[16], endpoint.lid);
-    std::copy(std::begin(endpoint.gid.raw), std::end(endpoint.gid.raw),
-              &wire[20]);  // already network order
-    store_be(&wire[36], endpoint.address);
-    store_be(&wire[44], endpoint.rkey);
-    store_be(&wire[48], endpoint.length);
+    ByteWriter out(wire, "the endpoint record");
+    out.u32(kMagic);
+    out.u8(kVersion);
+    out.u8(static_cast<std::uint8_t>(endpoint.qp_type));
+    out.u8(endpoint.link_layer);
+    out.u8(static_cast<std::uint8_t>(endpoint.active_mtu));
+    out.u32(endpoint.qpn);
+    out.u32(endpoint.psn);
+    out.u16(endpoint.lid);
+    out.zeros(2);                                           // reserved
+    out.bytes(std::as_bytes(std::span(endpoint.gid.raw)));  // already network order
+    out.u64(endpoint.address);
+    out.u32(endpoint.rkey);
+    out.u32(endpoint.length);
+    out.expect_end();
     return wire;
 }
 
-std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::uint8_t> bytes,
+std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::byte> bytes,
                                                          ibv_qp_type expected_type,
                                                          PeerBuffer expected_buffer) {
     if (bytes.size() != kQpEndpointWireSize)
         return fmt::format("endpoint record has {} bytes, expected {}", bytes.size(),
                            kQpEndpointWireSize);
-    if (!std::equal(kMagic.begin(), kMagic.end(), bytes.begin()))
+    ByteReader in(bytes, "the peer's endpoint record");
+    if (in.u32() != kMagic)
         return std::string("the peer's endpoint record is not an rdmalab QP record (bad magic)");
-    if (bytes[4] != kVersion)
-        return fmt::format("the peer's endpoint record has version {}, expected {}", bytes[4],
+    if (const std::uint8_t version = in.u8(); version != kVersion)
+        return fmt::format("the peer's endpoint record has version {}, expected {}", version,
                            kVersion);
-    if (bytes[5] != static_cast<std::uint8_t>(expected_type))
+    if (const std::uint8_t type = in.u8(); type != static_cast<std::uint8_t>(expected_type))
         return fmt::format(
             "the peer's QP is {} (type {}), this one is {}: run the same lesson on both sides",
-            qp_type_name(bytes[5]), bytes[5], qp_type_name(expected_type));
-    if (bytes[6] != IBV_LINK_LAYER_INFINIBAND && bytes[6] != IBV_LINK_LAYER_ETHERNET)
+            qp_type_name(type), type, qp_type_name(expected_type));
+    const std::uint8_t link_layer = in.u8();
+    if (link_layer != IBV_LINK_LAYER_INFINIBAND && link_layer != IBV_LINK_LAYER_ETHERNET)
         return fmt::format("the peer's link layer {} is neither InfiniBand (1) nor Ethernet (2)",
-                           bytes[6]);
-    if (bytes[7] < IBV_MTU_256 || bytes[7] > IBV_MTU_4096)
-        return fmt::format("the peer's MTU code {} is not an ibv_mtu (1..5)", bytes[7]);
+                           link_layer);
+    const std::uint8_t mtu = in.u8();
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+        return fmt::format("the peer's MTU code {} is not an ibv_mtu (1..5)", mtu);
+    const std::uint32_t qpn = in.u32();
+    const std::uint32_t psn = in.u32();
+    const std::uint16_t lid = in.u16();
+    const std::uint16_t reserved = in.u16();
+    ibv_gid gid{};
+    std::ranges::copy(in.bytes(16), std::as_writable_bytes(std::span(gid.raw)).begin());
+    // Braced initializers are evaluated in order: the last fields are read as they are laid out.
     QpEndpoint endpoint{
         .qp_type = expected_type,
-        .link_layer = bytes[6],
-        .active_mtu = static_cast<ibv_mtu>(bytes[7]),
-        .qpn = load_be<std::uint32_t>(&bytes[8]),
-        .psn = load_be<std::uint32_t>(&bytes[12]),
-        .lid = load_be<std::uint16_t>(&bytes[16]),
-        .gid = {},
-        .address = load_be<std::uint64_t>(&bytes[36]),
-        .rkey = load_be<std::uint32_t>(&bytes[44]),
-        .length = load_be<std::uint32_t>(&bytes[48]),
+        .link_layer = link_layer,
+        .active_mtu = static_cast<ibv_mtu>(mtu),
+        .qpn = qpn,
+        .psn = psn,
+        .lid = lid,
+        .gid = gid,
+        .address = in.u64(),
+        .rkey = in.u32(),
+        .length = in.u32(),
     };
-    std::copy(&bytes[20], &bytes[36], std::begin(endpoint.gid.raw));
     // QP numbers and PSNs are 24-bit fields in every packet header; 0 and 1 are the special QPs.
     if (endpoint.qpn > kMax24Bits || endpoint.qpn < 2)
         return fmt::format("the peer's QPN {:#x} is not a QP number (2..0xffffff)", endpoint.qpn);
     if (endpoint.psn > kMax24Bits)
         return fmt::format("the peer's PSN {:#x} does not fit in 24 bits", endpoint.psn);
-    if (bytes[18] != 0 || bytes[19] != 0)
-        return std::string("the peer's endpoint record has non-zero reserved bytes");
+    if (reserved != 0) return std::string("the peer's endpoint record has non-zero reserved bytes");
     if (expected_buffer == PeerBuffer::kNone) {
         if (endpoint.address != 0 || endpoint.rkey != 0 || endpoint.length != 0)
             return std::string("the peer advertised a buffer where none was expected");
@@ -121,8 +130,8 @@ std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::ui
     return endpoint;
 }
 
-QpEndpoint decode_qp_endpoint_or_throw(std::span<const std::uint8_t> bytes,
-                                       ibv_qp_type expected_type, PeerBuffer expected_buffer) {
+QpEndpoint decode_qp_endpoint_or_throw(std::span<const std::byte> bytes, ibv_qp_type expected_type,
+                                       PeerBuffer expected_buffer) {
     auto result = decode_qp_endpoint(bytes, expected_type, expected_buffer);
     if (auto* reason = std::get_if<std::string>(&result)) fail(*reason);
     return std::get<QpEndpoint>(result);
@@ -571,13 +580,13 @@ QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address, s
 // ---- Control words
 
 void send_word(TcpExchange& tcp, std::uint32_t word) {
-    std::array<std::uint8_t, 4> bytes{};
+    std::array<std::byte, 4> bytes{};
     store_be32(bytes, word);
     tcp.send_all(bytes);
 }
 
 std::uint32_t receive_word(TcpExchange& tcp) {
-    std::array<std::uint8_t, 4> bytes{};
+    std::array<std::byte, 4> bytes{};
     tcp.receive_exact(bytes);
     return load_be32(bytes);
 }

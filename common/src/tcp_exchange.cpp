@@ -115,7 +115,7 @@ TcpExchange::~TcpExchange() {
     if (fd_ >= 0) close(fd_);
 }
 
-void TcpExchange::send_all(std::span<const std::uint8_t> bytes) {
+void TcpExchange::send_all(std::span<const std::byte> bytes) {
     while (!bytes.empty()) {
         wait_ready(fd_, POLLOUT, timeout_, "sending to the peer");
         ssize_t sent = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -125,7 +125,7 @@ void TcpExchange::send_all(std::span<const std::uint8_t> bytes) {
     }
 }
 
-void TcpExchange::receive_exact(std::span<std::uint8_t> bytes) {
+void TcpExchange::receive_exact(std::span<std::byte> bytes) {
     const std::size_t wanted = bytes.size();
     while (!bytes.empty()) {
         wait_ready(fd_, POLLIN, timeout_, "waiting for the peer");

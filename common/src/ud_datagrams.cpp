@@ -1,6 +1,7 @@
 // Datagrams, their tally, the GRH area and the port behind an IP address: see ud_datagrams.hpp.
 #include "rdmalab/ud_datagrams.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
 
@@ -18,17 +19,6 @@ namespace {
 constexpr std::uint32_t kDataMagic = 0x52445544;  // "RDUD"
 constexpr std::uint32_t kEndMagic = 0x52445545;   // "RDUE"
 
-void put_be32(std::span<std::byte> out, std::size_t at, std::uint32_t value) {
-    for (std::size_t i = 0; i < 4; ++i) out[at + i] = static_cast<std::byte>(value >> (24 - 8 * i));
-}
-
-std::uint32_t get_be32(std::span<const std::byte> in, std::size_t at) {
-    std::uint32_t value = 0;
-    for (std::size_t i = 0; i < 4; ++i)
-        value = (value << 8) | std::to_integer<std::uint32_t>(in[at + i]);
-    return value;
-}
-
 // Different for every datagram, so a stale or misdelivered buffer fails the check.
 std::uint64_t datagram_seed(const Datagram& datagram) {
     return (std::uint64_t{datagram.kind == DatagramKind::kEnd ? 2u : 1u} << 32) | datagram.sequence;
@@ -40,10 +30,11 @@ void write_datagram(std::span<std::byte> message, const Datagram& datagram) {
     if (message.size() < kDatagramHeaderBytes)
         fail(fmt::format("a datagram needs at least {} bytes, not {}", kDatagramHeaderBytes,
                          message.size()));
-    put_be32(message, 0, datagram.kind == DatagramKind::kEnd ? kEndMagic : kDataMagic);
-    put_be32(message, 4, datagram.sequence);
-    put_be32(message, 8, datagram.count);
-    put_be32(message, 12, static_cast<std::uint32_t>(message.size()));
+    ByteWriter header(message.first(kDatagramHeaderBytes), "the datagram header");
+    header.u32(datagram.kind == DatagramKind::kEnd ? kEndMagic : kDataMagic);
+    header.u32(datagram.sequence);
+    header.u32(datagram.count);
+    header.u32(static_cast<std::uint32_t>(message.size()));
     fill_pattern(message.subspan(kDatagramHeaderBytes), datagram_seed(datagram));
 }
 
@@ -51,13 +42,14 @@ std::variant<Datagram, std::string> read_datagram(std::span<const std::byte> pay
     if (payload.size() < kDatagramHeaderBytes)
         return fmt::format("{} bytes is shorter than a datagram header ({} bytes)", payload.size(),
                            kDatagramHeaderBytes);
-    const std::uint32_t magic = get_be32(payload, 0);
+    ByteReader header(payload.first(kDatagramHeaderBytes), "the datagram header");
+    const std::uint32_t magic = header.u32();
     if (magic != kDataMagic && magic != kEndMagic)
         return fmt::format("not a datagram of this lesson (magic {:#010x})", magic);
     Datagram datagram{.kind = magic == kEndMagic ? DatagramKind::kEnd : DatagramKind::kData,
-                      .sequence = get_be32(payload, 4),
-                      .count = get_be32(payload, 8)};
-    const std::uint32_t length = get_be32(payload, 12);
+                      .sequence = header.u32(),
+                      .count = header.u32()};
+    const std::uint32_t length = header.u32();
     if (length != payload.size())
         return fmt::format("the header says {} bytes but {} arrived", length, payload.size());
     if (datagram.count == 0 || datagram.count > kMaxDatagramCount)

@@ -1,9 +1,9 @@
 // Verified rounds: see verified_rounds.hpp.
 #include "rdmalab/verified_rounds.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 
 #include <fmt/core.h>
 

@@ -1,6 +1,7 @@
 // Lesson: atomics — remote fetch-and-add and compare-and-swap: several clients count on one server
 // word, then share a second word under a spin lock built from CAS. Run: atomics server
 // [--clients N] [-n ITERS] | atomics client ADDR [-n ITERS] (once per client, all at once)
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -78,7 +79,7 @@ int run_server(const AtomicsOptions& options) {
     check_ptr(shared_mr.get(), "ibv_reg_mr(lock-protected word)");
     // #endregion register-atomic-words
     // The "go" message that starts every client at once, so they really compete.
-    std::array<std::uint8_t, 4> go{};
+    std::array<std::byte, 4> go{};
     store_be32(go, options.clients);
     MemoryRegion go_mr{ibv_reg_mr(pd.get(), go.data(), go.size(), 0)};
     check_ptr(go_mr.get(), "ibv_reg_mr(go)");
@@ -107,10 +108,12 @@ int run_server(const AtomicsOptions& options) {
                              ibv_get_device_name(client.context()->device),
                              ibv_get_device_name(pd->context->device)));
         client.create_queues({.send = 1, .recv = 1, .completions = 2, .shared_pd = pd.get()});
-        std::array<std::uint8_t, kGreetingSize> greeting{};
-        std::copy(atomic_ad.begin(), atomic_ad.end(), greeting.begin());
-        std::copy(shared_ad.begin(), shared_ad.end(), greeting.begin() + kRemoteBufferWireSize);
-        store_be32(std::span<std::uint8_t, 4>(greeting.data() + 2 * kRemoteBufferWireSize, 4), id);
+        std::array<std::byte, kGreetingSize> greeting{};
+        ByteWriter out(greeting, "the greeting");
+        out.bytes(atomic_ad);
+        out.bytes(shared_ad);
+        out.u32(id);
+        out.expect_end();
         client.accept(greeting);
         fmt::print("server: client {} of {} connected over {}\n", id, options.clients,
                    client.path_description());
@@ -180,7 +183,7 @@ int run_client(const AtomicsOptions& options) {
         ibv_reg_mr(connection.pd(), local_word.data(), local_word.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(local_mr.get(), "ibv_reg_mr(local word)");
     auto* local = reinterpret_cast<std::uint64_t*>(local_word.data());
-    std::array<std::uint8_t, 4> go{};
+    std::array<std::byte, 4> go{};
     MemoryRegion go_mr{ibv_reg_mr(connection.pd(), go.data(), go.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(go_mr.get(), "ibv_reg_mr(go)");
     ibv_sge go_sge{.addr = reinterpret_cast<std::uintptr_t>(go.data()),
@@ -195,12 +198,12 @@ int run_client(const AtomicsOptions& options) {
     if (greeting.size() < kGreetingSize)
         fail(fmt::format("the server's private data has {} bytes, expected {}", greeting.size(),
                          kGreetingSize));
-    std::span<const std::uint8_t> bytes(greeting);
+    ByteReader in(greeting, "the server's greeting");  // what follows it is the CM's padding
     RemoteBuffer atomics =
-        decode_remote_buffer_or_throw(bytes.first(kRemoteBufferWireSize), BufferUse::kAtomicTarget);
-    RemoteBuffer shared = decode_remote_buffer_or_throw(
-        bytes.subspan(kRemoteBufferWireSize, kRemoteBufferWireSize), BufferUse::kWriteTarget);
-    const std::uint32_t id = load_be32(bytes.subspan<2 * kRemoteBufferWireSize, 4>());
+        decode_remote_buffer_or_throw(in.bytes(kRemoteBufferWireSize), BufferUse::kAtomicTarget);
+    RemoteBuffer shared =
+        decode_remote_buffer_or_throw(in.bytes(kRemoteBufferWireSize), BufferUse::kWriteTarget);
+    const std::uint32_t id = in.u32();
     if (atomics.length < kAtomicWords * sizeof(std::uint64_t) ||
         atomics.address % sizeof(std::uint64_t) != 0)
         fail(fmt::format(

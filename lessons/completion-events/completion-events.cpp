@@ -1,6 +1,7 @@
 // Lesson: completion-events — busy polling vs. sleeping on a completion channel, measured as the
 // OpenFabrics slides do: ping-pong round-trip time and CPU time of both sides, in four modes.
 // Run: completion-events server | completion-events client ADDR [-n ITERS] [--mode MODE] [-s SIZE]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -74,36 +75,29 @@ struct Header {
     std::uint32_t a = 0, b = 0, c = 0, d = 0;
 };
 
-void put_word(std::byte* at, std::uint32_t value) {
-    store_be32(std::span<std::uint8_t, 4>(reinterpret_cast<std::uint8_t*>(at), 4), value);
+void write_header(std::span<std::byte> message, const Header& header) {
+    ByteWriter out(message, "the message header");
+    out.u32(static_cast<std::uint32_t>(header.kind));
+    out.u32(header.a);
+    out.u32(header.b);
+    out.u32(header.c);
+    out.u32(header.d);
 }
-std::uint32_t get_word(const std::byte* at) {
-    return load_be32(
-        std::span<const std::uint8_t, 4>(reinterpret_cast<const std::uint8_t*>(at), 4));
-}
-
-void write_header(std::span<std::byte> out, const Header& header) {
-    put_word(out.data(), static_cast<std::uint32_t>(header.kind));
-    put_word(out.data() + 4, header.a);
-    put_word(out.data() + 8, header.b);
-    put_word(out.data() + 12, header.c);
-    put_word(out.data() + 16, header.d);
-}
-Header read_header(std::span<const std::byte> in) {
-    if (in.size() < kHeaderSize)
-        fail(fmt::format("a {}-byte message is too short for a header", in.size()));
-    return {static_cast<Kind>(get_word(in.data())), get_word(in.data() + 4),
-            get_word(in.data() + 8), get_word(in.data() + 12), get_word(in.data() + 16)};
+Header read_header(std::span<const std::byte> message) {
+    if (message.size() < kHeaderSize)
+        fail(fmt::format("a {}-byte message is too short for a header", message.size()));
+    ByteReader in(message, "the peer's message header");
+    // Braced initializers are evaluated in order: the words are read as they are laid out.
+    return {static_cast<Kind>(in.u32()), in.u32(), in.u32(), in.u32(), in.u32()};
 }
 
 void write_ping(std::span<std::byte> message, Kind kind, std::uint32_t sequence) {
     write_header(message, {kind, sequence, 0, 0, 0});
-    put_word(message.data() + message.size() - 4, sequence);
+    store_be32(message.last(4), sequence);
 }
 bool ping_matches(std::span<const std::byte> message, Kind kind, std::uint32_t sequence) {
     Header header = read_header(message);
-    return header.kind == kind && header.a == sequence &&
-           get_word(message.data() + message.size() - 4) == sequence;
+    return header.kind == kind && header.a == sequence && load_be32(message.last(4)) == sequence;
 }
 
 // The CPU time this process has used so far: in user space, and in the kernel on its behalf.

@@ -1,5 +1,6 @@
 // Lesson: devices — list the RDMA devices, their ports, GID tables and the limits later lessons
 // rely on. Run: build/bin/devices [-d DEVICE]   (in the lab: ./rdmalab lab -- build/bin/devices)
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/verbs.hpp"
@@ -84,7 +85,7 @@ void describe_device(ibv_device* device, int highlight_gid) {
     const ibv_device_attr& limits = attributes.orig_attr;
     fmt::print("{}: transport {}, node GUID {:016x}, firmware '{}', {} port(s)\n",
                ibv_get_device_name(device), ibv_node_type_str(device->node_type),
-               be64toh(ibv_get_device_guid(device)), limits.fw_ver, limits.phys_port_cnt);
+               from_be64(ibv_get_device_guid(device)), limits.fw_ver, limits.phys_port_cnt);
     fmt::print(
         "  queue pairs:   max_qp {}, max_qp_wr {}, max_sge {}, max_cqe {}, max_srq {} (max_srq_wr "
         "{})\n",

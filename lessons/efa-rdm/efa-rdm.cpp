@@ -1,6 +1,7 @@
 // Lesson: efa-rdm — SEND, RMA WRITE and RMA READ through libfabric's reliable datagram (RDM)
 // endpoint, the interface AWS EFA programs use: no connections; peers are address-vector entries.
 // Run: efa-rdm server [--provider tcp|shm|efa] | efa-rdm client 127.0.0.1 [--provider P] [-s SIZE]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/efa_rdm_exchange.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -314,8 +315,7 @@ FabricHello our_hello(const RdmEndpoint& endpoint) {
 }
 
 // "fi_sockaddr_in://127.0.0.1:41234", "fi_shm://4242", "fi_addr_efa://[fe80::…]:1:…".
-std::string printable_address(const RdmEndpoint& endpoint,
-                              const std::vector<std::uint8_t>& address) {
+std::string printable_address(const RdmEndpoint& endpoint, const std::vector<std::byte>& address) {
     char text[256] = {};
     size_t length = sizeof text;
     fi_av_straddr(endpoint.av.get(), address.data(), text, &length);
@@ -333,7 +333,7 @@ fi_addr_t insert_peer(const RdmEndpoint& endpoint, const FabricHello& peer, std:
                         "give both sides the same --provider",
                         who, peer.provider, peer.address_format, info.fabric_attr->prov_name,
                         info.addr_format));
-    if (info.addr_format == FI_ADDR_STR && peer.address.back() != 0)
+    if (info.addr_format == FI_ADDR_STR && peer.address.back() != std::byte{0})
         fail(fmt::format("the {}'s address is not a terminated string", who));
     fi_addr_t address = FI_ADDR_NOTAVAIL;
     int inserted = fi_av_insert(endpoint.av.get(), peer.address.data(), 1, &address, 0, nullptr);
@@ -424,9 +424,10 @@ int run_server(const RdmOptions& options) {
     }
 
     // The client's claims are checked against what arrived before they are used.
-    const std::uint64_t sent = load_be64(done.memory.data());
-    const std::uint64_t written = load_be64(done.memory.data() + 8);
-    const std::uint64_t read = load_be64(done.memory.data() + 16);
+    ByteReader claims(done.memory.bytes(), "the client's done message");
+    const std::uint64_t sent = claims.u64();
+    const std::uint64_t written = claims.u64();
+    const std::uint64_t read = claims.u64();
     if (sent != message_length)
         fail(fmt::format("the client says it sent {} bytes, {} arrived", sent, message_length));
     if (written == 0 || written > write_target.memory.size())
@@ -456,8 +457,9 @@ int run_server(const RdmOptions& options) {
     }
 
     // The verdict goes back as a SEND to the client's address-vector entry.
-    store_be64(verdict.memory.data(), message_ok ? message_length : 0);
-    store_be64(verdict.memory.data() + 8, write_ok ? written : 0);
+    ByteWriter answer(verdict.memory.bytes(), "the verdict");
+    answer.u64(message_ok ? message_length : 0);
+    answer.u64(write_ok ? written : 0);
     Operation verdict_sent{.name = "sending the verdict"};
     post(cq, timeout, "fi_send(verdict)", [&] {
         return fi_send(ep, verdict.memory.data(), kVerdictSize, verdict.descriptor(),
@@ -555,9 +557,10 @@ int run_client(const RdmOptions& options) {
     // #endregion fi-send-write-read
 
     // 4. "done", then the server's verdict (their completions may come in either order).
-    store_be64(done.memory.data(), options.size);
-    store_be64(done.memory.data() + 8, options.size);
-    store_be64(done.memory.data() + 16, mismatch ? 0 : options.size);
+    ByteWriter claims(done.memory.bytes(), "the done message");
+    claims.u64(options.size);
+    claims.u64(options.size);
+    claims.u64(mismatch ? 0 : options.size);
     Operation done_sent{.name = "fi_send(done)"};
     post(cq, timeout, "fi_send(done)", [&] {
         return fi_send(ep, done.memory.data(), kDoneSize, done.descriptor(), server_address,
@@ -576,8 +579,9 @@ int run_client(const RdmOptions& options) {
                              completion.length));
         }
     }
-    const std::uint64_t send_verified = load_be64(verdict.memory.data());
-    const std::uint64_t write_verified = load_be64(verdict.memory.data() + 8);
+    ByteReader answer(verdict.memory.bytes(), "the server's verdict");
+    const std::uint64_t send_verified = answer.u64();
+    const std::uint64_t write_verified = answer.u64();
     if (send_verified != options.size || write_verified != options.size)
         fail(fmt::format("the server verified {} bytes of our SEND and {} of our WRITE, not {}",
                          send_verified, write_verified, options.size));

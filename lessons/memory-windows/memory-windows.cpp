@@ -10,6 +10,7 @@
 //   2. rights: a READ-only window; the client reads it (verified), then tries to write: refused.
 //   3. revoke: the client reads (verified); the server invalidates the window (LOCAL_INV); the
 //              client's next read with the old rkey is refused.
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -59,8 +60,8 @@ struct Endpoint {
     std::vector<ibv_wc> early{};  // completions that came before the one being waited for
 };
 
-std::span<std::uint8_t> slot(Buffer& buffer, std::size_t index) {
-    return {reinterpret_cast<std::uint8_t*>(buffer.data()) + index * kSlotBytes, kSlotBytes};
+std::span<std::byte> slot(Buffer& buffer, std::size_t index) {
+    return buffer.bytes().subspan(index * kSlotBytes, kSlotBytes);
 }
 
 void prepare_control(Endpoint& endpoint) {
@@ -123,12 +124,12 @@ void send_control(Endpoint& endpoint, std::size_t length, std::string_view what)
 }
 
 void send_word(Endpoint& endpoint, Word word) {
-    store_be32(slot(endpoint.send_slot, 0).first<4>(), word);
+    store_be32(slot(endpoint.send_slot, 0).first(4), word);
     send_control(endpoint, 4, "a control word");
 }
 
 // Receives the next control message and returns its bytes (validated by the caller).
-std::span<const std::uint8_t> receive_control(Endpoint& endpoint, std::string_view what) {
+std::span<const std::byte> receive_control(Endpoint& endpoint, std::string_view what) {
     ibv_wc wc = expect_completion(endpoint, IBV_WC_RECV, what);
     if (wc.wr_id >= kReceiveSlots) fail(fmt::format("{}: unknown receive {}", what, wc.wr_id));
     // byte_len ≤ the slot: a longer message would have failed the receive.
@@ -137,7 +138,7 @@ std::span<const std::uint8_t> receive_control(Endpoint& endpoint, std::string_vi
 
 void expect_word(Endpoint& endpoint, Word expected, std::string_view what) {
     auto bytes = receive_control(endpoint, what);
-    if (bytes.size() != 4 || load_be32(bytes.first<4>()) != expected)
+    if (bytes.size() != 4 || load_be32(bytes) != expected)
         fail(fmt::format("expected {} ({} bytes arrived)", what, bytes.size()));
 }
 

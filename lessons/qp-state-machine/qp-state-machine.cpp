@@ -1,10 +1,10 @@
 // Lesson: qp-state-machine — an RC connection made by hand, without rdma_cm: QPN, PSN and GID
 // swapped over TCP, then RESET→INIT→RTR→RTS with ibv_modify_qp; an RDMA WRITE proves it.
 // Run: qp-state-machine server [-s SIZE] | qp-state-machine client ADDR [-s SIZE] [--gid-index N]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
@@ -94,7 +94,7 @@ int run(const QpOptions& options) {
     MemoryRegion data_mr{
         ibv_reg_mr(pd.get(), data.data(), data.size(), static_cast<int>(data_access))};
     check_ptr(data_mr.get(), "ibv_reg_mr(data)");
-    std::array<std::uint8_t, 4> done{};  // the client's "done" message: bytes written, big-endian
+    std::array<std::byte, 4> done{};  // the client's "done" message: bytes written, big-endian
     MemoryRegion done_mr{ibv_reg_mr(pd.get(), done.data(), done.size(),
                                     options.server ? IBV_ACCESS_LOCAL_WRITE : 0)};
     check_ptr(done_mr.get(), "ibv_reg_mr(done)");

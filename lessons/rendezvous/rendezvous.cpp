@@ -2,6 +2,7 @@
 // length}, the server RDMA-READs the data and answers FIN; (b) a ring of slots the client fills
 // with RDMA WRITE and the server consumes by polling, with credits flowing back.
 // Run: rendezvous server [-s MAX] [--slots S] | rendezvous client ADDR [-s SIZE] [-n MSGS]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -9,7 +10,6 @@
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <endian.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,7 +17,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -44,32 +43,34 @@ constexpr std::uint32_t kMaxRingMessages = 1'000'000;
 constexpr std::size_t kSlotBytes = 64;
 constexpr std::size_t kSlotPayload = kSlotBytes - sizeof(std::uint64_t);
 
-// Control messages, client → server, 32 bytes: a tag, a buffer advertisement (the codec's wire
-// format), a count. Server → client: "FIN" and the number of bytes verified.
+// Control messages, client → server, 32 bytes: a tag, a buffer advertisement (private_data.hpp's
+// wire format), a count. Server → client, 8 bytes: "FIN\0" and the number of bytes verified.
+// Big-endian (codec.hpp), so the tags read as their letters on the wire.
 constexpr std::size_t kControlBytes = 4 + kRemoteBufferWireSize + 4;
 constexpr std::size_t kFinBytes = 8;
-using Tag = std::array<std::uint8_t, 4>;
-constexpr Tag kRendezvousTag = {'R', 'N', 'D', 'V'};  // read my buffer (kReadSource)
-constexpr Tag kRingTag = {'R', 'I', 'N', 'G'};  // here is my credit word (kWriteTarget), count
-constexpr Tag kDoneTag = {'D', 'O', 'N', 'E'};
-constexpr Tag kFinTag = {'F', 'I', 'N', 0};
+constexpr std::uint32_t kRendezvousTag = 0x524e4456;  // "RNDV": read my buffer (kReadSource)
+constexpr std::uint32_t kRingTag = 0x52494e47;  // "RING": my credit word (kWriteTarget), a count
+constexpr std::uint32_t kDoneTag = 0x444f4e45;  // "DONE"
+constexpr std::uint32_t kFinTag = 0x46494e00;   // "FIN\0"
 
-using ControlMessage = std::array<std::uint8_t, kControlBytes>;
+using ControlMessage = std::array<std::byte, kControlBytes>;
+using FinMessage = std::array<std::byte, kFinBytes>;
 
-ControlMessage make_control(const Tag& tag, const RemoteBuffer& buffer, std::uint32_t count) {
+ControlMessage make_control(std::uint32_t tag, const RemoteBuffer& buffer, std::uint32_t count) {
     ControlMessage message{};
-    std::copy(tag.begin(), tag.end(), message.begin());
-    auto wire = encode_remote_buffer(buffer);
-    std::copy(wire.begin(), wire.end(), message.begin() + 4);
-    store_be32(std::span<std::uint8_t, 4>(message.data() + 4 + kRemoteBufferWireSize, 4), count);
+    ByteWriter out(message, "the control message");
+    out.u32(tag);
+    out.bytes(encode_remote_buffer(buffer));
+    out.u32(count);
+    out.expect_end();
     return message;
 }
 
-// An 8-byte word that the peer's NIC writes while this CPU polls it: load with acquire ordering,
-// so what we read after seeing a new value is not older than the value itself.
-std::uint64_t load_be64(std::byte* word) {
-    return be64toh(std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word))
-                       .load(std::memory_order_acquire));
+// An 8-byte big-endian word that the peer's NIC writes while this CPU polls it: load with acquire
+// ordering, so what we read after seeing a new value is not older than the value itself.
+std::uint64_t load_acquire(std::byte* word) {
+    return from_be64(std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word))
+                         .load(std::memory_order_acquire));
 }
 
 std::chrono::steady_clock::time_point deadline_after(double seconds) {
@@ -125,7 +126,7 @@ class Server {
 
     // #region rendezvous-read
     // (a) The client's buffer, advertised in a SEND: validate, RDMA READ it, verify, FIN.
-    bool serve_rendezvous(std::span<const std::uint8_t> advertisement) {
+    bool serve_rendezvous(std::span<const std::byte> advertisement) {
         RemoteBuffer source = decode_remote_buffer_or_throw(advertisement, BufferUse::kReadSource);
         if (source.length > options_.size)
             fail(fmt::format("the client offers {} bytes; this server accepts at most {} (-s)",
@@ -160,9 +161,10 @@ class Server {
             source.length, source.address, source.rkey);
 
         // FIN: until it arrives the client must keep its buffer registered and unchanged.
-        std::array<std::uint8_t, kFinBytes> fin{};
-        std::copy(kFinTag.begin(), kFinTag.end(), fin.begin());
-        store_be32(std::span<std::uint8_t, 4>(fin.data() + 4, 4), source.length);
+        FinMessage fin{};
+        ByteWriter out(fin, "the FIN message");
+        out.u32(kFinTag);
+        out.u32(source.length);
         MemoryRegion fin_mr{ibv_reg_mr(connection_.pd(), fin.data(), fin.size(), 0)};
         check_ptr(fin_mr.get(), "ibv_reg_mr(FIN)");
         ibv_sge fin_sge{.addr = reinterpret_cast<std::uintptr_t>(fin.data()),
@@ -181,7 +183,7 @@ class Server {
 
     // (b) Consume `count` messages from the ring, in order, returning credits to the client's
     // credit word with RDMA WRITE every half ring.
-    bool consume_ring(std::span<const std::uint8_t> credit_advertisement, std::uint32_t count) {
+    bool consume_ring(std::span<const std::byte> credit_advertisement, std::uint32_t count) {
         RemoteBuffer credit =
             decode_remote_buffer_or_throw(credit_advertisement, BufferUse::kWriteTarget);
         if (credit.length < sizeof(std::uint64_t) || credit.address % sizeof(std::uint64_t) != 0)
@@ -215,7 +217,7 @@ class Server {
             const auto deadline = deadline_after(options_.timeout_s);
             std::uint64_t spins = 0;
             for (;;) {
-                const std::uint64_t sequence = load_be64(sequence_word);
+                const std::uint64_t sequence = load_acquire(sequence_word);
                 if (sequence == expected) break;
                 if (sequence != previous) return order_broken(i, sequence);
                 if (std::chrono::steady_clock::now() > deadline)
@@ -228,7 +230,7 @@ class Server {
                 std::this_thread::sleep_for(std::chrono::microseconds(options_.consume_delay_us));
             auto mismatch = find_pattern_mismatch({slot, kSlotPayload}, kRingSeed + i);
             // Still message i? A producer that ignores credits may have overwritten it meanwhile.
-            if (const std::uint64_t sequence = load_be64(sequence_word); sequence != expected)
+            if (const std::uint64_t sequence = load_acquire(sequence_word); sequence != expected)
                 return order_broken(i, sequence);
             if (mismatch) {
                 fmt::print("server: data check FAILED: ring message {} differs at byte {}\n", i,
@@ -239,8 +241,7 @@ class Server {
             // Credits: tell the producer how many messages are consumed, so it may reuse slots.
             const std::uint32_t consumed = i + 1;
             if (consumed % batch == 0 || consumed == count) {
-                const std::uint64_t wire = htobe64(consumed);
-                std::memcpy(consumed_word.data(), &wire, sizeof wire);
+                store_be64(consumed_word.bytes(), consumed);
                 ibv_send_wr write{};
                 write.sg_list = &sge;
                 write.num_sge = 1;
@@ -330,10 +331,10 @@ int run_server(const RendezvousOptions& options) {
         // Copied, so the receive can be posted again at once.
         const ControlMessage message = control;
         check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
-        const Tag tag = {message[0], message[1], message[2], message[3]};
-        std::span<const std::uint8_t> buffer(message.data() + 4, kRemoteBufferWireSize);
-        const std::uint32_t count = load_be32(
-            std::span<const std::uint8_t, 4>(message.data() + 4 + kRemoteBufferWireSize, 4));
+        ByteReader in(message, "the client's control message");
+        const std::uint32_t tag = in.u32();
+        const std::span<const std::byte> buffer = in.bytes(kRemoteBufferWireSize);
+        const std::uint32_t count = in.u32();
         bool verified = true;
         if (tag == kRendezvousTag)
             verified = server.serve_rendezvous(buffer);
@@ -342,8 +343,7 @@ int run_server(const RendezvousOptions& options) {
         else if (tag == kDoneTag)
             break;
         else
-            fail(fmt::format("unknown control message tag {:#04x} {:#04x} {:#04x} {:#04x}", tag[0],
-                             tag[1], tag[2], tag[3]));
+            fail(fmt::format("unknown control message tag {:#010x}", tag));
         if (!verified) return 1;
     }
     connection.wait_for_disconnect();
@@ -368,7 +368,7 @@ struct ClientParts {
     const RendezvousOptions& options;
     ibv_sge control_sge;
     ControlMessage& control;
-    std::array<std::uint8_t, kFinBytes>& fin;
+    FinMessage& fin;
 };
 
 void send_control(ClientParts& client, const ControlMessage& message) {
@@ -405,10 +405,10 @@ void rendezvous(ClientParts& client) {
     fmt::print("client: rendezvous: offered {} bytes at {:#x}, rkey {:#x}; waiting for FIN\n", size,
                reinterpret_cast<std::uintptr_t>(payload.data()), payload_mr->rkey);
     ibv_wc wc = client.completions.wait_for(IBV_WC_RECV, "the server's FIN");
-    if (wc.byte_len != kFinBytes || !std::equal(kFinTag.begin(), kFinTag.end(), client.fin.begin()))
+    ByteReader fin(client.fin, "the server's FIN");
+    if (wc.byte_len != kFinBytes || fin.u32() != kFinTag)
         fail(fmt::format("expected an {}-byte FIN, got {} bytes", kFinBytes, wc.byte_len));
-    const std::uint32_t verified =
-        load_be32(std::span<const std::uint8_t, 4>(client.fin.data() + 4, 4));
+    const std::uint32_t verified = fin.u32();
     if (verified != size)
         fail(fmt::format("the server's FIN reports {} bytes, {} were offered", verified, size));
     fmt::print(
@@ -444,7 +444,7 @@ std::uint32_t produce_ring(ClientParts& client, const RemoteBuffer& ring) {
     // The consumed count comes from the peer: it may only grow, and never past what we produced.
     std::uint64_t consumed = 0;
     auto read_credits = [&](std::uint64_t produced) {
-        const std::uint64_t value = load_be64(credit_word.data());
+        const std::uint64_t value = load_acquire(credit_word.data());
         if (value < consumed || value > produced)
             fail(fmt::format(
                 "the server reports {} messages consumed; {} were produced, {} reported before",
@@ -476,8 +476,7 @@ std::uint32_t produce_ring(ClientParts& client, const RemoteBuffer& ring) {
             wait_for_credits(i, i + 1 - slots, "waiting for a free ring slot");
         }
         fill_pattern(staging.bytes().first(kSlotPayload), kRingSeed + i);
-        const std::uint64_t sequence = htobe64(std::uint64_t{i} + 1);
-        std::memcpy(staging.data() + kSlotPayload, &sequence, sizeof sequence);
+        store_be64(staging.bytes().subspan(kSlotPayload), std::uint64_t{i} + 1);
         ibv_send_wr write{};
         write.sg_list = &sge;
         write.num_sge = 1;
@@ -507,7 +506,7 @@ int run_client(const RendezvousOptions& options) {
     MemoryRegion control_mr{ibv_reg_mr(connection.pd(), control.data(), control.size(), 0)};
     check_ptr(control_mr.get(), "ibv_reg_mr(control)");
     // The receive for FIN, posted before connecting (only one FIN ever comes).
-    std::array<std::uint8_t, kFinBytes> fin{};
+    FinMessage fin{};
     MemoryRegion fin_mr{
         ibv_reg_mr(connection.pd(), fin.data(), fin.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(fin_mr.get(), "ibv_reg_mr(FIN)");

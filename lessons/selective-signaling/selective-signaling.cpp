@@ -1,6 +1,7 @@
 // Lesson: selective-signaling — a completion for only every Nth WR, and why N must not exceed the
 // send-queue depth (the deadlock, then the cure). Run: selective-signaling server |
 // selective-signaling client ADDR [-n WRITES] [--sq-depth D] [--signal-every N]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -43,26 +44,26 @@ struct Message {
     Kind kind{};
     std::uint32_t writes = 0, size = 0, signal_every = 0, sq_depth = 0, last = 0;
 };
-using MessageWire = std::array<std::uint8_t, 24>;
+using MessageWire = std::array<std::byte, 24>;
 
 MessageWire encode(const Message& m) {
     MessageWire wire{};
-    const std::array<std::uint32_t, 6> words{
-        static_cast<std::uint32_t>(m.kind), m.writes, m.size, m.signal_every, m.sq_depth, m.last};
-    for (std::size_t i = 0; i < words.size(); ++i)
-        store_be32(std::span<std::uint8_t, 4>(wire.data() + 4 * i, 4), words[i]);
+    ByteWriter out(wire, "the control message");
+    for (std::uint32_t word :
+         {static_cast<std::uint32_t>(m.kind), m.writes, m.size, m.signal_every, m.sq_depth, m.last})
+        out.u32(word);
+    out.expect_end();
     return wire;
 }
 Message decode(const MessageWire& wire, std::uint32_t byte_len, Kind expected) {
     if (byte_len != wire.size())
         fail(fmt::format("a control message of {} bytes, expected {}", byte_len, wire.size()));
-    std::array<std::uint32_t, 6> w{};
-    for (std::size_t i = 0; i < w.size(); ++i)
-        w[i] = load_be32(std::span<const std::uint8_t, 4>(wire.data() + 4 * i, 4));
-    if (w[0] != static_cast<std::uint32_t>(expected))
+    ByteReader in(wire, "the peer's control message");
+    if (const std::uint32_t kind = in.u32(); kind != static_cast<std::uint32_t>(expected))
         fail(fmt::format("expected control message kind {}, got {}",
-                         static_cast<std::uint32_t>(expected), w[0]));
-    return {static_cast<Kind>(w[0]), w[1], w[2], w[3], w[4], w[5]};
+                         static_cast<std::uint32_t>(expected), kind));
+    // Braced initializers are evaluated in order: the words are read as they are laid out.
+    return {expected, in.u32(), in.u32(), in.u32(), in.u32(), in.u32()};
 }
 
 // Small registered control messages: one receive slot per message we expect, one to send.

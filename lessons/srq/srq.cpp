@@ -1,11 +1,11 @@
 // Lesson: srq — one Shared Receive Queue feeds the connections of several clients; completions
 // say which connection by QP number, and the SRQ limit event asks for a refill before it runs dry.
 // Run: srq server [--clients N] | srq client ADDR [-n MESSAGES]   (one client per terminal)
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -40,15 +40,6 @@ constexpr auto kLimitEventWait = std::chrono::seconds(2);
 // Client c's message i: distinct for every client and message.
 std::uint64_t message_seed(std::uint32_t client, std::uint32_t index) {
     return std::uint64_t{client} << 32 | index;
-}
-
-std::uint32_t word(std::span<const std::byte> bytes, std::size_t at) {
-    return load_be32(std::span<const std::uint8_t, 4>(
-        reinterpret_cast<const std::uint8_t*>(bytes.data() + at), 4));
-}
-void put_word(std::span<std::byte> bytes, std::size_t at, std::uint32_t value) {
-    store_be32(std::span<std::uint8_t, 4>(reinterpret_cast<std::uint8_t*>(bytes.data() + at), 4),
-               value);
 }
 
 // Server → client, 12 bytes: "go" (your number, how many clients, the largest message the
@@ -152,9 +143,10 @@ void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, st
                   std::uint32_t c) {
     std::span<std::byte> message{shared.outgoing.data() + (client.number - 1) * sizeof(Control),
                                  sizeof(Control)};
-    put_word(message, 0, a);
-    put_word(message, 4, b);
-    put_word(message, 8, c);
+    ByteWriter out(message, "the control message");
+    out.u32(a);
+    out.u32(b);
+    out.u32(c);
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
                 .length = static_cast<std::uint32_t>(message.size()),
                 .lkey = shared.outgoing_mr->lkey};
@@ -251,7 +243,9 @@ int run_server(const SrqOptions& options) {
         if (client.finished || message.size() < kMessageHeader)
             fail(fmt::format("client {}: an unexpected message of {} bytes", client.number,
                              message.size()));
-        const std::uint32_t index = word(message, 0), count = word(message, 4);
+        ByteReader header(message, "the client's message header");
+        const std::uint32_t index = header.u32();
+        const std::uint32_t count = header.u32();
         if (client.received == 0 && (count == 0 || count > kMaxMessages))
             fail(fmt::format("client {} announces {} messages (at most {})", client.number, count,
                              kMaxMessages));
@@ -394,8 +388,10 @@ int run_client(const SrqOptions& options) {
     ibv_wc go_wc = connection.wait_for_completion("the server's go (are all clients connected?)");
     if (go_wc.opcode != IBV_WC_RECV || go_wc.wr_id != 0 || go_wc.byte_len != sizeof(Control))
         fail("expected the server's 12-byte go message");
-    const std::uint32_t number = word(control[0], 0), clients = word(control[0], 4),
-                        largest = word(control[0], 8);
+    ByteReader go(control[0], "the server's go message");
+    const std::uint32_t number = go.u32();
+    const std::uint32_t clients = go.u32();
+    const std::uint32_t largest = go.u32();
     if (number == 0 || number > clients || clients > kMaxClients)
         fail(fmt::format("the server calls us client {} of {}", number, clients));
     if (options.size > largest)
@@ -406,8 +402,9 @@ int run_client(const SrqOptions& options) {
     // Message i: index and count, then the pattern for (our number, i). All posted at once.
     for (std::uint32_t i = 0; i < options.messages; ++i) {
         std::span<std::byte> message{messages.data() + std::size_t{i} * options.size, options.size};
-        put_word(message, 0, i);
-        put_word(message, 4, options.messages);
+        ByteWriter header(message, "the message header");
+        header.u32(i);
+        header.u32(options.messages);
         fill_pattern(message.subspan(kMessageHeader), message_seed(number, i));
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
                     .length = static_cast<std::uint32_t>(message.size()),
@@ -434,9 +431,11 @@ int run_client(const SrqOptions& options) {
             fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
         }
     }
-    const std::uint32_t verified = word(control[1], 4);
+    ByteReader answer(control[1], "the server's verdict");
+    const std::uint32_t answered = answer.u32();  // our number
+    const std::uint32_t verified = answer.u32();
     connection.disconnect();
-    if (word(control[1], 0) != number || verified != options.messages)
+    if (answered != number || verified != options.messages)
         fail(fmt::format("the server verified {} of our {} messages", verified, options.messages));
     fmt::print(
         "client: client {} of {}: sent {} messages; the server verified all {}, taken from its "

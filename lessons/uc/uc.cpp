@@ -1,10 +1,10 @@
 // Lesson: uc — Unreliable Connected: RDMA WRITE and SEND as on RC, but nothing is acknowledged:
 // a SEND that finds no receive is dropped while its sender sees success; and there is no READ.
 // Run: uc server [-s SIZE] [-n COUNT] | uc client ADDR [-s SIZE] [-n COUNT]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
@@ -179,9 +179,9 @@ int run_server(const UcOptions& options) {
                              static_cast<int>(wc.opcode), wc.byte_len));
         if (wc.wr_id < 1 || wc.wr_id > sent + 1)
             fail(fmt::format("completion for unknown receive {}", wc.wr_id));
-        const auto* message = reinterpret_cast<const std::uint8_t*>(slots.data() + options.size +
-                                                                    (wc.wr_id - 1) * kSmall);
-        const std::uint32_t index = load_be32(std::span<const std::uint8_t, 4>(message, 4));
+        const std::span<const std::byte> message =
+            slots.bytes().subspan(options.size + (wc.wr_id - 1) * kSmall, kSmall);
+        const std::uint32_t index = load_be32(message.first(4));
         if (index == kMarker) break;
         if (index >= sent)
             fail(fmt::format("a message claims index {}, but only {} were sent", index, sent));
@@ -212,9 +212,7 @@ int run_client(const UcOptions& options) {
     fill_pattern(source.bytes().subspan(options.size, options.size), kSendSeed);
     std::byte* const small = source.data() + 2 * options.size;
     for (std::uint32_t i = 0; i <= options.unreceived; ++i)
-        store_be32(
-            std::span<std::uint8_t, 4>(reinterpret_cast<std::uint8_t*>(small + i * kSmall), 4),
-            i == options.unreceived ? kMarker : i);
+        store_be32(std::span(small + i * kSmall, 4), i == options.unreceived ? kMarker : i);
     MemoryRegion source_mr{ibv_reg_mr(r.pd.get(), source.data(), source.size(), 0)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
     // Where a READ would land: the local NIC writes it (LOCAL_WRITE).

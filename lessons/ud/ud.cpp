@@ -8,9 +8,9 @@
 // peer sent. Written out, that difference from RC is visible on the page; rdma_cm's UD path
 // (RDMA_PS_UDP, which hands back the same AH attributes and QPN in an event) is in the multicast
 // lesson.
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
-#include "rdmalab/private_data.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"
@@ -22,7 +22,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <thread>
@@ -62,31 +61,46 @@ struct UdEndpoint {
     ibv_mtu active_mtu = IBV_MTU_1024;
 };
 
-// 36 bytes: "RDUH" | version 1 | MTU (ibv_mtu) | 2 reserved | QPN | Q_Key | LID (2) |
+// 36 bytes, big-endian: "RDUH" | version 1 | MTU (ibv_mtu) | 2 reserved | QPN | Q_Key | LID (2) |
 // 2 reserved | GID (16).
-using UdEndpointWire = std::array<std::uint8_t, 36>;
+constexpr std::uint32_t kEndpointMagic = 0x52445548;  // "RDUH"
+constexpr std::uint8_t kEndpointVersion = 1;
+using UdEndpointWire = std::array<std::byte, 36>;
 
 UdEndpointWire encode_endpoint(const UdEndpoint& endpoint) {
-    UdEndpointWire wire{'R', 'D', 'U', 'H', 1, static_cast<std::uint8_t>(endpoint.active_mtu)};
-    store_be32(std::span(wire).subspan<8, 4>(), endpoint.qpn);
-    store_be32(std::span(wire).subspan<12, 4>(), endpoint.qkey);
-    wire[16] = static_cast<std::uint8_t>(endpoint.lid >> 8);
-    wire[17] = static_cast<std::uint8_t>(endpoint.lid);
-    std::memcpy(&wire[20], endpoint.gid.raw, 16);
+    UdEndpointWire wire{};
+    ByteWriter out(wire, "the endpoint record");
+    out.u32(kEndpointMagic);
+    out.u8(kEndpointVersion);
+    out.u8(static_cast<std::uint8_t>(endpoint.active_mtu));
+    out.zeros(2);
+    out.u32(endpoint.qpn);
+    out.u32(endpoint.qkey);
+    out.u16(endpoint.lid);
+    out.zeros(2);
+    out.bytes(std::as_bytes(std::span(endpoint.gid.raw)));
+    out.expect_end();
     return wire;
 }
 
 UdEndpoint decode_endpoint(const UdEndpointWire& wire) {
-    if (std::memcmp(wire.data(), "RDUH", 4) != 0 || wire[4] != 1)
+    ByteReader in(wire, "the peer's endpoint record");
+    const std::uint32_t magic = in.u32();
+    const std::uint8_t version = in.u8();
+    if (magic != kEndpointMagic || version != kEndpointVersion)
         fail("the peer is not a ud lesson of this version (bad magic or version in its endpoint)");
-    if (wire[5] < IBV_MTU_256 || wire[5] > IBV_MTU_4096)
-        fail(fmt::format("the peer's MTU code {} is not an ibv_mtu", wire[5]));
-    UdEndpoint endpoint{.qpn = load_be32(std::span(wire).subspan<8, 4>()),
-                        .qkey = load_be32(std::span(wire).subspan<12, 4>()),
-                        .lid = static_cast<std::uint16_t>(wire[16] << 8 | wire[17]),
+    const std::uint8_t mtu = in.u8();
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+        fail(fmt::format("the peer's MTU code {} is not an ibv_mtu", mtu));
+    in.bytes(2);  // reserved
+    // Braced initializers are evaluated in order: the fields are read as they are laid out.
+    UdEndpoint endpoint{.qpn = in.u32(),
+                        .qkey = in.u32(),
+                        .lid = in.u16(),
                         .gid = {},
-                        .active_mtu = static_cast<ibv_mtu>(wire[5])};
-    std::memcpy(endpoint.gid.raw, &wire[20], 16);
+                        .active_mtu = static_cast<ibv_mtu>(mtu)};
+    in.bytes(2);  // reserved
+    std::ranges::copy(in.bytes(16), std::as_writable_bytes(std::span(endpoint.gid.raw)).begin());
     if (endpoint.qpn == 0 || endpoint.qpn > 0xFFFFFF)
         fail(fmt::format("the peer's QPN {:#x} is not a 24-bit QP number", endpoint.qpn));
     if (endpoint.qkey & 0x80000000u)
@@ -104,21 +118,19 @@ UdEndpoint exchange_endpoints(TcpExchange& tcp, const UdEndpoint& ours) {
 
 // Small control messages over TCP: 32-bit big-endian words.
 void send_words(TcpExchange& tcp, std::initializer_list<std::uint32_t> words) {
-    std::vector<std::uint8_t> bytes;
-    for (std::uint32_t word : words) {
-        bytes.resize(bytes.size() + 4);
-        store_be32(std::span(bytes).last<4>(), word);
-    }
+    std::vector<std::byte> bytes;
+    ByteWriter out(bytes, "the control words");
+    for (std::uint32_t word : words) out.u32(word);
     tcp.send_all(bytes);
 }
 
 template <std::size_t N>
 std::array<std::uint32_t, N> receive_words(TcpExchange& tcp) {
-    std::array<std::uint8_t, 4 * N> bytes{};
+    std::array<std::byte, 4 * N> bytes{};
     tcp.receive_exact(bytes);
+    ByteReader in(bytes, "the peer's control words");
     std::array<std::uint32_t, N> words{};
-    for (std::size_t i = 0; i < N; ++i)
-        words[i] = load_be32(std::span(bytes).subspan(4 * i).template first<4>());
+    for (std::uint32_t& word : words) word = in.u32();
     return words;
 }
 

@@ -1,6 +1,7 @@
 // Lesson: write-imm — RDMA WRITE WITH IMMEDIATE: one-sided data placement that also tells the
 // server, through its receive queue, which part of its buffer was written. Run:
 // write-imm server [-s PART] [-n PARTS] | write-imm client ADDR [-s PART] [-n PARTS]
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/control_word.hpp"
 #include "rdmalab/error.hpp"
@@ -9,7 +10,6 @@
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 
 #include <cstdint>
@@ -87,8 +87,9 @@ int run_server(const WriteImmOptions& options) {
                 "completion {}: expected RECV_RDMA_WITH_IMM, got opcode {}, flags {:#x}", k,
                 static_cast<int>(wc.opcode), wc.wc_flags));
         // imm_data is defined as big-endian (__be32): it travels in the packet as the client's
-        // htonl() made it, so hosts of either byte order read the same number with ntohl().
-        const std::uint32_t part = ntohl(wc.imm_data);
+        // to_be32 (the codec's htonl) made it, so hosts of either byte order read the same number
+        // with from_be32 (its ntohl).
+        const std::uint32_t part = from_be32(wc.imm_data);
         if (part >= options.parts)
             fail(fmt::format("the client's immediate {} is out of range: the buffer has {} parts",
                              part, options.parts));
@@ -161,7 +162,7 @@ int run_client(const WriteImmOptions& options) {
         write.wr.rdma.rkey = remote.rkey;
         // 32 bits of our choosing for the server's receive completion, in network byte order.
         const bool corrupt = options.bad_immediate && k + 1 == options.parts;
-        write.imm_data = htonl(corrupt ? options.parts : part);
+        write.imm_data = to_be32(corrupt ? options.parts : part);
         ibv_send_wr* bad_send = nullptr;
         check_ibv(ibv_post_send(connection.qp(), &write, &bad_send),
                   "ibv_post_send(RDMA_WRITE_WITH_IMM)");

@@ -169,7 +169,8 @@ TEST(BenchConfig, NamesParse) {
 }
 
 TEST(ControlHex, RoundTripAndRefusals) {
-    std::vector<std::uint8_t> bytes{0x00, 0x7f, 0xff, 0x10};
+    std::vector<std::byte> bytes{std::byte{0x00}, std::byte{0x7f}, std::byte{0xff},
+                                 std::byte{0x10}};
     EXPECT_EQ(to_hex(bytes), "007fff10");
     EXPECT_EQ(from_hex("007fff10"), bytes);
     EXPECT_THROW(from_hex("abc"), Error);

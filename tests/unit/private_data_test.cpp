@@ -16,7 +16,7 @@ const RemoteBuffer kSample{.address = 0x00007f1234560000ull,
                            .length = 65536,
                            .use = BufferUse::kWriteTarget};
 
-std::string refusal(std::span<const std::uint8_t> bytes, BufferUse use = BufferUse::kWriteTarget) {
+std::string refusal(std::span<const std::byte> bytes, BufferUse use = BufferUse::kWriteTarget) {
     auto result = decode_remote_buffer(bytes, use);
     auto* reason = std::get_if<std::string>(&result);
     return reason ? *reason : std::string("(accepted)");
@@ -34,17 +34,17 @@ TEST(PrivateData, RoundTrips) {
 
 TEST(PrivateData, IsBigEndianOnTheWire) {
     auto wire = encode_remote_buffer(kSample);
-    EXPECT_EQ(wire[16], 0xab);  // rkey's most significant byte comes first
-    EXPECT_EQ(wire[19], 0x34);
-    EXPECT_EQ(wire[8], 0x00);
-    EXPECT_EQ(wire[10], 0x7f);
+    EXPECT_EQ(wire[16], std::byte{0xab});  // rkey's most significant byte comes first
+    EXPECT_EQ(wire[19], std::byte{0x34});
+    EXPECT_EQ(wire[8], std::byte{0x00});
+    EXPECT_EQ(wire[10], std::byte{0x7f});
 }
 
 TEST(PrivateData, AcceptsZeroPaddingAfterTheRecord) {
     // IB CM delivers the whole private-data field (e.g. 196 bytes for an accept), zero padded.
     auto wire = encode_remote_buffer(kSample);
-    std::vector<std::uint8_t> padded(wire.begin(), wire.end());
-    padded.resize(196, 0);
+    std::vector<std::byte> padded(wire.begin(), wire.end());
+    padded.resize(196, std::byte{0});
     EXPECT_EQ(decode_remote_buffer_or_throw(padded, BufferUse::kWriteTarget).rkey, kSample.rkey);
 }
 
@@ -57,10 +57,10 @@ TEST(PrivateData, RefusesShortInput) {
 TEST(PrivateData, RefusesBadMagicVersionAndUse) {
     auto wire = encode_remote_buffer(kSample);
     auto bad_magic = wire;
-    bad_magic[0] = 'X';
+    bad_magic[0] = std::byte{'X'};
     EXPECT_NE(refusal(bad_magic).find("magic"), std::string::npos);
     auto bad_version = wire;
-    bad_version[4] = 9;
+    bad_version[4] = std::byte{9};
     EXPECT_NE(refusal(bad_version).find("version 9"), std::string::npos);
     EXPECT_NE(refusal(wire, BufferUse::kReadSource).find("expected one for RDMA READ source"),
               std::string::npos);
@@ -77,14 +77,6 @@ TEST(PrivateData, RefusesZeroLengthAndWrapAround) {
 
 TEST(PrivateData, OrThrowThrowsTheReason) {
     EXPECT_THROW(decode_remote_buffer_or_throw({}, BufferUse::kWriteTarget), Error);
-}
-
-TEST(Be32, RoundTripsAndIsBigEndian) {
-    std::array<std::uint8_t, 4> bytes{};
-    store_be32(bytes, 0x01020304u);
-    EXPECT_EQ(bytes[0], 1);
-    EXPECT_EQ(bytes[3], 4);
-    EXPECT_EQ(load_be32(bytes), 0x01020304u);
 }
 
 TEST(PrivateData, OrThrowChecksTheNeededLength) {

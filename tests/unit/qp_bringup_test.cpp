@@ -27,7 +27,7 @@ QpEndpoint sample() {
     return endpoint;
 }
 
-std::string refusal(std::span<const std::uint8_t> bytes, ibv_qp_type type = IBV_QPT_RC,
+std::string refusal(std::span<const std::byte> bytes, ibv_qp_type type = IBV_QPT_RC,
                     PeerBuffer buffer = PeerBuffer::kAdvertised) {
     auto result = decode_qp_endpoint(bytes, type, buffer);
     auto* reason = std::get_if<std::string>(&result);
@@ -74,14 +74,16 @@ TEST(QpEndpoint, HasAFixedBigEndianLayout) {
         0x00,         0x01, 0x00, 0x00,  // length
     };
     ASSERT_EQ(wire.size(), kQpEndpointWireSize);
-    EXPECT_EQ(std::vector<std::uint8_t>(wire.begin(), wire.end()), expected);
+    std::vector<std::uint8_t> actual;
+    for (std::byte b : wire) actual.push_back(std::to_integer<std::uint8_t>(b));
+    EXPECT_EQ(actual, expected);
 }
 
 TEST(QpEndpoint, RefusesAnyOtherSize) {
     const auto wire = encode_qp_endpoint(sample());
     EXPECT_TRUE(mentions(refusal(std::span(wire).first(51)), "51 bytes, expected 52"));
-    std::vector<std::uint8_t> longer(wire.begin(), wire.end());
-    longer.push_back(0);
+    std::vector<std::byte> longer(wire.begin(), wire.end());
+    longer.push_back(std::byte{0});
     EXPECT_TRUE(mentions(refusal(longer), "53 bytes"));
     EXPECT_TRUE(mentions(refusal({}), "0 bytes"));
 }
@@ -89,13 +91,13 @@ TEST(QpEndpoint, RefusesAnyOtherSize) {
 TEST(QpEndpoint, RefusesBadMagicVersionAndReservedBytes) {
     const auto wire = encode_qp_endpoint(sample());
     auto bad = wire;
-    bad[1] = 'X';
+    bad[1] = std::byte{'X'};
     EXPECT_TRUE(mentions(refusal(bad), "magic"));
     bad = wire;
-    bad[4] = 2;
+    bad[4] = std::byte{2};
     EXPECT_TRUE(mentions(refusal(bad), "version 2"));
     bad = wire;
-    bad[19] = 1;
+    bad[19] = std::byte{1};
     EXPECT_TRUE(mentions(refusal(bad), "reserved"));
 }
 
@@ -111,14 +113,14 @@ TEST(QpEndpoint, RefusesAnotherTransport) {
 TEST(QpEndpoint, RefusesUnknownLinkLayerAndMtu) {
     const auto wire = encode_qp_endpoint(sample());
     auto bad = wire;
-    bad[6] = 0;
+    bad[6] = std::byte{0};
     EXPECT_TRUE(mentions(refusal(bad), "link layer"));
     bad = wire;
-    bad[7] = 0;
+    bad[7] = std::byte{0};
     EXPECT_TRUE(mentions(refusal(bad), "MTU code 0"));
-    bad[7] = 6;
+    bad[7] = std::byte{6};
     EXPECT_TRUE(mentions(refusal(bad), "MTU code 6"));
-    bad[7] = IBV_MTU_4096;
+    bad[7] = static_cast<std::byte>(IBV_MTU_4096);
     EXPECT_EQ(refusal(bad), "(accepted)");
 }
 
@@ -159,7 +161,7 @@ TEST(QpEndpoint, RefusesABufferWhereNoneBelongs) {
 
 TEST(QpEndpoint, ThrowsTheReason) {
     auto wire = encode_qp_endpoint(sample());
-    wire[0] = 0;
+    wire[0] = std::byte{0};
     EXPECT_THROW(decode_qp_endpoint_or_throw(wire, IBV_QPT_RC, PeerBuffer::kAdvertised), Error);
 }
 

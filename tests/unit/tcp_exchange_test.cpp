@@ -18,20 +18,20 @@ constexpr std::uint16_t kPort = 18777;
 TEST(TcpExchange, SwapsBytesBothWays) {
     auto server = std::async(std::launch::async, [] {
         auto peer = TcpExchange::accept_one(kPort, "127.0.0.1", 5000ms);
-        std::array<std::uint8_t, 3> in{};
+        std::array<std::byte, 3> in{};
         peer.receive_exact(in);
-        std::array<std::uint8_t, 3> out{in[2], in[1], in[0]};
+        std::array<std::byte, 3> out{in[2], in[1], in[0]};
         peer.send_all(out);
         return in;
     });
     std::this_thread::sleep_for(100ms);
     auto client = TcpExchange::connect_to("127.0.0.1", kPort, 5000ms);
-    std::array<std::uint8_t, 3> sent{1, 2, 3};
+    std::array<std::byte, 3> sent{std::byte{1}, std::byte{2}, std::byte{3}};
     client.send_all(sent);
-    std::array<std::uint8_t, 3> back{};
+    std::array<std::byte, 3> back{};
     client.receive_exact(back);
     EXPECT_EQ(server.get(), sent);
-    EXPECT_EQ(back, (std::array<std::uint8_t, 3>{3, 2, 1}));
+    EXPECT_EQ(back, (std::array<std::byte, 3>{std::byte{3}, std::byte{2}, std::byte{1}}));
 }
 
 TEST(TcpExchange, RefusedConnectionSaysSo) {
@@ -47,13 +47,13 @@ TEST(TcpExchange, RefusedConnectionSaysSo) {
 TEST(TcpExchange, ShortReadFromAClosingPeerThrows) {
     auto server = std::async(std::launch::async, [] {
         auto peer = TcpExchange::accept_one(kPort + 2, "127.0.0.1", 5000ms);
-        std::array<std::uint8_t, 2> half{9, 9};
+        std::array<std::byte, 2> half{std::byte{9}, std::byte{9}};
         peer.send_all(half);
     });
     std::this_thread::sleep_for(100ms);
     auto client = TcpExchange::connect_to("127.0.0.1", kPort + 2, 5000ms);
     server.get();
-    std::array<std::uint8_t, 4> whole{};
+    std::array<std::byte, 4> whole{};
     EXPECT_THROW(client.receive_exact(whole), Error);
 }
 
@@ -64,7 +64,7 @@ TEST(TcpExchange, SilentPeerTimesOut) {
     });
     std::this_thread::sleep_for(100ms);
     auto client = TcpExchange::connect_to("127.0.0.1", kPort + 3, 300ms);
-    std::array<std::uint8_t, 1> byte{};
+    std::array<std::byte, 1> byte{};
     auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(client.receive_exact(byte), Error);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1200ms);

@@ -9,6 +9,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -41,7 +42,7 @@ struct CmEvent {
     rdma_cm_event_type type{};
     int status = 0;
     rdma_cm_id* id = nullptr;  // for CONNECT_REQUEST: the new id that represents this client
-    std::vector<std::uint8_t> private_data;
+    std::vector<std::byte> private_data;
     // A connect request's read credits, as the kernel reports them to the side receiving it:
     // responder_resources = READs the peer will issue to us, initiator_depth = READs it serves.
     std::uint8_t initiator_depth = 0;
@@ -97,9 +98,9 @@ class Connection {
     void create_queues(const QueueSizes& sizes);
 
     // Step 3, client: rdma_connect with our private data; returns the server's private data.
-    std::vector<std::uint8_t> connect(std::span<const std::uint8_t> private_data = {});
+    std::vector<std::byte> connect(std::span<const std::byte> private_data = {});
     // Step 3, server: rdma_accept with our private data; returns once ESTABLISHED.
-    void accept(std::span<const std::uint8_t> private_data = {});
+    void accept(std::span<const std::byte> private_data = {});
 
     // Step 4: rdma_disconnect and wait for DISCONNECTED (either side may start it).
     void disconnect();

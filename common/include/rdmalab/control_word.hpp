@@ -6,6 +6,7 @@
 #include "rdmalab/verbs.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -28,7 +29,7 @@ class ControlWord {
     std::uint32_t received_value(const ibv_wc& wc, std::string_view what) const;
 
   private:
-    std::array<std::uint8_t, kSize> bytes_{};
+    std::array<std::byte, kSize> bytes_{};
     MemoryRegion mr_;
 };
 

@@ -26,7 +26,7 @@ struct FabricRegion {
 struct FabricHello {
     std::string provider;                // fi_info::fabric_attr->prov_name
     std::uint32_t address_format = 0;    // fi_info::addr_format
-    std::vector<std::uint8_t> address;   // from fi_getname
+    std::vector<std::byte> address;      // from fi_getname
     std::uint64_t receive_capacity = 0;  // server: the largest SEND it can receive
     FabricRegion write_target;           // server: where the client may write
     FabricRegion read_source;            // server: what the client may read
@@ -38,13 +38,9 @@ inline constexpr std::size_t kMaxFabricAddress = 256;
 // Wire format: "RDMF" | version 1 | address format | provider length | address length (4 bytes
 // each, big-endian), seven 8-byte values (capacity, write target, read source), provider name,
 // address.
-std::vector<std::uint8_t> encode_fabric_hello(const FabricHello& hello);
+std::vector<std::byte> encode_fabric_hello(const FabricHello& hello);
 void send_fabric_hello(TcpExchange& exchange, const FabricHello& hello);
 // Throws rdmalab::Error naming `peer` ("server", "client") if the hello is missing or malformed.
 FabricHello receive_fabric_hello(TcpExchange& exchange, std::string_view peer);
-
-// 64-bit big-endian values in the lesson's small messages.
-void store_be64(void* out, std::uint64_t value);
-std::uint64_t load_be64(const void* in);
 
 }  // namespace rdmalab

@@ -1,6 +1,6 @@
-// The private-data codec: how a server tells its client where its buffer is (address, rkey,
-// length), in network byte order inside rdma_cm's connection private data. Everything that
-// arrives from a peer is validated before use.
+// The buffer advertisement: how a server tells its client where its buffer is (address, rkey,
+// length), a big-endian record (codec.hpp) inside rdma_cm's connection private data. Everything
+// that arrives from a peer is validated before use.
 #pragma once
 
 #include <array>
@@ -25,26 +25,22 @@ struct RemoteBuffer {
 // Wire format, 24 bytes: "RDLB" | version 1 | use | 2 reserved | address (8) | rkey (4) | length
 // (4).
 inline constexpr std::size_t kRemoteBufferWireSize = 24;
-using RemoteBufferWire = std::array<std::uint8_t, kRemoteBufferWireSize>;
+using RemoteBufferWire = std::array<std::byte, kRemoteBufferWireSize>;
 
 RemoteBufferWire encode_remote_buffer(const RemoteBuffer& buffer);
 
 // Either the decoded buffer or the reason it was refused. IB/RoCE CM delivers private data
 // padded with zeros to the size of its message field, so longer input is accepted.
-std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std::uint8_t> bytes,
+std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std::byte> bytes,
                                                              BufferUse expected_use);
 
 // Throws rdmalab::Error naming the reason instead of returning it.
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::byte> bytes,
                                            BufferUse expected_use);
 
 // The same, and the buffer must hold at least `needed` bytes: "the server's buffer holds 4096
 // bytes; cannot write 8192 (use -s 4096 or less)".
-RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::uint8_t> bytes,
-                                           BufferUse expected_use, std::size_t needed);
-
-// 32-bit big-endian values carried in small control messages.
-void store_be32(std::span<std::uint8_t, 4> out, std::uint32_t value);
-std::uint32_t load_be32(std::span<const std::uint8_t, 4> in);
+RemoteBuffer decode_remote_buffer_or_throw(std::span<const std::byte> bytes, BufferUse expected_use,
+                                           std::size_t needed);
 
 }  // namespace rdmalab

@@ -48,18 +48,18 @@ struct QpEndpoint {
 // Wire format, 52 bytes, big-endian: "RDQP" | version 1 | QP type | link layer | MTU |
 // QPN (4) | PSN (4) | LID (2) | 2 reserved (0) | GID (16) | address (8) | rkey (4) | length (4).
 inline constexpr std::size_t kQpEndpointWireSize = 52;
-using QpEndpointWire = std::array<std::uint8_t, kQpEndpointWireSize>;
+using QpEndpointWire = std::array<std::byte, kQpEndpointWireSize>;
 
 QpEndpointWire encode_qp_endpoint(const QpEndpoint& endpoint);
 
 // Either the decoded record or the reason it was refused: wrong size, magic or version, a QP
 // type other than expected_type, a QPN or PSN wider than 24 bits, an unknown MTU or link layer,
 // a buffer of length 0 or one that wraps (kAdvertised), or a buffer where none belongs (kNone).
-std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::uint8_t> bytes,
+std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::byte> bytes,
                                                          ibv_qp_type expected_type,
                                                          PeerBuffer expected_buffer);
-QpEndpoint decode_qp_endpoint_or_throw(std::span<const std::uint8_t> bytes,
-                                       ibv_qp_type expected_type, PeerBuffer expected_buffer);
+QpEndpoint decode_qp_endpoint_or_throw(std::span<const std::byte> bytes, ibv_qp_type expected_type,
+                                       PeerBuffer expected_buffer);
 
 // A random 24-bit starting PSN, so packets of an earlier connection cannot pass as this one's.
 std::uint32_t random_psn();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -25,9 +26,9 @@ class TcpExchange {
     ~TcpExchange();
 
     // Sends every byte, or throws.
-    void send_all(std::span<const std::uint8_t> bytes);
+    void send_all(std::span<const std::byte> bytes);
     // Receives exactly bytes.size() bytes, or throws (peer closed, timeout).
-    void receive_exact(std::span<std::uint8_t> bytes);
+    void receive_exact(std::span<std::byte> bytes);
 
     int fd() const { return fd_; }
 

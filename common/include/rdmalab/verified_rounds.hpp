@@ -9,6 +9,7 @@
 #include "rdmalab/verbs.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace rdmalab {
@@ -30,7 +31,7 @@ class RoundTarget {
   private:
     Buffer target_;
     MemoryRegion target_mr_;
-    std::array<std::uint8_t, 4> done_{};
+    std::array<std::byte, 4> done_{};
     MemoryRegion done_mr_;
 };
 
@@ -50,7 +51,7 @@ class RoundSource {
   private:
     Buffer source_;
     MemoryRegion source_mr_;
-    std::array<std::uint8_t, 4> done_{};
+    std::array<std::byte, 4> done_{};
     MemoryRegion done_mr_;
 };
 

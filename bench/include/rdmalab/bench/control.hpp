@@ -6,6 +6,7 @@
 #include "rdmalab/tcp_exchange.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,8 +40,8 @@ class ControlChannel {
 };
 
 // Lower-case hex of bytes, and back (nullopt-free: throws rdmalab::Error on bad text).
-std::string to_hex(std::span<const std::uint8_t> bytes);
-std::vector<std::uint8_t> from_hex(const std::string& text);
+std::string to_hex(std::span<const std::byte> bytes);
+std::vector<std::byte> from_hex(const std::string& text);
 
 // A field of a peer's message, type-checked: throws rdmalab::Error naming the field.
 template <typename T>
