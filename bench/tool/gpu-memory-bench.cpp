@@ -1,10 +1,10 @@
 // gpu-memory-bench: measures GPU memory the way the RDMA paths use it — allocation, dma-buf export,
 // the fill/verify kernels, and the staging copies against the card's own copy ceiling — and
 // records the numbers with the environment (JSON, Markdown). Run `gpu-memory-bench --help`.
-#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/bench/sweep.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/gpu/memory.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"

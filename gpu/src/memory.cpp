@@ -2,8 +2,8 @@
 // kind cannot be had here" into one line that names the kind.
 #include "rdmalab/gpu/memory.hpp"
 
-#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/gpu/backend.hpp"
 
 #include <fmt/core.h>
 

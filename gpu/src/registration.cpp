@@ -7,8 +7,8 @@
 // Every rung is probed and says in one line whether it can be used and, if not, why.
 #include "rdmalab/gpu/memory.hpp"
 
-#include "rdmalab/gpu/backend.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/gpu/backend.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>

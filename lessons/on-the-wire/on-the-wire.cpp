@@ -8,6 +8,7 @@
 //   ./rdmalab wire x.pcap
 // on real hosts, `tcpdump -i IFACE -w x.pcap udp port 4791` while it runs (RoCE v2).
 // Run: on-the-wire server | on-the-wire client ADDR
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
@@ -16,7 +17,6 @@
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 
 #include <array>
@@ -320,7 +320,7 @@ int run_server(const QpOptions& options) {
                 what = fmt::format("received {} bytes into receive {}", step.size, wc.wr_id);
             } else {
                 if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
-                    ntohl(wc.imm_data) != immediate_of(index))
+                    from_be32(wc.imm_data) != immediate_of(index))
                     fail(
                         fmt::format("step {}: expected the immediate {:#x} in a "
                                     "RECV_RDMA_WITH_IMM completion",
@@ -380,7 +380,7 @@ int run_client(const QpOptions& options) {
         connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised, kReliability, "client");
     Targets to;
     to.write = {server.address, server.rkey, server.length, BufferUse::kWriteTarget};
-    std::array<std::uint8_t, kRemoteBufferWireSize> wire{};
+    RemoteBufferWire wire{};
     tcp.receive_exact(wire);
     to.read = decode_remote_buffer_or_throw(wire, BufferUse::kReadSource, kLargest);
     tcp.receive_exact(wire);
@@ -425,7 +425,7 @@ int run_client(const QpOptions& options) {
             case Op::kWrite:
             case Op::kWriteImm:
                 wr.opcode = step.op == Op::kWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-                wr.imm_data = htonl(immediate_of(index));  // big-endian in the packet
+                wr.imm_data = to_be32(immediate_of(index));  // big-endian in the packet
                 wr.wr.rdma.remote_addr = to.write.address;
                 wr.wr.rdma.rkey = to.write.rkey;
                 break;
