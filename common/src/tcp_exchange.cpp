@@ -1,6 +1,8 @@
 // Out-of-band TCP exchange: see tcp_exchange.hpp.
 #include "rdmalab/tcp_exchange.hpp"
 
+#include "rdmalab/codec.hpp"
+
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 
@@ -137,6 +139,31 @@ void TcpExchange::receive_exact(std::span<std::byte> bytes) {
                              wanted - bytes.size(), wanted));
         bytes = bytes.subspan(static_cast<std::size_t>(got));
     }
+}
+
+// ---- Control words
+
+void send_word(TcpExchange& tcp, std::uint32_t word) {
+    std::array<std::byte, 4> bytes{};
+    store_be32(bytes, word);
+    tcp.send_all(bytes);
+}
+
+std::uint32_t receive_word(TcpExchange& tcp) {
+    std::array<std::byte, 4> bytes{};
+    tcp.receive_exact(bytes);
+    return load_be32(bytes);
+}
+
+void expect_word(TcpExchange& tcp, std::uint32_t expected, std::string_view what) {
+    std::uint32_t word = 0;
+    try {
+        word = receive_word(tcp);
+    } catch (const Error& e) {
+        fail(fmt::format("waiting for {}: {}", what, e.what()));
+    }
+    if (word != expected)
+        fail(fmt::format("expected {} ({:#x}) from the peer, got {:#x}", what, expected, word));
 }
 
 }  // namespace rdmalab

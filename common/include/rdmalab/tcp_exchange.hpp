@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace rdmalab {
 
@@ -37,5 +38,11 @@ class TcpExchange {
     int fd_ = -1;
     std::chrono::milliseconds timeout_;
 };
+
+// Small control words (big-endian) over the exchange, to keep both sides in step.
+void send_word(TcpExchange& tcp, std::uint32_t word);
+std::uint32_t receive_word(TcpExchange& tcp);
+// Throws, naming what was expected, unless the peer's next word is `expected`.
+void expect_word(TcpExchange& tcp, std::uint32_t expected, std::string_view what);
 
 }  // namespace rdmalab

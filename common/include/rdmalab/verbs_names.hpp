@@ -1,0 +1,22 @@
+// The names of verbs values, for printing what a QP is and what is done to it: QP states,
+// attribute masks, access flags, work-completion statuses.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <string>
+#include <string_view>
+
+namespace rdmalab {
+
+const char* qp_type_name(unsigned type);         // "RC", "UC", "UD" (else "unknown")
+const char* qp_state_name(ibv_qp_state state);   // "RESET", "INIT", "RTR", "RTS", …
+std::string qp_attr_mask_names(int mask);        // "STATE | PKEY_INDEX | PORT | ACCESS_FLAGS"
+std::string access_flag_names(unsigned access);  // "REMOTE_WRITE", "none"
+// "who:     LABEL name value, name value…" for the attributes mask selects (and ah_attr's).
+void print_qp_attributes(std::string_view who, std::string_view label,
+                         const ibv_qp_attr& attributes, int mask);
+// "IBV_WC_REM_ACCESS_ERR": the enum's name (ibv_wc_status_str gives the words).
+std::string wc_status_name(ibv_wc_status status);
+
+}  // namespace rdmalab

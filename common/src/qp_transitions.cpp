@@ -1,0 +1,89 @@
+// RESET → INIT → RTR → RTS: see qp_transitions.hpp.
+#include "rdmalab/qp_transitions.hpp"
+
+#include "rdmalab/error.hpp"
+#include "rdmalab/verbs_names.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace rdmalab {
+
+ibv_qp_state query_qp_state(ibv_qp* qp) {
+    ibv_qp_attr attributes{};
+    ibv_qp_init_attr init{};
+    check_ibv(ibv_query_qp(qp, &attributes, IBV_QP_STATE, &init), "ibv_query_qp");
+    return attributes.qp_state;
+}
+
+QpTransition init_transition(const PortAddress& local, unsigned access) {
+    QpTransition t;
+    t.attributes.qp_state = IBV_QPS_INIT;
+    t.attributes.pkey_index = 0;
+    t.attributes.port_num = local.port;
+    t.attributes.qp_access_flags = access;
+    t.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+    return t;
+}
+
+QpTransition rtr_transition(ibv_qp_type type, const PortAddress& local, const QpEndpoint& remote,
+                            const Reliability& reliability) {
+    QpTransition t;
+    ibv_qp_attr& a = t.attributes;
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = std::min(local.active_mtu, remote.active_mtu);
+    a.dest_qp_num = remote.qpn;
+    a.rq_psn = remote.psn;
+    a.ah_attr.port_num = local.port;
+    if (local.gid_index >= 0) {
+        a.ah_attr.is_global = 1;
+        a.ah_attr.grh.dgid = remote.gid;
+        a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
+        a.ah_attr.grh.hop_limit = 64;
+    } else {
+        a.ah_attr.dlid = remote.lid;
+    }
+    t.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+    if (type == IBV_QPT_RC) {
+        a.max_dest_rd_atomic = reliability.max_dest_rd_atomic;
+        a.min_rnr_timer = reliability.min_rnr_timer;
+        t.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+    }
+    return t;
+}
+
+QpTransition rts_transition(ibv_qp_type type, std::uint32_t sq_psn,
+                            const Reliability& reliability) {
+    QpTransition t;
+    ibv_qp_attr& a = t.attributes;
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = sq_psn;
+    t.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+    if (type == IBV_QPT_RC) {
+        a.timeout = reliability.timeout;
+        a.retry_cnt = reliability.retry_cnt;
+        a.rnr_retry = reliability.rnr_retry;
+        a.max_rd_atomic = reliability.max_rd_atomic;
+        t.mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+    }
+    return t;
+}
+
+void apply_transition(ibv_qp* qp, const QpTransition& transition, std::string_view who) {
+    const ibv_qp_state from = query_qp_state(qp);
+    const ibv_qp_state to = transition.attributes.qp_state;
+    fmt::print("{}: {} -> {}: ibv_modify_qp({})\n", who, qp_state_name(from), qp_state_name(to),
+               qp_attr_mask_names(transition.mask));
+    print_qp_attributes(who, "", transition.attributes, transition.mask);
+    ibv_qp_attr attributes = transition.attributes;  // ibv_modify_qp takes a non-const pointer
+    check_ibv(ibv_modify_qp(qp, &attributes, transition.mask),
+              fmt::format("ibv_modify_qp({} -> {})", qp_state_name(from), qp_state_name(to)));
+    const ibv_qp_state now = query_qp_state(qp);
+    if (now != to)
+        fail(fmt::format("ibv_query_qp says the QP is {}, not {}", qp_state_name(now),
+                         qp_state_name(to)));
+    fmt::print("{}:     ibv_query_qp: qp_state {}\n", who, qp_state_name(now));
+}
+
+}  // namespace rdmalab

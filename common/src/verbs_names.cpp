@@ -1,0 +1,178 @@
+// Names of verbs values: see verbs_names.hpp.
+#include "rdmalab/verbs_names.hpp"
+
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <utility>
+#include <vector>
+
+namespace rdmalab {
+
+const char* qp_type_name(unsigned type) {
+    switch (type) {
+        case IBV_QPT_RC:
+            return "RC";
+        case IBV_QPT_UC:
+            return "UC";
+        case IBV_QPT_UD:
+            return "UD";
+    }
+    return "unknown";
+}
+
+const char* qp_state_name(ibv_qp_state state) {
+    switch (state) {
+        case IBV_QPS_RESET:
+            return "RESET";
+        case IBV_QPS_INIT:
+            return "INIT";
+        case IBV_QPS_RTR:
+            return "RTR";
+        case IBV_QPS_RTS:
+            return "RTS";
+        case IBV_QPS_SQD:
+            return "SQD";
+        case IBV_QPS_SQE:
+            return "SQE";
+        case IBV_QPS_ERR:
+            return "ERROR";
+        case IBV_QPS_UNKNOWN:
+            return "UNKNOWN";
+    }
+    return "unknown state";
+}
+
+std::string qp_attr_mask_names(int mask) {
+    // In the order a reader meets them: INIT's, then RTR's, then RTS's, then the rest.
+    static constexpr std::pair<int, const char*> kNames[] = {
+        {IBV_QP_STATE, "STATE"},
+        {IBV_QP_CUR_STATE, "CUR_STATE"},
+        {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
+        {IBV_QP_PORT, "PORT"},
+        {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
+        {IBV_QP_QKEY, "QKEY"},
+        {IBV_QP_AV, "AV"},
+        {IBV_QP_PATH_MTU, "PATH_MTU"},
+        {IBV_QP_DEST_QPN, "DEST_QPN"},
+        {IBV_QP_RQ_PSN, "RQ_PSN"},
+        {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
+        {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
+        {IBV_QP_SQ_PSN, "SQ_PSN"},
+        {IBV_QP_TIMEOUT, "TIMEOUT"},
+        {IBV_QP_RETRY_CNT, "RETRY_CNT"},
+        {IBV_QP_RNR_RETRY, "RNR_RETRY"},
+        {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
+        {IBV_QP_ALT_PATH, "ALT_PATH"},
+        {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
+        {IBV_QP_CAP, "CAP"},
+        {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
+    };
+    std::string names;
+    for (auto [bit, name] : kNames) {
+        if (!(mask & bit)) continue;
+        names += names.empty() ? "IBV_QP_" : " | IBV_QP_";
+        names += name;
+        mask &= ~bit;
+    }
+    if (mask != 0) names += fmt::format("{}{:#x}", names.empty() ? "" : " | ", mask);
+    return names.empty() ? "0" : names;
+}
+
+std::string access_flag_names(unsigned access) {
+    static constexpr std::pair<unsigned, const char*> kNames[] = {
+        {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
+        {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
+        {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
+        {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+    };
+    std::string names;
+    for (auto [bit, name] : kNames) {
+        if (!(access & bit)) continue;
+        names += names.empty() ? "" : " | ";
+        names += name;
+        access &= ~bit;
+    }
+    if (access != 0) names += fmt::format("{}{:#x}", names.empty() ? "" : " | ", access);
+    return names.empty() ? "none" : names;
+}
+
+void print_qp_attributes(std::string_view who, std::string_view label, const ibv_qp_attr& a,
+                         int mask) {
+    std::vector<std::string> fields;
+    auto add = [&](int bit, std::string text) {
+        if (mask & bit) fields.push_back(std::move(text));
+    };
+    add(IBV_QP_STATE, fmt::format("qp_state {}", qp_state_name(a.qp_state)));
+    add(IBV_QP_PKEY_INDEX, fmt::format("pkey_index {}", a.pkey_index));
+    add(IBV_QP_PORT, fmt::format("port_num {}", a.port_num));
+    add(IBV_QP_ACCESS_FLAGS,
+        fmt::format("qp_access_flags {}", access_flag_names(a.qp_access_flags)));
+    add(IBV_QP_PATH_MTU, fmt::format("path_mtu {}", mtu_bytes(a.path_mtu)));
+    add(IBV_QP_DEST_QPN, fmt::format("dest_qp_num {:#x}", a.dest_qp_num));
+    add(IBV_QP_RQ_PSN, fmt::format("rq_psn {:#x}", a.rq_psn));
+    add(IBV_QP_MAX_DEST_RD_ATOMIC, fmt::format("max_dest_rd_atomic {}", a.max_dest_rd_atomic));
+    add(IBV_QP_MIN_RNR_TIMER, fmt::format("min_rnr_timer {}", a.min_rnr_timer));
+    add(IBV_QP_SQ_PSN, fmt::format("sq_psn {:#x}", a.sq_psn));
+    add(IBV_QP_TIMEOUT, fmt::format("timeout {}", a.timeout));
+    add(IBV_QP_RETRY_CNT, fmt::format("retry_cnt {}", a.retry_cnt));
+    add(IBV_QP_RNR_RETRY, fmt::format("rnr_retry {}", a.rnr_retry));
+    add(IBV_QP_MAX_QP_RD_ATOMIC, fmt::format("max_rd_atomic {}", a.max_rd_atomic));
+    std::string line;
+    for (const auto& field : fields) line += (line.empty() ? "" : ", ") + field;
+    fmt::print("{}:     {}{}\n", who, label, line);
+    if (mask & IBV_QP_AV) {
+        const ibv_ah_attr& ah = a.ah_attr;
+        if (ah.is_global)
+            fmt::print(
+                "{}:     {}ah_attr: is_global 1, dgid {}, sgid_index {}, hop_limit {}, "
+                "port_num {}\n",
+                who, label, format_gid(ah.grh.dgid), ah.grh.sgid_index, ah.grh.hop_limit,
+                ah.port_num);
+        else
+            fmt::print("{}:     {}ah_attr: is_global 0, dlid {:#x}, port_num {}\n", who, label,
+                       ah.dlid, ah.port_num);
+    }
+}
+
+std::string wc_status_name(ibv_wc_status status) {
+    switch (status) {
+        case IBV_WC_SUCCESS:
+            return "IBV_WC_SUCCESS";
+        case IBV_WC_LOC_LEN_ERR:
+            return "IBV_WC_LOC_LEN_ERR";
+        case IBV_WC_LOC_QP_OP_ERR:
+            return "IBV_WC_LOC_QP_OP_ERR";
+        case IBV_WC_LOC_PROT_ERR:
+            return "IBV_WC_LOC_PROT_ERR";
+        case IBV_WC_WR_FLUSH_ERR:
+            return "IBV_WC_WR_FLUSH_ERR";
+        case IBV_WC_MW_BIND_ERR:
+            return "IBV_WC_MW_BIND_ERR";
+        case IBV_WC_BAD_RESP_ERR:
+            return "IBV_WC_BAD_RESP_ERR";
+        case IBV_WC_LOC_ACCESS_ERR:
+            return "IBV_WC_LOC_ACCESS_ERR";
+        case IBV_WC_REM_INV_REQ_ERR:
+            return "IBV_WC_REM_INV_REQ_ERR";
+        case IBV_WC_REM_ACCESS_ERR:
+            return "IBV_WC_REM_ACCESS_ERR";
+        case IBV_WC_REM_OP_ERR:
+            return "IBV_WC_REM_OP_ERR";
+        case IBV_WC_RETRY_EXC_ERR:
+            return "IBV_WC_RETRY_EXC_ERR";
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return "IBV_WC_RNR_RETRY_EXC_ERR";
+        case IBV_WC_REM_ABORT_ERR:
+            return "IBV_WC_REM_ABORT_ERR";
+        case IBV_WC_FATAL_ERR:
+            return "IBV_WC_FATAL_ERR";
+        case IBV_WC_GENERAL_ERR:
+            return "IBV_WC_GENERAL_ERR";
+        default:
+            return fmt::format("status {}", static_cast<int>(status));
+    }
+}
+
+}  // namespace rdmalab
