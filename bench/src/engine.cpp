@@ -308,19 +308,11 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
         queue.psn = random_psn();
 
         // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
-        ibv_qp_attr attr{};
-        attr.qp_state = IBV_QPS_INIT;
-        attr.pkey_index = 0;
-        attr.port_num = device.port.port;
-        int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-        if (config.transport == Transport::kUD) {
-            attr.qkey = kUdQkey;
-            mask |= IBV_QP_QKEY;
-        } else {
-            attr.qp_access_flags = access_;
-            mask |= IBV_QP_ACCESS_FLAGS;
-        }
-        check_ibv(ibv_modify_qp(queue.qp.get(), &attr, mask), "ibv_modify_qp (RESET→INIT)");
+        QpTransition to_init = config.transport == Transport::kUD
+                                   ? ud_init_transition(device.port, kUdQkey)
+                                   : init_transition(device.port, access_);
+        check_ibv(ibv_modify_qp(queue.qp.get(), &to_init.attributes, to_init.mask),
+                  "ibv_modify_qp (RESET→INIT)");
 
         // The send chain: post_list WRs, each with sge pieces of the message.
         std::uint32_t wrs = latency ? 1 : config.post_list;
@@ -414,36 +406,16 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
             fail(fmt::format("the peer's buffer holds {} B, less than a {}-byte message",
                              peer.length, config_.size));
         queue.remote_qpn = peer.qpn;
-        ibv_qp_type type = qp_type_of(config_.transport);
-        if (type == IBV_QPT_UD) {
-            ibv_qp_attr attr{};
-            attr.qp_state = IBV_QPS_RTR;
-            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE),
-                      "ibv_modify_qp (UD INIT→RTR)");
-            attr.qp_state = IBV_QPS_RTS;
-            attr.sq_psn = queue.psn;
-            check_ibv(ibv_modify_qp(queue.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN),
-                      "ibv_modify_qp (UD RTR→RTS)");
-            if (!ah_) {
-                ibv_ah_attr ah{};
-                ah.port_num = device_.port.port;
-                if (device_.port.gid_index >= 0) {
-                    ah.is_global = 1;
-                    ah.grh.dgid = peer.gid;
-                    ah.grh.sgid_index = static_cast<std::uint8_t>(device_.port.gid_index);
-                    ah.grh.hop_limit = 64;
-                } else {
-                    ah.dlid = peer.lid;
-                }
-                ah_.reset(check_ptr(ibv_create_ah(pd_.get(), &ah), "ibv_create_ah"));
-            }
-        } else {
-            QpTransition rtr = rtr_transition(type, device_.port, peer, reliability);
-            check_ibv(ibv_modify_qp(queue.qp.get(), &rtr.attributes, rtr.mask),
-                      "ibv_modify_qp (INIT→RTR)");
-            QpTransition rts = rts_transition(type, queue.psn, reliability);
-            check_ibv(ibv_modify_qp(queue.qp.get(), &rts.attributes, rts.mask),
-                      "ibv_modify_qp (RTR→RTS)");
+        const ibv_qp_type type = qp_type_of(config_.transport);
+        QpTransition rtr = rtr_transition(type, device_.port, peer, reliability);
+        check_ibv(ibv_modify_qp(queue.qp.get(), &rtr.attributes, rtr.mask),
+                  "ibv_modify_qp (INIT→RTR)");
+        QpTransition rts = rts_transition(type, queue.psn, reliability);
+        check_ibv(ibv_modify_qp(queue.qp.get(), &rts.attributes, rts.mask),
+                  "ibv_modify_qp (RTR→RTS)");
+        if (type == IBV_QPT_UD && !ah_) {  // one address handle names the peer's port
+            ibv_ah_attr av = address_vector(device_.port, peer);
+            ah_.reset(check_ptr(ibv_create_ah(pd_.get(), &av), "ibv_create_ah"));
         }
         for (ibv_send_wr& wr : queue.send_chain) {
             if (type == IBV_QPT_UD) {

@@ -27,24 +27,42 @@ QpTransition init_transition(const PortAddress& local, unsigned access) {
     return t;
 }
 
+QpTransition ud_init_transition(const PortAddress& local, std::uint32_t qkey) {
+    QpTransition t;
+    t.attributes.qp_state = IBV_QPS_INIT;
+    t.attributes.pkey_index = 0;
+    t.attributes.port_num = local.port;
+    t.attributes.qkey = qkey;
+    t.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+    return t;
+}
+
+ibv_ah_attr address_vector(const PortAddress& local, const QpEndpoint& remote) {
+    ibv_ah_attr av{};
+    av.port_num = local.port;
+    if (local.gid_index >= 0) {
+        av.is_global = 1;
+        av.grh.dgid = remote.gid;
+        av.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
+        av.grh.hop_limit = 64;
+    } else {
+        av.dlid = remote.lid;
+    }
+    return av;
+}
+
 QpTransition rtr_transition(ibv_qp_type type, const PortAddress& local, const QpEndpoint& remote,
                             const Reliability& reliability) {
     QpTransition t;
     ibv_qp_attr& a = t.attributes;
     a.qp_state = IBV_QPS_RTR;
+    t.mask = IBV_QP_STATE;
+    if (type == IBV_QPT_UD) return t;  // a UD QP has no peer: each SEND names its own
     a.path_mtu = std::min(local.active_mtu, remote.active_mtu);
     a.dest_qp_num = remote.qpn;
     a.rq_psn = remote.psn;
-    a.ah_attr.port_num = local.port;
-    if (local.gid_index >= 0) {
-        a.ah_attr.is_global = 1;
-        a.ah_attr.grh.dgid = remote.gid;
-        a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
-        a.ah_attr.grh.hop_limit = 64;
-    } else {
-        a.ah_attr.dlid = remote.lid;
-    }
-    t.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+    a.ah_attr = address_vector(local, remote);
+    t.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
     if (type == IBV_QPT_RC) {
         a.max_dest_rd_atomic = reliability.max_dest_rd_atomic;
         a.min_rnr_timer = reliability.min_rnr_timer;

@@ -32,8 +32,14 @@ struct QpTransition {
 
 // RESET -> INIT: port, P_Key index 0, and what the PEER may do through this QP (access).
 QpTransition init_transition(const PortAddress& local, unsigned access);
+// RESET -> INIT for UD: port, P_Key index 0, and the Q_Key a datagram must carry to be accepted.
+QpTransition ud_init_transition(const PortAddress& local, std::uint32_t qkey);
+// The address vector of the peer's port: its GID (RoCE, or IB with a GRH) or LID, our source GID
+// index, the hop limit. An RC/UC QP holds it from RTR; UD puts it in an address handle.
+ibv_ah_attr address_vector(const PortAddress& local, const QpEndpoint& remote);
 // INIT -> RTR for a QP of `type`: the peer's address, QPN and first PSN, the path MTU (the
-// smaller of both ports'); for RC also max_dest_rd_atomic and min_rnr_timer.
+// smaller of both ports'); for RC also max_dest_rd_atomic and min_rnr_timer; for UD the state
+// alone.
 QpTransition rtr_transition(ibv_qp_type type, const PortAddress& local, const QpEndpoint& remote,
                             const Reliability& reliability);
 // RTR -> RTS: this side's first PSN; for RC also timeout, retry_cnt, rnr_retry, max_rd_atomic.
