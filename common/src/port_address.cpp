@@ -5,6 +5,9 @@
 
 #include <fmt/core.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -36,6 +39,47 @@ ibv_gid_entry query_gid_entry(ibv_context* context, std::uint8_t port, int index
             "the GID table)",
             index, ibv_get_device_name(context->device), port));
     return entry;
+}
+
+// The GID a RoCE v2 port gives an IP address: IPv4 as ::ffff:a.b.c.d, IPv6 as itself.
+ibv_gid gid_of_address(const sockaddr_storage& address) {
+    ibv_gid gid{};
+    if (address.ss_family == AF_INET) {
+        gid.raw[10] = gid.raw[11] = 0xff;
+        std::memcpy(&gid.raw[12], &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, 4);
+    } else {
+        std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
+    }
+    return gid;
+}
+
+// Every valid GID entry of every port of an open device.
+std::vector<ibv_gid_entry> gid_table(ibv_context* context) {
+    ibv_device_attr device{};
+    check_ibv(ibv_query_device(context, &device), "ibv_query_device");
+    std::size_t capacity = 0;
+    for (std::uint8_t port = 1; port <= device.phys_port_cnt; ++port) {
+        ibv_port_attr attributes{};
+        check_ibv(ibv_query_port(context, port, &attributes), "ibv_query_port");
+        capacity += static_cast<std::size_t>(attributes.gid_tbl_len);
+    }
+    std::vector<ibv_gid_entry> entries(capacity);
+    ssize_t count = ibv_query_gid_table(context, entries.data(), entries.size(), 0);
+    check_errno(count >= 0, "ibv_query_gid_table");
+    entries.resize(static_cast<std::size_t>(count));
+    return entries;
+}
+
+bool port_is_active(ibv_context* context, std::uint8_t port) {
+    ibv_port_attr attributes{};
+    return ibv_query_port(context, port, &attributes) == 0 && attributes.state == IBV_PORT_ACTIVE;
+}
+
+// The one description every program prints for the path it chose:
+// "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)".
+std::string describe_path(const char* device, const ibv_gid_entry& entry) {
+    return fmt::format("{} port {}, GID index {} ({} {})", device, entry.port_num, entry.gid_index,
+                       gid_type_name(entry.gid_type), format_gid(entry.gid));
 }
 
 }  // namespace
@@ -87,15 +131,13 @@ PortAddress choose_port_address(ibv_context* context, std::uint8_t port, int req
     if (requested_gid_index >= 0) {
         chosen = query_gid_entry(context, port, requested_gid_index);
     } else {
-        std::vector<ibv_gid_entry> entries(static_cast<std::size_t>(attributes.gid_tbl_len));
-        ssize_t count = ibv_query_gid_table(context, entries.data(), entries.size(), 0);
-        check_errno(count >= 0, "ibv_query_gid_table");
-        auto found = std::find_if(
-            entries.begin(), entries.begin() + count, [port](const ibv_gid_entry& entry) {
+        const auto entries = gid_table(context);
+        auto found =
+            std::find_if(entries.begin(), entries.end(), [port](const ibv_gid_entry& entry) {
                 return entry.port_num == port && entry.gid_type == IBV_GID_TYPE_ROCE_V2 &&
                        is_ipv4_mapped(entry.gid);
             });
-        if (found == entries.begin() + count)
+        if (found == entries.end())
             fail(fmt::format(
                 "{} port {} has no RoCE v2 GID with an IPv4 address (is an IPv4 address "
                 "configured on its netdev?): choose one with --gid-index",
@@ -107,10 +149,72 @@ PortAddress choose_port_address(ibv_context* context, std::uint8_t port, int req
         fail(fmt::format("GID index {} cannot be a QP's source GID (at most 255)",
                          address.gid_index));
     address.gid = chosen.gid;
-    address.description =
-        fmt::format("{} port {}, GID index {} ({} {})", device, port, address.gid_index,
-                    gid_type_name(chosen.gid_type), format_gid(chosen.gid));
+    address.description = describe_path(device, chosen);
     return address;
+}
+
+std::string format_ip(const sockaddr_storage& address) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, text,
+                  sizeof text);
+    else
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, text,
+                  sizeof text);
+    return text;
+}
+
+LocalPort open_port_for_address(const sockaddr_storage& address, const std::string& device,
+                                int gid_index) {
+    require_device_exists(device);
+    const ibv_gid wanted = gid_of_address(address);
+    auto devices = get_devices();
+    for (ibv_device* candidate : devices.all) {
+        if (!device.empty() && device != ibv_get_device_name(candidate)) continue;
+        LocalPort local;
+        local.context.reset(check_ptr(ibv_open_device(candidate), "ibv_open_device"));
+        const auto entries = gid_table(local.context.get());
+        auto found = std::find_if(entries.begin(), entries.end(), [&](const ibv_gid_entry& entry) {
+            return entry.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+                   std::memcmp(entry.gid.raw, wanted.raw, 16) == 0;
+        });
+        if (found == entries.end()) continue;
+        ibv_gid_entry chosen = *found;
+        if (gid_index >= 0)
+            check_ibv(ibv_query_gid_ex(local.context.get(), found->port_num,
+                                       static_cast<std::uint32_t>(gid_index), &chosen, 0),
+                      fmt::format("ibv_query_gid_ex(--gid-index {})", gid_index));
+        local.port = static_cast<std::uint8_t>(chosen.port_num);
+        local.gid_index = static_cast<int>(chosen.gid_index);
+        local.gid = chosen.gid;
+        check_ibv(ibv_query_port(local.context.get(), local.port, &local.attributes),
+                  "ibv_query_port");
+        if (local.attributes.state != IBV_PORT_ACTIVE)
+            fail(fmt::format("{} port {} is {}, not ACTIVE", ibv_get_device_name(candidate),
+                             local.port, ibv_port_state_str(local.attributes.state)));
+        local.description = describe_path(ibv_get_device_name(candidate), chosen);
+        return local;
+    }
+    fail(fmt::format(
+        "no RDMA {} carries {}: no RoCE v2 GID {} (is it the address of an RDMA interface?)",
+        device.empty() ? std::string("device") : "device " + device, format_ip(address),
+        format_gid(wanted)));
+}
+
+std::optional<std::string> first_rdma_ipv4_address(const std::string& device) {
+    require_device_exists(device);
+    auto devices = get_devices();
+    for (ibv_device* candidate : devices.all) {
+        if (!device.empty() && device != ibv_get_device_name(candidate)) continue;
+        Context context{check_ptr(ibv_open_device(candidate), "ibv_open_device")};
+        for (const ibv_gid_entry& entry : gid_table(context.get())) {
+            if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || !is_ipv4_mapped(entry.gid)) continue;
+            if (!port_is_active(context.get(), static_cast<std::uint8_t>(entry.port_num))) continue;
+            char text[INET_ADDRSTRLEN] = {};
+            return std::string(inet_ntop(AF_INET, &entry.gid.raw[12], text, sizeof text));
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace rdmalab

@@ -91,9 +91,7 @@ QpTransition rts_transition(ibv_qp_type type, std::uint32_t sq_psn,
 void apply_transition(ibv_qp* qp, const QpTransition& transition, std::string_view who) {
     const ibv_qp_state from = query_qp_state(qp);
     const ibv_qp_state to = transition.attributes.qp_state;
-    fmt::print("{}: {} -> {}: ibv_modify_qp({})\n", who, qp_state_name(from), qp_state_name(to),
-               qp_attr_mask_names(transition.mask));
-    print_qp_attributes(who, "", transition.attributes, transition.mask);
+    print_transition(who, from, transition.attributes, transition.mask);
     ibv_qp_attr attributes = transition.attributes;  // ibv_modify_qp takes a non-const pointer
     check_ibv(ibv_modify_qp(qp, &attributes, transition.mask),
               fmt::format("ibv_modify_qp({} -> {})", qp_state_name(from), qp_state_name(to)));

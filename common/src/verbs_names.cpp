@@ -175,4 +175,11 @@ std::string wc_status_name(ibv_wc_status status) {
     }
 }
 
+void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr& attributes,
+                      int mask) {
+    fmt::print("{}: {} -> {}: ibv_modify_qp({})\n", who, qp_state_name(from),
+               qp_state_name(attributes.qp_state), qp_attr_mask_names(mask));
+    print_qp_attributes(who, "", attributes, mask);
+}
+
 }  // namespace rdmalab

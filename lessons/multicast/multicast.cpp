@@ -8,6 +8,7 @@
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
+#include "rdmalab/port_address.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"
 

@@ -23,13 +23,6 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x9a;  // both sides compute the same pattern from it
 
-// Prints a transition before it is made: the mask says which fields of ibv_qp_attr are read.
-void announce(const char* who, ibv_qp_state from, const ibv_qp_attr& attributes, int mask) {
-    fmt::print("{}: {} -> {}: ibv_modify_qp({})\n", who, qp_state_name(from),
-               qp_state_name(attributes.qp_state), qp_attr_mask_names(mask));
-    print_qp_attributes(who, "", attributes, mask);
-}
-
 // ibv_query_qp reads back what the device holds: the state, and the fields named in `shown`.
 void confirm(ibv_qp* qp, ibv_qp_state expected, int shown, const char* who) {
     ibv_qp_attr attributes{};
@@ -111,7 +104,7 @@ int run(const QpOptions& options) {
     to_init.port_num = local.port;
     to_init.qp_access_flags = options.server ? IBV_ACCESS_REMOTE_WRITE : 0;
     const int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-    announce(who, IBV_QPS_RESET, to_init, init_mask);
+    print_transition(who, IBV_QPS_RESET, to_init, init_mask);
     check_ibv(ibv_modify_qp(qp.get(), &to_init, init_mask), "ibv_modify_qp(RESET -> INIT)");
     confirm(qp.get(), IBV_QPS_INIT, IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, who);
     // #endregion to-init
@@ -182,7 +175,7 @@ int run(const QpOptions& options) {
     }
     const int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-    announce(who, IBV_QPS_INIT, to_rtr, rtr_mask);
+    print_transition(who, IBV_QPS_INIT, to_rtr, rtr_mask);
     check_ibv(ibv_modify_qp(qp.get(), &to_rtr, rtr_mask), "ibv_modify_qp(INIT -> RTR)");
     confirm(qp.get(), IBV_QPS_RTR, IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN, who);
     // #endregion to-rtr
@@ -200,7 +193,7 @@ int run(const QpOptions& options) {
     to_rts.max_rd_atomic = 0;  // this side issues no READs
     const int rts_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-    announce(who, IBV_QPS_RTR, to_rts, rts_mask);
+    print_transition(who, IBV_QPS_RTR, to_rts, rts_mask);
     check_ibv(ibv_modify_qp(qp.get(), &to_rts, rts_mask), "ibv_modify_qp(RTR -> RTS)");
     confirm(qp.get(), IBV_QPS_RTS,
             IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, who);

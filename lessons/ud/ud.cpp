@@ -11,6 +11,7 @@
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
+#include "rdmalab/port_address.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"

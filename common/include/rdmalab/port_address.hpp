@@ -5,10 +5,14 @@
 
 #include "rdmalab/verbs.hpp"
 
+#include <sys/socket.h>
+
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace rdmalab {
 
@@ -32,5 +36,27 @@ struct PortAddress {
 // on InfiniBand the LID, with a GRH only if a GID index was requested. Throws if the port is
 // not active or no such GID exists.
 PortAddress choose_port_address(ibv_context* context, std::uint8_t port, int requested_gid_index);
+
+// ---- The port behind an IP address (for programs that start from one, as rdma_cm does).
+
+// The device, port and GID that carry a local IP address: the RoCE v2 GID equal to it (IPv4
+// as ::ffff:a.b.c.d), which is what rdma_cm would choose. device (-d) limits the search to one
+// device; gid_index (--gid-index, -1: none) picks that entry of the same port instead.
+struct LocalPort {
+    Context context;
+    std::uint8_t port = 1;
+    int gid_index = 0;
+    ibv_gid gid{};
+    ibv_port_attr attributes{};
+    std::string description;  // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)"
+};
+LocalPort open_port_for_address(const sockaddr_storage& address, const std::string& device,
+                                int gid_index);
+
+// The first IPv4 address an RDMA port carries (from its RoCE v2 GIDs), on device if given.
+std::optional<std::string> first_rdma_ipv4_address(const std::string& device);
+
+// "198.51.100.1" for a socket address.
+std::string format_ip(const sockaddr_storage& address);
 
 }  // namespace rdmalab

@@ -1,6 +1,6 @@
-// What the ud and multicast lessons share: the datagram they send (a header with a sequence
-// number, then a pattern), the receiver's tally of what arrived (lost, duplicated, reordered),
-// the 40-byte GRH area in front of every UD receive, and the RDMA port that carries an IP address.
+// What the UD lessons share (ud, multicast, loss-and-retransmission): the datagram they send (a
+// header with a sequence number, then a pattern), the receiver's tally of what arrived (lost,
+// duplicated, reordered), and the 40-byte GRH area in front of every UD receive.
 #pragma once
 
 #include "rdmalab/verbs.hpp"
@@ -73,25 +73,5 @@ struct NetworkHeader {
     std::string destination;  // our address, or the multicast group
 };
 std::optional<NetworkHeader> read_network_header(std::span<const std::byte, kGrhBytes> grh_area);
-
-// The device, port and GID that carry a local IP address: the RoCE v2 GID equal to it (IPv4
-// as ::ffff:a.b.c.d), which is what rdma_cm would choose. device (-d) limits the search to one
-// device; gid_index (--gid-index, -1: none) picks that entry of the same port instead.
-struct LocalPort {
-    Context context;
-    std::uint8_t port = 1;
-    int gid_index = 0;
-    ibv_gid gid{};
-    ibv_port_attr attributes{};
-    std::string description;  // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)"
-};
-LocalPort open_port_for_address(const sockaddr_storage& address, const std::string& device,
-                                int gid_index);
-
-// The first IPv4 address an RDMA port carries (from its RoCE v2 GIDs), on device if given.
-std::optional<std::string> first_rdma_ipv4_address(const std::string& device);
-
-// "198.51.100.1" for a socket address.
-std::string format_ip(const sockaddr_storage& address);
 
 }  // namespace rdmalab

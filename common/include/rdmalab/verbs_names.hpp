@@ -19,4 +19,9 @@ void print_qp_attributes(std::string_view who, std::string_view label,
 // "IBV_WC_REM_ACCESS_ERR": the enum's name (ibv_wc_status_str gives the words).
 std::string wc_status_name(ibv_wc_status status);
 
+// "who: INIT -> RTR: ibv_modify_qp(STATE | AV | …)" and the attributes the mask selects: a
+// transition announced before it is made.
+void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr& attributes,
+                      int mask);
+
 }  // namespace rdmalab
