@@ -23,20 +23,20 @@ void ControlChannel::send(const Record& message) {
 }
 
 Record ControlChannel::receive(std::chrono::milliseconds timeout) {
-    pollfd waiting{tcp_.fd(), POLLIN, 0};
-    int ready = ::poll(&waiting, 1, static_cast<int>(timeout.count()));
-    check_errno(ready >= 0, "poll (control connection)");
-    if (ready == 0)
-        fail(fmt::format("the peer sent nothing for {:.1f} s (control connection)",
-                         timeout.count() / 1000.0));
+    // One limit for the whole message: this receive's (a phase may take long), not the
+    // exchange's own.
     std::array<std::byte, 4> length_bytes{};
-    tcp_.receive_exact(length_bytes);
+    try {
+        tcp_.receive_exact(length_bytes, timeout);
+    } catch (const Error& e) {
+        fail(fmt::format("control connection: {}", e.what()));
+    }
     const std::uint32_t length = load_be32(length_bytes);
     if (length == 0 || length > kMaxControlMessage)
         fail(fmt::format("the peer sent a control message of {} bytes (limit {})", length,
                          kMaxControlMessage));
     std::string text(length, '\0');
-    tcp_.receive_exact(std::as_writable_bytes(std::span(text)));
+    tcp_.receive_exact(std::as_writable_bytes(std::span(text)), timeout);
     Record message = Record::parse(text.begin(), text.end(), nullptr, false);
     if (message.is_discarded() || !message.is_object())
         fail("the peer sent a control message that is not a JSON object");

@@ -21,10 +21,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-milliseconds ms(double seconds) {
-    return milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
 double cpu_seconds() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -40,7 +36,7 @@ double now_seconds() {
 }
 
 Limits limits_for(const SessionOptions& options, const BenchConfig& config) {
-    return Limits{ms(options.timeout_s), ms(options.max_phase_s + config.duration_s)};
+    return Limits{options.timeout(), to_milliseconds(options.max_phase_s + config.duration_s)};
 }
 
 Record endpoints_message(const Engine& engine) {
@@ -231,7 +227,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
     if (auto why = pinned_mismatch(config, pinned)) fail(*why);
     if (auto why = device_problem(config, device, path_mtu)) fail("server: " + *why);
     const Limits limits = limits_for(options, config);
-    const milliseconds step = ms(options.timeout_s);
+    const milliseconds step = options.timeout();
 
     Engine engine(device, config, Side::kServer, options.memory, options.stage_each_message);
     print_memory("server", engine, options.memory.memory, last_path);
@@ -299,8 +295,8 @@ int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
     fmt::print("server: {} ({})\n", device.port.description, device.provider);
     std::fflush(stdout);
     ControlChannel control(
-        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s)));
-    const milliseconds step = ms(options.timeout_s);
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout()));
+    const milliseconds step = options.timeout();
     try {
         Record peer_hello = control.expect("hello", step);
         ibv_mtu path_mtu = path_mtu_with(device, peer_hello);
@@ -364,7 +360,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
                const SessionOptions& options, const Record& environment,
                const gpu::MemorySpec& server_memory, std::string& last_path) {
     const Limits limits = limits_for(options, config);
-    const milliseconds step = ms(options.timeout_s);
+    const milliseconds step = options.timeout();
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
     Engine engine(device, config, Side::kClient, options.memory, options.stage_each_message);
     print_memory("client", engine, options.memory.memory, last_path);
@@ -504,7 +500,7 @@ void print_row(const Record& record, const BenchConfig& config, bool gbps) {
 int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs) {
     check_memory_available(options.memory);
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
-    const milliseconds step = ms(options.timeout_s);
+    const milliseconds step = options.timeout();
     ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
     std::vector<Record> records;
     try {

@@ -101,7 +101,7 @@ void add_session_options(CLI::App& app, SessionOptions& s) {
         ->default_str("per-phase");
     app.add_option("-d,--ib-dev", s.device, "RDMA device (default: the first)");
     app.add_option("-i,--ib-port", s.ib_port, "device port")
-        ->capture_default_str()
+        ->default_str(std::to_string(s.ib_port))  // a uint8_t would print as a character
         ->check(CLI::Range(1, 255));
     app.add_option("-x,--gid-index", s.gid_index,
                    "source GID index (default: the RoCE v2 GID with an IPv4 address)")

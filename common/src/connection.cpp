@@ -66,7 +66,7 @@ Connection::Connection(const ConnectionOptions& options) : options_(options) {
 }
 
 milliseconds Connection::timeout() const {
-    return milliseconds(static_cast<long>(options_.timeout_s * 1000));
+    return options_.timeout();
 }
 
 namespace {
@@ -178,9 +178,8 @@ Listener::Listener(const ConnectionOptions& options) : options_(options) {
 Connection Listener::next_client() {
     Connection connection(options_);
     // The request arrives on the listener's channel; the connection moves its id to its own.
-    CmEvent request = expect_cm_event(
-        channel_.get(), RDMA_CM_EVENT_CONNECT_REQUEST,
-        milliseconds(static_cast<long>(options_.accept_timeout_s * 1000)), options_);
+    CmEvent request = expect_cm_event(channel_.get(), RDMA_CM_EVENT_CONNECT_REQUEST,
+                                      options_.accept_timeout(), options_);
     connection.id_.reset(request.id);
     check_errno(rdma_migrate_id(request.id, connection.channel_.get()) == 0, "rdma_migrate_id");
     if (!options_.device.empty() &&

@@ -133,6 +133,16 @@ void parse_or_exit(CLI::App& app, int argc, char** argv) {
     }
 }
 
+std::chrono::milliseconds to_milliseconds(double seconds) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+std::chrono::milliseconds ConnectionOptions::timeout() const {
+    return to_milliseconds(timeout_s);
+}
+std::chrono::milliseconds ConnectionOptions::accept_timeout() const {
+    return to_milliseconds(accept_timeout_s);
+}
+
 // ---- CommandLine: CLI11 behind a small interface.
 
 template <typename T>
@@ -230,6 +240,16 @@ void CommandLine::parse_or_exit(int argc, char** argv) {
 
 bool CommandLine::given(const std::string& name) const {
     return app_->get_option(name)->count() > 0;
+}
+
+void add_qp_options(CommandLine& cli, QpOptions& options) {
+    cli.add_connection_options(options);
+    // Same flags as the rdma_cm lessons, but here nothing is derived from an IP address.
+    cli.existing("--ib-dev").description("RDMA device to use (default: the first one)");
+    cli.existing("--port").description("TCP port of the out-of-band exchange");
+    cli.existing("--gid-index")
+        .description("source GID index (default: the RoCE v2 GID with an IPv4 address)");
+    cli.option("-i,--ib-port", options.ib_port, "port of the RDMA device").range(1, 255);
 }
 
 }  // namespace rdmalab

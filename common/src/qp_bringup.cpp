@@ -10,16 +10,6 @@
 
 namespace rdmalab {
 
-void add_qp_options(CommandLine& cli, QpOptions& options) {
-    cli.add_connection_options(options);
-    // Same flags as the rdma_cm lessons, but here nothing is derived from an IP address.
-    cli.existing("--ib-dev").description("RDMA device to use (default: the first one)");
-    cli.existing("--port").description("TCP port of the out-of-band exchange");
-    cli.existing("--gid-index")
-        .description("source GID index (default: the RoCE v2 GID with an IPv4 address)");
-    cli.option("-i,--ib-port", options.ib_port, "port of the RDMA device").range(1, 255);
-}
-
 namespace {
 constexpr std::uint32_t kReadyWord = 0x52545321;  // "RTS!"
 }

@@ -128,9 +128,13 @@ void TcpExchange::send_all(std::span<const std::byte> bytes) {
 }
 
 void TcpExchange::receive_exact(std::span<std::byte> bytes) {
+    receive_exact(bytes, timeout_);
+}
+
+void TcpExchange::receive_exact(std::span<std::byte> bytes, milliseconds timeout) {
     const std::size_t wanted = bytes.size();
     while (!bytes.empty()) {
-        wait_ready(fd_, POLLIN, timeout_, "waiting for the peer");
+        wait_ready(fd_, POLLIN, timeout, "waiting for the peer");
         ssize_t got = recv(fd_, bytes.data(), bytes.size(), 0);
         if (got < 0 && errno == EINTR) continue;
         check_errno(got >= 0, "recv");

@@ -286,8 +286,7 @@ int run_client(const AtomicsOptions& options) {
     // was 0); the critical section is a READ, an add on this CPU and a WRITE: not atomic, so
     // without the lock two clients can read the same value and one update is lost.
     std::uint64_t contended = 0;
-    const auto deadline_length =
-        std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    const auto deadline_length = options.timeout();
     for (std::uint32_t i = 0; i < options.iterations; ++i) {
         if (!options.no_lock) {
             const auto deadline = std::chrono::steady_clock::now() + deadline_length;

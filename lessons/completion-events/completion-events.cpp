@@ -345,8 +345,7 @@ int run_server(const PingPongOptions& options) {
                               .use = BufferUse::kWriteTarget}));
     fmt::print("server: connected over {}\n", connection.path_description());
 
-    CompletionWaiter waiter(connection.cq(), channel.get(),
-                            std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000)));
+    CompletionWaiter waiter(connection.cq(), channel.get(), options.timeout());
     unsigned pending_sends = 0;  // our last SEND, whose completion may still be on its way
     unsigned modes_served = 0;
     std::uint64_t round_trips = 0;
@@ -570,8 +569,7 @@ int run_client(const PingPongOptions& options) {
     const std::string device = ibv_get_device_name(connection.context()->device);
     fmt::print("client: connected over {}\n", connection.path_description());
 
-    CompletionWaiter waiter(connection.cq(), channel.get(),
-                            std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000)));
+    CompletionWaiter waiter(connection.cq(), channel.get(), options.timeout());
     ClientSide side{connection, waiter, receives, ping, ping_mr, pong, pong_mr, remote};
     std::vector<ModeResult> results;
     for (const auto& entry : kModes)

@@ -356,7 +356,7 @@ int run_server(const RdmOptions& options) {
     auto endpoint = open_endpoint(options, "server");
     fid_ep* ep = endpoint.ep.get();
     fid_cq* cq = endpoint.cq.get();
-    const milliseconds timeout{static_cast<long>(options.timeout_s * 1000)};
+    const milliseconds timeout = options.timeout();
 
     // Least privilege: the peer may write only the write target and read only the read source;
     // FI_RECV regions only receive, the verdict is only sent. The write target starts as zeros,
@@ -397,8 +397,7 @@ int run_server(const RdmOptions& options) {
         hello.write_target.address, hello.write_target.key, hello.read_source.length,
         hello.read_source.address, hello.read_source.key);
     auto exchange =
-        TcpExchange::accept_one(options.port, options.bind_address,
-                                milliseconds{static_cast<long>(options.accept_timeout_s * 1000)});
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     send_fabric_hello(exchange, hello);
     FabricHello client = receive_fabric_hello(exchange, "client");
     const fi_addr_t client_address = insert_peer(endpoint, client, "client");
@@ -480,7 +479,7 @@ int run_client(const RdmOptions& options) {
     auto endpoint = open_endpoint(options, "client");
     fid_ep* ep = endpoint.ep.get();
     fid_cq* cq = endpoint.cq.get();
-    const milliseconds timeout{static_cast<long>(options.timeout_s * 1000)};
+    const milliseconds timeout = options.timeout();
 
     // Least privilege: the message and "done" are only sent (FI_SEND), the write source is only
     // the source of a WRITE (FI_WRITE), the read destination only the sink of a READ (FI_READ),

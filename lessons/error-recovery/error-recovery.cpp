@@ -117,16 +117,13 @@ struct Server {
         bring_up(tcp);
     }
 
-    std::chrono::milliseconds timeout() const {
-        return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
-    }
+    std::chrono::milliseconds timeout() const { return options.timeout(); }
 };
 
 int run_server(const RecoveryOptions& options) {
     Server server(options);
-    auto tcp = TcpExchange::accept_one(
-        options.port, options.bind_address,
-        std::chrono::milliseconds(static_cast<long>(options.accept_timeout_s * 1000)));
+    auto tcp =
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     server.bring_up(tcp);
     server.verified_round(tcp, 1);
     // (a) The responder of a WRITE with a bad rkey NAKs it; whether its own QP also fails is up to
@@ -223,9 +220,7 @@ struct Client {
     }
     // #endregion recover
 
-    std::chrono::milliseconds timeout() const {
-        return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
-    }
+    std::chrono::milliseconds timeout() const { return options.timeout(); }
 };
 
 int run_client(const RecoveryOptions& options) {

@@ -100,10 +100,6 @@ void reset_qp(ibv_qp* qp, const char* who) {
     check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
 }
 
-std::chrono::milliseconds ms(double seconds) {
-    return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-}
-
 // The server: one RC QP, and the target its client writes in each verified round.
 struct Server {
     QpResources r;
@@ -126,7 +122,8 @@ struct Server {
 
     // The client's WRITE, then its "done" SEND (RC keeps their order): verified, answered.
     void verified_round(TcpExchange& tcp, int round) {
-        ibv_wc wc = next_completion(r.cq.get(), ms(timeout_s), "the client's done SEND");
+        ibv_wc wc =
+            next_completion(r.cq.get(), to_milliseconds(timeout_s), "the client's done SEND");
         expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
         fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
                    rounds.check(wc, tcp, round));
@@ -146,7 +143,7 @@ int run_server(const FailureOptions& options) {
     Server server(options);
     // The exchange's waits span the outage: they use the (long) accept limit.
     auto tcp =
-        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     server.bring_up(tcp);
     server.verified_round(tcp, 1);
     server.recover(tcp, "after the dead link");
@@ -187,9 +184,9 @@ struct Client {
         rounds.fill(round);
         rounds.post_write(r.qp.get(), server, 1, server.rkey);
         rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
-        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "RDMA WRITE"),
-                      IBV_WC_SUCCESS, "RDMA WRITE");
-        expect_status(next_completion(r.cq.get(), ms(options.timeout_s), "SEND"), IBV_WC_SUCCESS,
+        expect_status(next_completion(r.cq.get(), options.timeout(), "RDMA WRITE"), IBV_WC_SUCCESS,
+                      "RDMA WRITE");
+        expect_status(next_completion(r.cq.get(), options.timeout(), "SEND"), IBV_WC_SUCCESS,
                       "SEND");
         rounds.expect_verified(tcp, round);
         fmt::print(
@@ -209,12 +206,12 @@ struct Client {
             "(retry_cnt {} + 1) x 4.096 us x 2^{} = {:.3f} s\n",
             options.wait_s, kLimits.retry_cnt, kLimits.timeout, predicted);
         std::fflush(stdout);  // whoever takes the link down may be waiting for this line
-        const auto give_up = Clock::now() + ms(options.wait_s);
+        const auto give_up = Clock::now() + to_milliseconds(options.wait_s);
         for (std::uint64_t id = 100;; ++id) {
             rounds.fill(static_cast<int>(id));
             const auto posted = Clock::now();
             rounds.post_write(r.qp.get(), server, id, server.rkey);
-            ibv_wc wc = next_completion(r.cq.get(), ms(predicted * 10 + 5),
+            ibv_wc wc = next_completion(r.cq.get(), to_milliseconds(predicted * 10 + 5),
                                         "an RDMA WRITE on a dying link");
             const double took = std::chrono::duration<double>(Clock::now() - posted).count();
             if (wc.status == IBV_WC_SUCCESS) {
@@ -253,8 +250,7 @@ struct Client {
             predicted);
         const auto posted = Clock::now();
         rounds.post_done(r.qp.get(), 200, 0);
-        ibv_wc wc =
-            next_completion(r.cq.get(), ms(options.timeout_s), "the SEND nobody can receive");
+        ibv_wc wc = next_completion(r.cq.get(), options.timeout(), "the SEND nobody can receive");
         const double took = std::chrono::duration<double>(Clock::now() - posted).count();
         expect_status(wc, IBV_WC_RNR_RETRY_EXC_ERR, "the SEND nobody can receive");
         fmt::print(
@@ -280,7 +276,7 @@ struct Client {
 
 int run_client(const FailureOptions& options) {
     Client client(options);
-    auto tcp = TcpExchange::connect_to(options.server_address, options.port, ms(options.timeout_s));
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     client.bring_up(tcp);
     client.verified_round(tcp, 1);
     client.dead_link();

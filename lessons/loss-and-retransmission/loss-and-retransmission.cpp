@@ -55,10 +55,6 @@ constexpr Reliability kReliability{.timeout = 14,
                                    .max_dest_rd_atomic = 0};
 // #endregion reliability
 
-std::chrono::milliseconds ms(double seconds) {
-    return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-}
-
 // #region counters
 // The port's counters, as every RDMA NIC's driver offers them in sysfs (also `rdma statistic
 // show`): on mlx5 and on rxe alike, /sys/class/infiniband/DEV/ports/PORT/hw_counters/NAME.
@@ -102,7 +98,7 @@ int run_server(const QpOptions& options) {
     check_ptr(target_mr.get(), "ibv_reg_mr(target)");
     apply_transition(rc.qp.get(), init_transition(rc.local, IBV_ACCESS_REMOTE_WRITE), "server");
     auto tcp =
-        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     connect_qp(rc.qp.get(), tcp, rc.local,
                local_endpoint(rc, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
                               static_cast<std::uint32_t>(target.size())),
@@ -200,7 +196,7 @@ int run_client(const QpOptions& options) {
     MemoryRegion source_mr{ibv_reg_mr(rc.pd.get(), source.data(), source.size(), 0)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
     apply_transition(rc.qp.get(), init_transition(rc.local, 0), "client");
-    auto tcp = TcpExchange::connect_to(options.server_address, options.port, ms(options.timeout_s));
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     const QpEndpoint server = connect_qp(rc.qp.get(), tcp, rc.local, local_endpoint(rc),
                                          PeerBuffer::kAdvertised, kReliability, "client");
     if (server.length < source.size())
@@ -231,7 +227,7 @@ int run_client(const QpOptions& options) {
         check_ibv(ibv_post_send(rc.qp.get(), &write, &bad), "ibv_post_send(RDMA WRITE)");
     }
     for (std::uint32_t i = 0; i < kMessages; ++i)
-        wait_for_completion(rc.cq.get(), ms(options.timeout_s), "RDMA WRITE on a lossy link");
+        wait_for_completion(rc.cq.get(), options.timeout(), "RDMA WRITE on a lossy link");
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const Counters after = read_counters(rc.context.get(), rc.local.port);
     const long long sent = delta(before, after, "sent_pkts");
@@ -285,7 +281,7 @@ int run_client(const QpOptions& options) {
     std::uint32_t in_flight = 0;
     for (std::uint32_t sequence = 0; sequence < kDatagrams; ++sequence) {
         if (in_flight == 16) {  // the send queue holds 16: wait for the oldest to go out
-            wait_for_completion(ud.cq.get(), ms(options.timeout_s), "a UD SEND");
+            wait_for_completion(ud.cq.get(), options.timeout(), "a UD SEND");
             --in_flight;
         }
         std::span<std::byte> message =
@@ -310,7 +306,7 @@ int run_client(const QpOptions& options) {
     }
     // A UD send completion means "sent", never "received".
     for (; in_flight > 0; --in_flight)
-        wait_for_completion(ud.cq.get(), ms(options.timeout_s), "a UD SEND");
+        wait_for_completion(ud.cq.get(), options.timeout(), "a UD SEND");
     send_word(tcp, kDatagramsSent);
     const std::uint32_t received = receive_word(tcp);
     if (received > kDatagrams)

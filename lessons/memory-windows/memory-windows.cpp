@@ -316,8 +316,7 @@ int run_server(const ConnectionOptions& options) {
 // The next completion whatever its status (the deliberate failures), within the timeout.
 ibv_wc wait_for_any_completion(Connection& connection, std::string_view what) {
     using Clock = std::chrono::steady_clock;
-    const auto limit =
-        std::chrono::milliseconds(static_cast<long>(connection.options().timeout_s * 1000));
+    const auto limit = connection.options().timeout();
     const auto deadline = Clock::now() + limit;
     for (;;) {
         ibv_wc wc{};

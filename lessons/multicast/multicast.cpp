@@ -44,10 +44,6 @@ struct MulticastOptions : ConnectionOptions {
     bool size_given = false;  // otherwise: the port's active MTU
 };
 
-milliseconds to_ms(double seconds) {
-    return milliseconds(static_cast<long>(seconds * 1000));
-}
-
 // What rdma_cm's MULTICAST_JOIN event carries (copied before the event is acked): the address
 // handle attributes that reach the group, the group's QPN and its Q_Key.
 struct JoinedGroup {
@@ -235,7 +231,7 @@ int run_receiver(const MulticastOptions& options) {
                 "rdma_join_multicast");
     Membership membership(member.id.get(), member.group);
     const JoinedGroup joined =
-        wait_for_join(member.channel.get(), to_ms(options.timeout_s), options.group);
+        wait_for_join(member.channel.get(), options.timeout(), options.group);
     // A member QP delivers only datagrams that carry its Q_Key: it must be the group's.
     const std::uint32_t our_qkey = qp_qkey(member.qp->qp);
     if (our_qkey != joined.qkey)
@@ -297,7 +293,7 @@ int run_receiver(const MulticastOptions& options) {
         const auto quiet = Clock::now() - last_event;
         if (ended && quiet > kDrainQuiet) break;
         const double limit = arrivals == 0 ? options.accept_timeout_s : options.timeout_s;
-        if (quiet > to_ms(limit))
+        if (quiet > to_milliseconds(limit))
             fail(
                 tally
                     ? fmt::format("no end datagram within {:.1f} s of the last datagram (received "
@@ -338,8 +334,7 @@ int run_sender(const MulticastOptions& options) {
     check_errno(rdma_join_multicast_ex(member.id.get(), &join, nullptr) == 0,
                 "rdma_join_multicast_ex");
     Membership membership(member.id.get(), member.group);
-    JoinedGroup joined =
-        wait_for_join(member.channel.get(), to_ms(options.timeout_s), options.group);
+    JoinedGroup joined = wait_for_join(member.channel.get(), options.timeout(), options.group);
     AddressHandle ah{check_ptr(ibv_create_ah(member.pd.get(), &joined.ah_attr), "ibv_create_ah")};
     fmt::print(
         "client: joined {} as a send-only member through {} ({} port {}): group GID {}, QPN {:#x}, "
@@ -354,7 +349,7 @@ int run_sender(const MulticastOptions& options) {
     std::uint32_t in_flight = 0;
     auto send_datagram = [&](std::uint32_t index, const Datagram& datagram) {
         if (in_flight == window) {
-            wait_for_completion(member.cq.get(), to_ms(options.timeout_s), "a multicast SEND");
+            wait_for_completion(member.cq.get(), options.timeout(), "a multicast SEND");
             --in_flight;
         }
         std::span<std::byte> message{slots.data() + (index % window) * size, size};
@@ -385,7 +380,7 @@ int run_sender(const MulticastOptions& options) {
             {.kind = DatagramKind::kEnd, .sequence = options.count, .count = options.count});
     }
     for (; in_flight > 0; --in_flight)
-        wait_for_completion(member.cq.get(), to_ms(options.timeout_s), "a multicast SEND");
+        wait_for_completion(member.cq.get(), options.timeout(), "a multicast SEND");
     membership.leave();
     fmt::print(
         "client: sent {} datagrams of {} bytes (and {} end marks) to group {}; no receiver "

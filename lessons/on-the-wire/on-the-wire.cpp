@@ -239,10 +239,6 @@ void explain_new_headers(const std::vector<Packet>& packets, std::set<std::strin
 }
 // #endregion headers
 
-std::chrono::milliseconds ms(double seconds) {
-    return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-}
-
 // ---- The server: four targets, each registered for the one kind of access it serves.
 
 int run_server(const QpOptions& options) {
@@ -282,7 +278,7 @@ int run_server(const QpOptions& options) {
         check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad), "ibv_post_recv");
     }
     auto tcp =
-        TcpExchange::accept_one(options.port, options.bind_address, ms(options.accept_timeout_s));
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     connect_qp(r.qp.get(), tcp, r.local,
                local_endpoint(r, reinterpret_cast<std::uintptr_t>(write_target.data()),
                               write_mr->rkey, kLargest),
@@ -306,7 +302,7 @@ int run_server(const QpOptions& options) {
         std::string what;
         if (step.op == Op::kSend || step.op == Op::kWriteImm) {
             // SENDs and WRITE WITH IMMEDIATE consume a receive: its completion says what came.
-            ibv_wc wc = wait_for_completion(r.cq.get(), ms(options.timeout_s), op_name(step.op));
+            ibv_wc wc = wait_for_completion(r.cq.get(), options.timeout(), op_name(step.op));
             if (step.op == Op::kSend) {
                 if (wc.opcode != IBV_WC_RECV || wc.byte_len != step.size || wc.wr_id >= kReceives)
                     fail(
@@ -374,7 +370,7 @@ int run_client(const QpOptions& options) {
     check_ptr(original_mr.get(), "ibv_reg_mr(original)");
 
     apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
-    auto tcp = TcpExchange::connect_to(options.server_address, options.port, ms(options.timeout_s));
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     const QpEndpoint ours = local_endpoint(r);
     const QpEndpoint server =
         connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised, kReliability, "client");
@@ -448,7 +444,7 @@ int run_client(const QpOptions& options) {
         }
         ibv_send_wr* bad = nullptr;
         check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), "ibv_post_send");
-        wait_for_completion(r.cq.get(), ms(options.timeout_s), op_name(step.op));
+        wait_for_completion(r.cq.get(), options.timeout(), op_name(step.op));
         // #endregion post
 
         std::string checked;

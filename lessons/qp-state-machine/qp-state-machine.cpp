@@ -36,7 +36,7 @@ void confirm(ibv_qp* qp, ibv_qp_state expected, int shown, const char* who) {
 
 int run(const QpOptions& options) {
     const char* who = options.server ? "server" : "client";
-    const auto timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    const auto timeout = options.timeout();
 
     // 1. The device: no IP address to resolve, so take the one named by -d, or the first.
     require_device_exists(options.device);
@@ -122,9 +122,7 @@ int run(const QpOptions& options) {
     // record over TCP. The PSN is random: where this side's packet numbering starts.
     TcpExchange tcp =
         options.server
-            ? TcpExchange::accept_one(
-                  options.port, options.bind_address,
-                  std::chrono::milliseconds(static_cast<long>(options.accept_timeout_s * 1000)))
+            ? TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout())
             : TcpExchange::connect_to(options.server_address, options.port, timeout);
     QpEndpoint ours{.qp_type = IBV_QPT_RC,
                     .link_layer = local.link_layer,

@@ -120,7 +120,7 @@ struct ControlMessages {
         return decode(received[wc.wr_id], wc.byte_len, expected);
     }
     static std::chrono::milliseconds timeout(const Connection& connection) {
-        return std::chrono::milliseconds(static_cast<long>(connection.options().timeout_s * 1000));
+        return connection.options().timeout();
     }
 
     std::array<MessageWire, 2> received{};

@@ -209,7 +209,7 @@ int run_server(const SrqOptions& options) {
         ++pending_sends;
     }
 
-    const auto timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    const auto timeout = options.timeout();
     ibv_context* context = shared->pd->context;
     std::vector<std::uint64_t> consumed;  // receive buffers whose message was handled
     unsigned finished = 0, limit_events = 0;

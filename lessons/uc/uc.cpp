@@ -32,7 +32,7 @@ struct UcOptions : QpOptions {
 };
 
 std::chrono::milliseconds timeout_of(const UcOptions& options) {
-    return std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+    return options.timeout();
 }
 
 // UC's transitions leave out every RC attribute that serves acknowledgements or READs. Show that
@@ -127,9 +127,8 @@ int run_server(const UcOptions& options) {
     // exist on UC). The receive for part 1 is posted in INIT, before the client can send.
     apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
     post_receive(r.qp.get(), 0, slots.data(), options.size, slots_mr->lkey);
-    auto tcp = TcpExchange::accept_one(
-        options.port, options.bind_address,
-        std::chrono::milliseconds(static_cast<long>(options.accept_timeout_s * 1000)));
+    auto tcp =
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     bring_up(r, tcp,
              local_endpoint(r, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
                             static_cast<std::uint32_t>(target.size())),

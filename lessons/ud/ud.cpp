@@ -48,10 +48,6 @@ struct UdOptions : ConnectionOptions {
     bool wrong_qkey = false;
 };
 
-milliseconds to_ms(double seconds) {
-    return milliseconds(static_cast<long>(seconds * 1000));
-}
-
 // ---- What the two sides swap over TCP before any datagram: how to reach each other's QP.
 
 struct UdEndpoint {
@@ -225,8 +221,8 @@ bool peer_has_spoken(const TcpExchange& tcp) {
 
 int run_server(const UdOptions& options) {
     require_device_exists(options.device);  // before waiting for anyone
-    auto tcp = TcpExchange::accept_one(options.port, options.bind_address,
-                                       to_ms(options.accept_timeout_s));
+    auto tcp =
+        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     LocalPort local =
         open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
     ibv_device_attr device{};
@@ -336,7 +332,7 @@ int run_server(const UdOptions& options) {
         }
         const auto quiet = Clock::now() - last_event;
         if (client_done && (tally.received() == count || quiet > kDrainQuiet)) break;
-        if (!client_done && quiet > to_ms(options.timeout_s))
+        if (!client_done && quiet > options.timeout())
             fail(fmt::format("no datagram and no word from the client for {:.1f} s",
                              options.timeout_s));
         std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -364,8 +360,7 @@ int run_server(const UdOptions& options) {
 
 int run_client(const UdOptions& options) {
     require_device_exists(options.device);
-    auto tcp =
-        TcpExchange::connect_to(options.server_address, options.port, to_ms(options.timeout_s));
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     LocalPort local =
         open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
     const std::uint32_t window = std::min(kSendWindow, options.count);
@@ -407,7 +402,7 @@ int run_client(const UdOptions& options) {
     std::uint32_t in_flight = 0;
     for (std::uint32_t sequence = 0; sequence < options.count; ++sequence) {
         if (in_flight == window) {
-            wait_for_completion(queues.cq.get(), to_ms(options.timeout_s), "a UD SEND");
+            wait_for_completion(queues.cq.get(), options.timeout(), "a UD SEND");
             --in_flight;  // completions come in posting order: the oldest slot is free again
         }
         std::span<std::byte> message{slots.data() + (sequence % window) * size, size};
@@ -431,7 +426,7 @@ int run_client(const UdOptions& options) {
     }
     // A UD send completion means "sent", never "received": nobody acknowledges a datagram.
     for (; in_flight > 0; --in_flight)
-        wait_for_completion(queues.cq.get(), to_ms(options.timeout_s), "a UD SEND");
+        wait_for_completion(queues.cq.get(), options.timeout(), "a UD SEND");
 
     send_words(tcp, {options.count, qkey});  // over TCP, so this word cannot be lost
     const auto [received, lost, duplicates, out_of_order] = receive_words<4>(tcp);

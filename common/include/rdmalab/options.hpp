@@ -6,6 +6,7 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,20 @@ struct ConnectionOptions {
     int gid_index = -1;            // -1: accept the GID rdma_cm derives from the IP address
     double timeout_s = 10;         // every wait during a connection
     double accept_timeout_s = 60;  // how long a server waits for its client
+
+    // The same as the durations every wait takes (converted here, and only here).
+    std::chrono::milliseconds timeout() const;
+    std::chrono::milliseconds accept_timeout() const;
+};
+
+// Seconds as given on a command line → the duration a wait takes.
+std::chrono::milliseconds to_milliseconds(double seconds);
+
+// The connection options plus -i/--ib-port, for programs that connect QPs by hand: without
+// rdma_cm there is no IP address to pick the device, so -d chooses it (default: the first
+// device) and --gid-index the source GID.
+struct QpOptions : ConnectionOptions {
+    std::uint8_t ib_port = 1;
 };
 
 // One option of a CommandLine, to refine after adding it.
@@ -83,6 +98,9 @@ class CommandLine {
     std::unique_ptr<CLI::App> owned_;
     CLI::App* app_;
 };
+
+// The connection options and -i/--ib-port, described for a hand-made connection.
+void add_qp_options(CommandLine& cli, QpOptions& options);
 
 // The same for a CLI::App of one's own (tools that include CLI11 themselves).
 void add_connection_options(CLI::App& app, ConnectionOptions& options);

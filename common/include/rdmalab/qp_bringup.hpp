@@ -20,13 +20,6 @@
 
 namespace rdmalab {
 
-// The connection options plus -i/--ib-port. Without rdma_cm there is no IP address to pick the
-// device, so -d chooses it (default: the first device) and --gid-index the source GID.
-struct QpOptions : ConnectionOptions {
-    std::uint8_t ib_port = 1;
-};
-void add_qp_options(CommandLine& cli, QpOptions& options);
-
 // Sends our record, receives the peer's and validates it (decode, link layer, LID); prints it.
 QpEndpoint exchange_endpoints(TcpExchange& tcp, const PortAddress& local, const QpEndpoint& ours,
                               PeerBuffer theirs, std::string_view who);

@@ -28,8 +28,10 @@ class TcpExchange {
 
     // Sends every byte, or throws.
     void send_all(std::span<const std::byte> bytes);
-    // Receives exactly bytes.size() bytes, or throws (peer closed, timeout).
+    // Receives exactly bytes.size() bytes, or throws (peer closed, or no byte for the exchange's
+    // timeout — or for `timeout`, where one is given for this receive).
     void receive_exact(std::span<std::byte> bytes);
+    void receive_exact(std::span<std::byte> bytes, std::chrono::milliseconds timeout);
 
     int fd() const { return fd_; }
 

@@ -5,6 +5,7 @@
 #include "rdmalab/bench/config.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/gpu/options.hpp"
+#include "rdmalab/options.hpp"
 
 #include <cstdint>
 #include <map>
@@ -15,15 +16,9 @@ namespace rdmalab::bench {
 
 inline constexpr const char* kToolVersion = "rdma-bench 0.1";
 
-struct SessionOptions {
-    std::string server_address;  // client: where the server listens
-    std::string bind_address;    // server: listen on this address only
-    std::uint16_t port = 18515;
-    std::string device;        // -d (default: the first device)
-    std::uint8_t ib_port = 1;  // -i
-    int gid_index = -1;        // -x (default: the RoCE v2 GID with an IPv4 address)
-    double timeout_s = 10;     // longest wait without progress
-    double accept_timeout_s = 60;
+// The common connection options (address, bind, port, -d, -i, GID index, timeouts: a
+// QpOptions, since rdma-bench connects its QPs by hand), and rdma-bench's own.
+struct SessionOptions : QpOptions {
     double max_phase_s = 600;  // longest one measurement may run
     std::string json_path, csv_path;
     bool gbps = false;          // also print Gb/s (10^9 bits)
