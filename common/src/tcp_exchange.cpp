@@ -14,7 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 namespace rdmalab {
@@ -75,30 +77,39 @@ TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_
 TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port,
                                     milliseconds timeout) {
     sockaddr_storage remote = address_or_fail(address, port);
-    Socket connection(remote.ss_family);
-    // Non-blocking connect, so the wait for an answer has a limit.
-    int flags = fcntl(connection.fd, F_GETFL);
-    fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK);
     const socklen_t length =
         remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-    if (connect(connection.fd, reinterpret_cast<sockaddr*>(&remote), length) != 0) {
-        if (errno != EINPROGRESS)
-            fail(fmt::format("connect to {} port {} failed: {}", address, port,
-                             std::strerror(errno)));
-        wait_ready(connection.fd, POLLOUT, timeout,
-                   fmt::format("connecting to {} port {}", address, port).c_str());
+    // A server started at the same moment may not listen yet (both sides of a lab command, or
+    // of a job, start together): a refused connection is tried again for a short while.
+    const auto give_up = std::chrono::steady_clock::now() + std::min(timeout, kStartupGrace);
+    for (;;) {
+        Socket connection(remote.ss_family);
+        // Non-blocking connect, so the wait for an answer has a limit.
+        int flags = fcntl(connection.fd, F_GETFL);
+        fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK);
         int error = 0;
-        socklen_t size = sizeof error;
-        getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
+        if (connect(connection.fd, reinterpret_cast<sockaddr*>(&remote), length) != 0) {
+            error = errno;
+            if (error == EINPROGRESS) {
+                wait_ready(connection.fd, POLLOUT, timeout,
+                           fmt::format("connecting to {} port {}", address, port).c_str());
+                socklen_t size = sizeof error;
+                getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
+            }
+        }
+        if (error == ECONNREFUSED && std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(milliseconds(100));
+            continue;
+        }
         if (error != 0)
             fail(fmt::format("connect to {} port {} failed: {}{}", address, port,
                              std::strerror(error),
                              error == ECONNREFUSED ? " (is the server running?)" : ""));
+        fcntl(connection.fd, F_SETFL, flags);
+        int yes = 1;
+        setsockopt(connection.fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+        return TcpExchange(connection.release(), timeout);
     }
-    fcntl(connection.fd, F_SETFL, flags);
-    int yes = 1;
-    setsockopt(connection.fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-    return TcpExchange(connection.release(), timeout);
 }
 
 TcpExchange::TcpExchange(TcpExchange&& other) noexcept

@@ -44,6 +44,24 @@ TEST(TcpExchange, RefusedConnectionSaysSo) {
     }
 }
 
+// A client started a moment before its server (both sides of a job start together) connects
+// once the server listens, within kStartupGrace.
+TEST(TcpExchange, ClientStartedBeforeItsServerConnects) {
+    const auto start = std::chrono::steady_clock::now();
+    auto server = std::async(std::launch::async, [] {
+        std::this_thread::sleep_for(700ms);
+        auto peer = TcpExchange::accept_one(kPort + 3, "127.0.0.1", 5000ms);
+        std::array<std::byte, 1> in{};
+        peer.receive_exact(in);
+        return in[0];
+    });
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 3, 5000ms);
+    std::array<std::byte, 1> out{std::byte{42}};
+    client.send_all(out);
+    EXPECT_EQ(server.get(), std::byte{42});
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 700ms);
+}
+
 TEST(TcpExchange, ShortReadFromAClosingPeerThrows) {
     auto server = std::async(std::launch::async, [] {
         auto peer = TcpExchange::accept_one(kPort + 2, "127.0.0.1", 5000ms);

@@ -16,7 +16,9 @@ class TcpExchange {
     // Server: listen on port (all addresses, or bind_address) and accept one peer within timeout.
     static TcpExchange accept_one(std::uint16_t port, const std::string& bind_address,
                                   std::chrono::milliseconds timeout);
-    // Client: connect to address:port within timeout.
+    // Client: connect to address:port within timeout. A refused connection is tried again for
+    // up to kStartupGrace (the server may still be starting), then reported.
+    static constexpr std::chrono::milliseconds kStartupGrace{3000};
     static TcpExchange connect_to(const std::string& address, std::uint16_t port,
                                   std::chrono::milliseconds timeout);
 
