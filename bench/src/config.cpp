@@ -1,6 +1,7 @@
 // rdma-bench configurations: names, rules and JSON form; see config.hpp.
 #include "rdmalab/bench/config.hpp"
 
+#include "rdmalab/bench/control.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 
@@ -145,27 +146,28 @@ Record BenchConfig::to_json() const {
 BenchConfig BenchConfig::from_json(const Record& json) {
     BenchConfig config;
     try {
-        auto op = parse_op(json.at("op").get<std::string>());
-        auto transport = parse_transport(json.at("transport").get<std::string>());
-        auto mode = parse_mode(json.at("mode").get<std::string>());
-        if (!op || !transport || !mode) fail("peer sent an unknown op, transport or mode");
+        // field<T> checks each type and range: a peer's 2^32 + 1 is refused, not wrapped to 1.
+        auto op = parse_op(field<std::string>(json, "op"));
+        auto transport = parse_transport(field<std::string>(json, "transport"));
+        auto mode = parse_mode(field<std::string>(json, "mode"));
+        if (!op || !transport || !mode) fail("an unknown op, transport or mode");
         config.op = *op;
         config.transport = *transport;
         config.mode = *mode;
-        config.size = json.at("size").get<std::uint64_t>();
-        config.window = json.at("window").get<std::uint32_t>();
-        config.qps = json.at("qps").get<std::uint32_t>();
-        config.post_list = json.at("post_list").get<std::uint32_t>();
-        config.signal_every = json.at("signal_every").get<std::uint32_t>();
-        config.inline_size = json.at("inline").get<std::uint32_t>();
-        config.sge = json.at("sge").get<std::uint32_t>();
-        config.srq = json.at("srq").get<bool>();
-        config.shared_cq = json.at("shared_cq").get<bool>();
-        config.events = json.at("events").get<bool>();
-        config.iters = json.at("iters").get<std::uint64_t>();
-        config.duration_s = json.at("duration_s").get<double>();
-        config.warmup = json.at("warmup").get<std::uint64_t>();
-    } catch (const Record::exception& e) {
+        config.size = field<std::uint64_t>(json, "size");
+        config.window = field<std::uint32_t>(json, "window");
+        config.qps = field<std::uint32_t>(json, "qps");
+        config.post_list = field<std::uint32_t>(json, "post_list");
+        config.signal_every = field<std::uint32_t>(json, "signal_every");
+        config.inline_size = field<std::uint32_t>(json, "inline");
+        config.sge = field<std::uint32_t>(json, "sge");
+        config.srq = field<bool>(json, "srq");
+        config.shared_cq = field<bool>(json, "shared_cq");
+        config.events = field<bool>(json, "events");
+        config.iters = field<std::uint64_t>(json, "iters");
+        config.duration_s = field<double>(json, "duration_s");
+        config.warmup = field<std::uint64_t>(json, "warmup");
+    } catch (const Error& e) {
         fail(fmt::format("peer sent a malformed configuration: {}", e.what()));
     }
     if (auto why = config.problem()) fail("peer sent a configuration this tool refuses: " + *why);

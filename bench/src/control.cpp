@@ -7,8 +7,11 @@
 #include <fmt/core.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <limits>
+#include <type_traits>
 
 namespace rdmalab::bench {
 
@@ -31,15 +34,22 @@ Record ControlChannel::receive(std::chrono::milliseconds timeout) {
     } catch (const Error& e) {
         fail(fmt::format("control connection: {}", e.what()));
     }
-    const std::uint32_t length = load_be32(length_bytes);
+    std::string text(decode_control_length(length_bytes), '\0');
+    tcp_.receive_exact(std::as_writable_bytes(std::span(text)), timeout);
+    return decode_control_message(text);
+}
+
+std::uint32_t decode_control_length(std::span<const std::byte> prefix) {
+    const std::uint32_t length = load_be32(prefix);
     if (length == 0 || length > kMaxControlMessage)
         fail(fmt::format("the peer sent a control message of {} bytes (limit {})", length,
                          kMaxControlMessage));
-    std::string text(length, '\0');
-    tcp_.receive_exact(std::as_writable_bytes(std::span(text)), timeout);
-    Record message = Record::parse(text.begin(), text.end(), nullptr, false);
-    if (message.is_discarded() || !message.is_object())
-        fail("the peer sent a control message that is not a JSON object");
+    return length;
+}
+
+Record decode_control_message(std::string_view text) {
+    Record message = parse_json(text, "the peer's control message");
+    if (!message.is_object()) fail("the peer sent a control message that is not a JSON object");
     if (auto error = message.find("error"); error != message.end())
         fail(error->is_string() ? "peer: " + error->get<std::string>() : "peer reported an error");
     return message;
@@ -92,15 +102,47 @@ std::vector<std::byte> from_hex(const std::string& text) {
     return bytes;
 }
 
+namespace {
+
+// Whether a JSON value is exactly a T: nlohmann's get<T>() would turn 1.5 into 1, -1 into
+// 2^64 - 1 and 2^32 + 1 into 1 for an unsigned T (and a float too large for T is undefined
+// behaviour), so a peer's out-of-range number would pass as another, valid one.
+template <typename T>
+bool holds(const Record& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return value.is_boolean();
+    } else if constexpr (std::is_unsigned_v<T>) {
+        if (value.is_number_unsigned())
+            return value.get<std::uint64_t>() <= std::numeric_limits<T>::max();
+        return value.is_number_integer() && value.get<std::int64_t>() >= 0 &&
+               static_cast<std::uint64_t>(value.get<std::int64_t>()) <=
+                   std::numeric_limits<T>::max();
+    } else if constexpr (std::is_same_v<T, double>) {
+        return value.is_number();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return value.is_string();
+    } else if constexpr (std::is_same_v<T, Record>) {
+        return true;
+    } else {  // a std::vector
+        return value.is_array() && std::ranges::all_of(value, [](const Record& item) {
+                   return holds<typename T::value_type>(item);
+               });
+    }
+}
+
+}  // namespace
+
 template <typename T>
 T field(const Record& message, const char* name) {
     auto found = message.find(name);
     if (found == message.end()) fail(fmt::format("the peer's message lacks '{}'", name));
-    try {
-        return found->get<T>();
-    } catch (const Record::exception&) {
+    if (!holds<T>(*found)) {
+        if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+            fail(fmt::format("the peer's '{}' is not an integer in 0..{}", name,
+                             std::numeric_limits<T>::max()));
         fail(fmt::format("the peer's '{}' has the wrong type", name));
     }
+    return found->get<T>();
 }
 
 template std::uint64_t field<std::uint64_t>(const Record&, const char*);

@@ -51,6 +51,28 @@ double nice_step(double top) {
     return 10 * magnitude;
 }
 
+// A record's member, where the record may be anything a file holds: null unless record is an
+// object with that key. (nlohmann's value() and operator[] throw on other types.)
+const Record& member(const Record& record, const std::string& key) {
+    static const Record kNull;
+    if (!record.is_object()) return kNull;
+    auto found = record.find(key);
+    return found == record.end() ? kNull : *found;
+}
+
+// A string member's text, or fallback where there is none.
+std::string text_of(const Record& record, const std::string& key, const std::string& fallback) {
+    const Record& value = member(record, key);
+    return value.is_string() ? value.get<std::string>() : fallback;
+}
+
+// A point the axes can hold: x within 2^-64..2^64 on the log2 axis (message sizes are 1..2^30)
+// and y below 10^300. Records read from a file may say anything; beyond these bounds the axis
+// arithmetic reaches infinity, and the tick loops would never end (found by fuzzing).
+bool drawable(double x, double y) {
+    return x >= 0x1p-64 && x <= 0x1p64 && std::abs(y) <= 1e300;
+}
+
 }  // namespace
 
 std::string default_title(const std::vector<Record>& records, const std::string& y_label) {
@@ -152,7 +174,7 @@ std::string render_svg(const Chart& chart) {
     double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
     for (const Series& s : chart.series)
         for (auto [x, y] : s.points) {
-            if (x <= 0) continue;
+            if (!drawable(x, y)) continue;
             x_min = std::min(x_min, x);
             x_max = std::max(x_max, x);
             y_max = std::max(y_max, y);
@@ -216,7 +238,7 @@ std::string render_svg(const Chart& chart) {
         const char* color = kColors[i % std::size(kColors)];
         std::string points;
         for (auto [x, y] : s.points)
-            if (x > 0) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+            if (drawable(x, y)) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
         svg += fmt::format(
             "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
             "points=\"{}\"><title>{}</title></polyline>\n",
@@ -272,11 +294,11 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
     if (!p.series.empty()) {
         for (const std::string& key : split_list(p.series))
             keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
-    } else {
-        for (const auto& [key, value] : records.front()["config"].items()) {
+    } else if (const Record& first = member(records.front(), "config"); first.is_object()) {
+        for (const auto& [key, value] : first.items()) {
             if (key == "size") continue;
             for (const Record& r : records)
-                if (!r.contains("config") || r["config"].value(key, Record()) != value) {
+                if (member(member(r, "config"), key) != value) {
                     keys.push_back("config." + key);
                     break;
                 }
@@ -288,25 +310,26 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
         fail(fmt::format("no record has both config.size and {}", measure->second.first));
     chart.x_label = "message size (bytes)";
     chart.y_label = measure->second.second;
-    const Record env = records.front().value("environment", Record::object());
-    std::string provider = env.value("provider", "?");
+    // The environment as the first record states it; any part missing or of another type is "?".
+    const Record& env = member(records.front(), "environment");
+    std::string provider = text_of(env, "provider", "?");
     chart.title = p.title.empty() ? default_title(records, chart.y_label) : p.title;
     const std::string device =
         provider.starts_with("rxe")
-            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.value("device", "?"))
-            : fmt::format("{} ({})", env.value("device", "?"), provider);
-    chart.caption =
-        fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
-                    env.value("lab", "no") == "no" ? "" : " in the " + env.value("lab", ""),
-                    env.value("path_mtu", 0), env.value("kernel", "?"), env.value("host", "?"),
-                    env.value("date", "?"), tool_version);
-    if (env.contains("lab_faults")) {
+            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", text_of(env, "device", "?"))
+            : fmt::format("{} ({})", text_of(env, "device", "?"), provider);
+    const Record& mtu = member(env, "path_mtu");
+    const std::string lab = text_of(env, "lab", "no");
+    chart.caption = fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
+                                lab == "no" ? "" : " in the " + lab,
+                                mtu.is_number() ? mtu.dump() : "0", text_of(env, "kernel", "?"),
+                                text_of(env, "host", "?"), text_of(env, "date", "?"), tool_version);
+    if (member(env, "lab_faults").is_string()) {
+        const std::string faults = text_of(env, "lab_faults", "");
         bool same = true;
         for (const Record& r : records)
-            same = same && r.value("environment", Record::object()).value("lab_faults", "") ==
-                               env.value("lab_faults", "");
-        chart.caption += " · faults: " + (same ? env.value("lab_faults", "")
-                                               : std::string("each line's own (legend)"));
+            same = same && text_of(member(r, "environment"), "lab_faults", "") == faults;
+        chart.caption += " · faults: " + (same ? faults : std::string("each line's own (legend)"));
     }
     factor_legend(chart);
     write_file(p.output, render_svg(chart));

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace rdmalab::bench {
@@ -84,15 +85,35 @@ std::string to_csv(const std::vector<Record>& records) {
     return csv;
 }
 
+Record parse_json(std::string_view text, std::string_view what) {
+    bool too_deep = false;
+    // Values deeper than the limit are dropped as they are parsed (the parser itself keeps its
+    // own stack): even building them would copy them recursively.
+    const Record::parser_callback_t limit = [&too_deep](int depth, Record::parse_event_t event,
+                                                        Record&) {
+        // depth counts the containers around this one: 0 for the outermost.
+        const bool container = event == Record::parse_event_t::object_start ||
+                               event == Record::parse_event_t::array_start;
+        if (!container || depth < kMaxJsonDepth) return true;
+        too_deep = true;
+        return false;
+    };
+    Record value;
+    try {
+        value = Record::parse(text, limit);
+    } catch (const nlohmann::json::exception& e) {
+        fail(fmt::format("{} is not valid JSON: {}", what, e.what()));
+    }
+    if (too_deep) fail(fmt::format("{} is nested deeper than {} levels", what, kMaxJsonDepth));
+    return value;
+}
+
 std::vector<Record> read_json_file(const std::string& path) {
     std::ifstream in(path);
     if (!in) fail(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-    Record document;
-    try {
-        document = Record::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        fail(fmt::format("{} is not valid JSON: {}", path, e.what()));
-    }
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    if (in.bad()) fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    Record document = parse_json(text, path);
     if (!document.is_object() || !document.contains("records") || !document["records"].is_array())
         fail(fmt::format("{} has no \"records\" array: not an rdma-bench result file", path));
     return document["records"].get<std::vector<Record>>();

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace rdmalab {
@@ -57,7 +58,8 @@ std::variant<RemoteBuffer, std::string> decode_remote_buffer(std::span<const std
     if (const std::uint8_t use = in.u8(); use != static_cast<std::uint8_t>(expected_use))
         return fmt::format("the peer advertised a buffer for {}, expected one for {}",
                            use_name(use), use_name(static_cast<std::uint8_t>(expected_use)));
-    in.bytes(2);  // reserved
+    if (std::ranges::any_of(in.bytes(2), [](std::byte b) { return b != std::byte{0}; }))
+        return std::string("the peer's buffer advertisement has non-zero reserved bytes");
     // Braced initializers are evaluated in order: the fields are read as they are laid out.
     RemoteBuffer buffer{
         .address = in.u64(),

@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string>
+#include <vector>
+
 namespace rdmalab::bench {
 namespace {
 
@@ -158,6 +162,59 @@ TEST(BenchConfig, FromJsonRefusesWhatAPeerMustNotSend) {
     Record invalid = good;
     invalid["signal_every"] = 1000;  // over the window: refused by the same rules as locally
     EXPECT_THROW(BenchConfig::from_json(invalid), Error);
+}
+
+TEST(BenchConfig, FromJsonRefusesNumbersItWouldHaveToChange) {
+    // Found by tests/fuzz: each was converted (2^32 + 128 wrapped to 128, 1.5 cut to 1, 1e30
+    // undefined behaviour) and could pass the rules as another value.
+    const Record good = BenchConfig{}.to_json();
+    const std::vector<std::pair<const char*, Record>> changes = {
+        {"window", 4294967424ull}, {"window", 1.5}, {"size", 1e30},
+        {"warmup", 1e30},          {"qps", -1},     {"iters", 100.5}};
+    for (const auto& [key, number] : changes) {
+        Record changed = good;
+        changed[key] = number;
+        EXPECT_THROW(BenchConfig::from_json(changed), Error) << key << " = " << number;
+    }
+    Record whole = good;
+    whole["duration_s"] = 2;  // an integer where a double belongs is a number all the same
+    whole["iters"] = 0;
+    EXPECT_EQ(BenchConfig::from_json(whole).duration_s, 2.0);
+}
+
+TEST(ControlMessage, LengthAndTextAreChecked) {
+    const std::array<std::byte, 4> ok{std::byte{0}, std::byte{0}, std::byte{1}, std::byte{0}};
+    EXPECT_EQ(decode_control_length(ok), 256u);
+    EXPECT_THROW(decode_control_length(std::array<std::byte, 4>{}), Error);
+    EXPECT_EQ(decode_control_message(R"({"type": "go"})")["type"], "go");
+    EXPECT_THROW(decode_control_message("[1, 2]"), Error);
+    EXPECT_THROW(decode_control_message("{"), Error);
+    EXPECT_THROW(decode_control_message(R"({"error": "stop"})"), Error);
+}
+
+TEST(ControlMessage, RefusesJsonNestedTooDeep) {
+    // Found by tests/fuzz: 50000 levels overflowed the stack while the message was parsed.
+    const auto nested = [](int depth) {
+        return R"({"type": "hello", "a": )" + std::string(depth, '[') + std::string(depth, ']') +
+               R"(, "b": 1})";
+    };
+    EXPECT_NO_THROW(decode_control_message(nested(kMaxJsonDepth - 1)));
+    EXPECT_THROW(decode_control_message(nested(kMaxJsonDepth)), Error);
+    EXPECT_THROW(decode_control_message(nested(50000)), Error);
+}
+
+TEST(ControlMessage, FieldsAreTypeAndRangeChecked) {
+    const Record message = {{"small", 7},      {"big", 4294967296ull}, {"negative", -1},
+                            {"fraction", 1.5}, {"list", {1, 2, -3}},   {"text", "x"}};
+    EXPECT_EQ(field<std::uint32_t>(message, "small"), 7u);
+    EXPECT_EQ(field<std::uint64_t>(message, "big"), 4294967296ull);
+    EXPECT_THROW(field<std::uint32_t>(message, "big"), Error);
+    EXPECT_THROW(field<std::uint64_t>(message, "negative"), Error);
+    EXPECT_THROW(field<std::uint64_t>(message, "fraction"), Error);
+    EXPECT_EQ(field<double>(message, "small"), 7.0);
+    EXPECT_THROW(field<std::vector<std::uint64_t>>(message, "list"), Error);
+    EXPECT_THROW(field<std::string>(message, "small"), Error);
+    EXPECT_THROW(field<bool>(message, "missing"), Error);
 }
 
 TEST(BenchConfig, NamesParse) {

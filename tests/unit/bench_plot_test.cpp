@@ -1,8 +1,11 @@
 // Unit tests for rdma-bench's SVG figures: one line per configuration, every point drawn,
 // labels and the measurement caption present and escaped.
 #include "rdmalab/bench/plot.hpp"
+#include "rdmalab/error.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 
 using namespace rdmalab::bench;
 
@@ -77,6 +80,47 @@ TEST(RenderSvg, EmptyChartStillRenders) {
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
     EXPECT_EQ(svg.find("nan"), std::string::npos);
     EXPECT_EQ(svg.find("inf"), std::string::npos);
+}
+
+TEST(RenderSvg, LeavesOutPointsTheAxesCannotHold) {
+    // Found by tests/fuzz: a record of size 1e308 (or a rate of 1.7e308) made an axis infinite,
+    // and its tick loop never ended.
+    for (auto point : {std::pair{1e308, 1.0}, std::pair{64.0, 1.7e308}}) {
+        Chart chart{.title = "t",
+                    .x_label = "",
+                    .y_label = "",
+                    .caption = "",
+                    .series = {Series{"a", {point, {128.0, 2.0}}}},
+                    .legend_title = ""};
+        const std::string svg = render_svg(chart);
+        EXPECT_NE(svg.find("</svg>"), std::string::npos);
+        EXPECT_EQ(svg.find("nan"), std::string::npos);
+        EXPECT_EQ(svg.find("inf"), std::string::npos);
+    }
+}
+
+TEST(PlotFiles, RecordsOfAnyShapeAreDrawnOrRefusedWithAnError) {
+    // Found by tests/fuzz: a record or config that is not an object, or a provider that is not a
+    // string, threw nlohmann's type_error; a path_mtu of 1e300 was undefined behaviour.
+    const std::string input = ::testing::TempDir() + "odd-records.json";
+    for (const char* text : {
+             R"({"records": [1]})",
+             R"({"records": [{"config": {"size": 64}, "result": {"gib_per_s": 1},
+                              "environment": {"provider": 5, "path_mtu": 1e300}}]})",
+             R"({"records": [{"config": {"size": 64, "op": "write"}, "result": {"gib_per_s": 1}},
+                             {"config": 3, "result": {"gib_per_s": 1}}]})",
+         }) {
+        write_file(input, text);
+        PlotOptions p;
+        p.inputs = {input};
+        p.output = ::testing::TempDir() + "odd-records.svg";
+        try {
+            plot_files(p, "test");
+        } catch (const rdmalab::Error&) {
+            // refused with a reason: fine (any other exception fails the test)
+        }
+    }
+    std::remove(input.c_str());
 }
 
 TEST(DefaultTitle, NamesEveryOperationOnce) {

@@ -63,3 +63,12 @@ TEST(Records, ReadingSomethingElseFailsClearly) {
     std::remove(path.c_str());
     EXPECT_THROW(read_json_file(temp_path("does-not-exist.json")), Error);
 }
+
+TEST(Records, ReadingJsonNestedTooDeepFailsClearly) {
+    // Found by tests/fuzz: 50000 levels overflowed the stack while the file was parsed.
+    const std::string path = temp_path("deep.json");
+    write_file(path, R"({"records": [{"config": )" + std::string(50000, '[') +
+                         std::string(50000, ']') + R"(, "result": {}}]})");
+    EXPECT_THROW(read_json_file(path), Error);
+    std::remove(path.c_str());
+}

@@ -66,6 +66,13 @@ TEST(PrivateData, RefusesBadMagicVersionAndUse) {
               std::string::npos);
 }
 
+TEST(PrivateData, RefusesNonZeroReservedBytes) {
+    // Found by tests/fuzz/private_data: such a record was accepted and did not re-encode to itself.
+    auto wire = encode_remote_buffer(kSample);
+    wire[7] = std::byte{0x34};
+    EXPECT_NE(refusal(wire).find("non-zero reserved bytes"), std::string::npos);
+}
+
 TEST(PrivateData, RefusesZeroLengthAndWrapAround) {
     auto zero = kSample;
     zero.length = 0;

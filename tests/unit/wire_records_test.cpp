@@ -2,6 +2,7 @@
 // their headers document. A peer built from another commit must read them the same way.
 #include "rdmalab/bench/control.hpp"
 #include "rdmalab/efa_rdm_exchange.hpp"
+#include "rdmalab/error.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
@@ -94,6 +95,29 @@ TEST(WireRecords, FabricHello) {
               "0000000000000200"
               "746370"
               "c0a8");
+}
+
+TEST(WireRecords, FabricHelloDecodes) {
+    FabricHello hello;
+    hello.provider = "shm";
+    hello.address_format = 13;
+    hello.address = {std::byte{'f'}, std::byte{'i'}};
+    hello.write_target = {.address = 0x1000, .key = 1, .length = 64};
+    const auto wire = encode_fabric_hello(hello);
+    EXPECT_EQ(fabric_hello_size(std::span(wire).first(kFabricHelloHeaderSize), "server"),
+              wire.size());
+    const FabricHello back = decode_fabric_hello(wire, "server");
+    EXPECT_EQ(back.provider, "shm");
+    EXPECT_EQ(back.address, hello.address);
+    EXPECT_EQ(back.write_target.length, 64u);
+    EXPECT_THROW(decode_fabric_hello(std::span(wire).first(wire.size() - 1), "server"), Error);
+    auto unprintable = wire;
+    unprintable[kFabricHelloHeaderSize] = std::byte{' '};
+    EXPECT_THROW(decode_fabric_hello(unprintable, "server"), Error);
+    auto too_long = wire;
+    too_long[15] = std::byte{65};  // a provider name of 65 bytes
+    EXPECT_THROW(fabric_hello_size(std::span(too_long).first(kFabricHelloHeaderSize), "server"),
+                 Error);
 }
 
 TEST(WireRecords, DatagramHeader) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,5 +43,15 @@ std::vector<std::byte> encode_fabric_hello(const FabricHello& hello);
 void send_fabric_hello(TcpExchange& exchange, const FabricHello& hello);
 // Throws rdmalab::Error naming `peer` ("server", "client") if the hello is missing or malformed.
 FabricHello receive_fabric_hello(TcpExchange& exchange, std::string_view peer);
+
+// The decoding receive_fabric_hello does, on bytes (and so testable without a connection).
+// The header is the fixed-size start, up to the provider name: it says how long the rest is.
+inline constexpr std::size_t kFabricHelloHeaderSize = 5 * 4 + 7 * 8;
+// The whole hello's size, from its header (exactly kFabricHelloHeaderSize bytes): throws
+// rdmalab::Error naming `peer` for a wrong magic or version, or a length outside its limits.
+std::size_t fabric_hello_size(std::span<const std::byte> header, std::string_view peer);
+// A whole hello (header, provider name, address): the header's checks, exactly the size it
+// says, and a printable provider name; throws rdmalab::Error naming `peer` otherwise.
+FabricHello decode_fabric_hello(std::span<const std::byte> bytes, std::string_view peer);
 
 }  // namespace rdmalab

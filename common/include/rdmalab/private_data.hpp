@@ -22,8 +22,8 @@ struct RemoteBuffer {
     BufferUse use = BufferUse::kWriteTarget;
 };
 
-// Wire format, 24 bytes: "RDLB" | version 1 | use | 2 reserved | address (8) | rkey (4) | length
-// (4).
+// Wire format, 24 bytes: "RDLB" | version 1 | use | 2 reserved (0) | address (8) | rkey (4) |
+// length (4).
 inline constexpr std::size_t kRemoteBufferWireSize = 24;
 using RemoteBufferWire = std::array<std::byte, kRemoteBufferWireSize>;
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rdmalab::bench {
@@ -39,11 +40,18 @@ class ControlChannel {
     TcpExchange tcp_;
 };
 
+// What receive does with the bytes, for the channel and for tests: the 4-byte length prefix
+// (throws unless 1..kMaxControlMessage), then the text (throws unless it is a JSON object
+// nested at most kMaxJsonDepth deep; one carrying {"error": …} throws with the peer's text).
+std::uint32_t decode_control_length(std::span<const std::byte> prefix);
+Record decode_control_message(std::string_view text);
+
 // Lower-case hex of bytes, and back (nullopt-free: throws rdmalab::Error on bad text).
 std::string to_hex(std::span<const std::byte> bytes);
 std::vector<std::byte> from_hex(const std::string& text);
 
-// A field of a peer's message, type-checked: throws rdmalab::Error naming the field.
+// A field of a peer's message, type-checked: throws rdmalab::Error naming the field. An unsigned
+// integer must be a JSON integer that T holds (no fraction, no sign, no wrap-around).
 template <typename T>
 T field(const Record& message, const char* name);
 

@@ -41,7 +41,8 @@ std::string default_title(const std::vector<Record>& records, const std::string&
 // or a shared beginning shorter than 8 characters.
 void factor_legend(Chart& chart);
 
-// An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0.
+// An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0. Points with x outside
+// 2^-64..2^64 or |y| above 10^300 are left out (the axes cannot hold them).
 std::string render_svg(const Chart& chart);
 
 // Text safe inside SVG/XML.

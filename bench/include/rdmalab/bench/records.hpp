@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rdmalab::bench {
@@ -21,6 +22,14 @@ std::string to_json(const std::vector<Record>& records);
 // A header of every key that appears (first-seen order; nested objects flattened as a.b),
 // then one row per record; fields quoted when they need it.
 std::string to_csv(const std::vector<Record>& records);
+
+// JSON from a peer or a file has at most this many levels of objects and arrays ({"a": [1]}
+// has two). The JSON library copies and prints a value recursively, so deeper input (a megabyte
+// of '[' in a control message) would overflow the stack; rdma-bench's result files have 5
+// levels, its messages fewer.
+inline constexpr int kMaxJsonDepth = 32;
+// Parses text, refusing (rdmalab::Error naming `what`) invalid JSON and JSON nested too deep.
+Record parse_json(std::string_view text, std::string_view what);
 
 // Reads what to_json wrote; throws rdmalab::Error naming the file and the problem.
 std::vector<Record> read_json_file(const std::string& path);
