@@ -5,7 +5,7 @@
 // PSN, an ibv_mtu, an IB or Ethernet link layer, and a buffer as expected (none: all zero;
 // advertised: length > 0, no wrap-around); decode_qp_endpoint_or_throw agrees.
 #include "fuzz.hpp"
-#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/qp_endpoint.hpp"
 
 #include <algorithm>
 #include <limits>
