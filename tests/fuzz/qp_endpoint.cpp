@@ -4,8 +4,8 @@
 // bytes, re-encodes to the same bytes, has the expected type, a QPN in 2..0xffffff, a 24-bit
 // PSN, an ibv_mtu, an IB or Ethernet link layer, and a buffer as expected (none: all zero;
 // advertised: length > 0, no wrap-around); decode_qp_endpoint_or_throw agrees.
-#include "fuzz.hpp"
 #include "rdmalab/qp_endpoint.hpp"
+#include "fuzz.hpp"
 
 #include <algorithm>
 #include <limits>
