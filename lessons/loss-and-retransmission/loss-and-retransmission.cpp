@@ -128,13 +128,9 @@ int run_server(const QpOptions& options) {
     MemoryRegion slots_mr{
         ibv_reg_mr(ud.pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(slots_mr.get(), "ibv_reg_mr(UD receive slots)");
-    ibv_qp_attr attributes{};
-    attributes.qp_state = IBV_QPS_INIT;
-    attributes.port_num = ud.local.port;
-    attributes.qkey = kQkey;  // the key a datagram must carry to be accepted
-    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-              "ibv_modify_qp(UD INIT)");
+    // The UD bring-up is the ud lesson's subject; here common's transitions do it (INIT with
+    // the Q_Key a datagram must carry to be accepted, then RTR: a receiver needs no more).
+    apply_transition(ud.qp.get(), ud_init_transition(ud.local, kQkey), "server");
     for (std::uint32_t i = 0; i < kDatagrams; ++i) {
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots.data() + i * slot),
                     .length = static_cast<std::uint32_t>(slot),
@@ -143,11 +139,10 @@ int run_server(const QpOptions& options) {
         ibv_recv_wr* bad = nullptr;
         check_ibv(ibv_post_recv(ud.qp.get(), &receive, &bad), "ibv_post_recv(UD)");
     }
-    attributes = {};
-    attributes.qp_state = IBV_QPS_RTR;
-    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE), "ibv_modify_qp(UD RTR)");
     const QpEndpoint client =
         exchange_endpoints(tcp, ud.local, local_endpoint(ud), PeerBuffer::kNone, "server");
+    apply_transition(ud.qp.get(), rtr_transition(IBV_QPT_UD, ud.local, client, kReliability),
+                     "server");
     const Counters ud_before = read_counters(ud.context.get(), ud.local.port);
     send_word(tcp, kReceivesReady);
 
@@ -252,29 +247,15 @@ int run_client(const QpOptions& options) {
     Buffer datagrams(std::size_t{kDatagrams} * kDatagramSize);
     MemoryRegion datagrams_mr{ibv_reg_mr(ud.pd.get(), datagrams.data(), datagrams.size(), 0)};
     check_ptr(datagrams_mr.get(), "ibv_reg_mr(datagrams)");
-    ibv_qp_attr attributes{};
-    attributes.qp_state = IBV_QPS_INIT;
-    attributes.port_num = ud.local.port;
-    attributes.qkey = kQkey;
-    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-              "ibv_modify_qp(UD INIT)");
-    attributes = {};
-    attributes.qp_state = IBV_QPS_RTR;
-    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE), "ibv_modify_qp(UD RTR)");
-    attributes = {};
-    attributes.qp_state = IBV_QPS_RTS;  // a UD PSN is never checked: no sq_psn choice matters
-    check_ibv(ibv_modify_qp(ud.qp.get(), &attributes, IBV_QP_STATE | IBV_QP_SQ_PSN),
-              "ibv_modify_qp(UD RTS)");
-    const QpEndpoint peer =
-        exchange_endpoints(tcp, ud.local, local_endpoint(ud), PeerBuffer::kNone, "client");
-    ibv_ah_attr ah_attributes{};
-    ah_attributes.is_global = 1;
-    ah_attributes.grh.dgid = peer.gid;
-    ah_attributes.grh.sgid_index = static_cast<std::uint8_t>(ud.local.gid_index);
-    ah_attributes.grh.hop_limit = 64;
-    ah_attributes.dlid = peer.lid;
-    ah_attributes.port_num = ud.local.port;
+    // INIT (the Q_Key), RTR, RTS (a UD PSN is never checked), then one address handle that
+    // names the server's port: the ud lesson writes these out; common's transitions do them here.
+    const QpEndpoint ours = local_endpoint(ud);
+    apply_transition(ud.qp.get(), ud_init_transition(ud.local, kQkey), "client");
+    const QpEndpoint peer = exchange_endpoints(tcp, ud.local, ours, PeerBuffer::kNone, "client");
+    apply_transition(ud.qp.get(), rtr_transition(IBV_QPT_UD, ud.local, peer, kReliability),
+                     "client");
+    apply_transition(ud.qp.get(), rts_transition(IBV_QPT_UD, ours.psn, kReliability), "client");
+    ibv_ah_attr ah_attributes = address_vector(ud.local, peer);
     AddressHandle ah{check_ptr(ibv_create_ah(ud.pd.get(), &ah_attributes), "ibv_create_ah")};
     expect_word(tcp, kReceivesReady, "the server's posted receives");
 
