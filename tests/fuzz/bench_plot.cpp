@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -16,13 +17,20 @@ using namespace rdmalab::bench;
 
 namespace {
 
-std::string scratch_folder() {
-    static const std::string path = [] {
+// A scratch folder for the input and the figure, removed when the process ends.
+struct ScratchFolder {
+    std::string path;
+    ScratchFolder() {
         char name[] = "/tmp/rdmalab-fuzz-plot-XXXXXX";
         if (mkdtemp(name) == nullptr) std::abort();
-        return std::string(name);
-    }();
-    return path;
+        path = name;
+    }
+    ~ScratchFolder() { std::filesystem::remove_all(path); }
+};
+
+const std::string& scratch_folder() {
+    static const ScratchFolder folder;
+    return folder.path;
 }
 
 }  // namespace

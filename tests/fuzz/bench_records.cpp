@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 using namespace rdmalab;
@@ -14,21 +16,28 @@ using namespace rdmalab::bench;
 
 namespace {
 
-std::string scratch_file() {
-    static const std::string path = [] {
+// A scratch file for the input, removed when the process ends.
+struct ScratchFile {
+    std::string path;
+    ScratchFile() {
         char name[] = "/tmp/rdmalab-fuzz-records-XXXXXX";
         const int fd = mkstemp(name);
         if (fd < 0) std::abort();
         close(fd);
-        return std::string(name);
-    }();
-    return path;
+        path = name;
+    }
+    ~ScratchFile() { std::remove(path.c_str()); }
+};
+
+const std::string& scratch_file() {
+    static const ScratchFile file;
+    return file.path;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string path = scratch_file();
+    const std::string& path = scratch_file();
     std::ofstream(path, std::ios::binary | std::ios::trunc) << fuzz::text(data, size);
     std::vector<Record> records;
     if (!fuzz::accepts([&] { records = read_json_file(path); })) return 0;
