@@ -2,6 +2,8 @@
 # Instructions per operation on the client, rdma-bench against perftest, counted by callgrind
 # (repeatable where timings are not): each client runs twice, with N1 and N2 operations, and
 # (Ir(N2) - Ir(N1)) / (N2 - N1) is its cost per operation without start-up and teardown.
+# Then the same difference per function (self cost, ≥ 1 instruction per operation): where each
+# tool's instructions go, busy polling included.
 # Runs in the lab: ./rdmalab lab -- bash bench/callgrind-per-op.sh build/bin
 set -euo pipefail
 bin=${1:?usage: callgrind-per-op.sh BIN_DIR}
@@ -42,4 +44,29 @@ for op in write send; do
     pt=$(( (ir[pt-$op-$n2] - ir[pt-$op-$n1]) / (n2 - n1) ))
     rb=$(( (ir[rb-$op-$n2] - ir[rb-$op-$n1]) / (n2 - n1) ))
     printf '| %s | %d | %d | %s |\n' "$op" "$pt" "$rb" "$(awk -v a="$rb" -v b="$pt" 'BEGIN {printf "%.2f", a / b}')"
+done
+
+# per_function RUN: "Ir<TAB>function (object)" lines (self cost, summed over source files).
+per_function() {
+    callgrind_annotate --threshold=100 --inclusive=no --show-percs=no --auto=no "$work/$1.out" |
+        awk '$1 ~ /^[0-9,]+$/ && $2 ~ /:/ {
+                 ir = $1; gsub(",", "", ir); $1 = ""; sub(/^ /, "")
+                 object = ""
+                 if (match($0, / \[[^]]*\]$/)) {
+                     object = substr($0, RSTART + 2, RLENGTH - 3); sub(/.*\//, "", object)
+                     $0 = substr($0, 1, RSTART - 1)
+                 }
+                 sub(/^[^:]*:/, ""); sum[$0] += ir
+                 if (object != "") where[$0] = " (" object ")"
+             }
+             END { for (f in sum) print sum[f] "\t" f where[f] }'
+}
+for run in pt-write rb-write pt-send rb-send; do
+    echo
+    echo "$run: instructions per operation by function (self), ≥ 1"
+    per_function "$run-$n1" >"$work/$run-$n1.functions"
+    per_function "$run-$n2" >"$work/$run-$n2.functions"
+    awk -F '\t' -v d=$((n2 - n1)) 'FNR == NR { before[$2] = $1; next }
+        { per = ($1 - before[$2]) / d; if (per >= 1) printf "%8.1f  %s\n", per, $2 }' \
+        "$work/$run-$n1.functions" "$work/$run-$n2.functions" | sort -rn
 done

@@ -6,6 +6,7 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/ud_datagrams.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -207,6 +208,7 @@ struct Engine::Queue {
     std::vector<ibv_sge> recv_sges;
     std::uint64_t wr_id_base = 0;    // the QP's index in wr_id's top 16 bits
     unsigned base_flags = 0;         // IBV_SEND_INLINE when this configuration inlines
+    bool stamp_immediate = false;    // write-imm: each WR carries its sequence number
     std::uint32_t until_signal = 1;  // WRs left until the next signaled one
 };
 
@@ -221,144 +223,153 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
     if (auto why = memory_problem(config, side == Side::kClient ? kind : host,
                                   side == Side::kServer ? kind : host))
         fail(*why);
-    const ibv_device_attr& attrs = device.attributes;
-    ibv_context* context = device.context.get();
-    const bool receives = side_receives(config, side);
-    const bool latency = config.mode == Mode::kLatency;
-    const Depths depths = depths_for(config, side, attrs);
+    const Depths depths = depths_for(config, side, device.attributes);
     send_depth_ = depths.send;
     receive_depth_ = depths.receive;
 
-    pd_.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
-    if (config.events)
-        channel_.reset(check_ptr(ibv_create_comp_channel(context), "ibv_create_comp_channel"));
-
-    // One CQ per QP, or one for all: it must hold every completion that can be outstanding.
-    const std::uint64_t cqes = depths.cq_entries;
-    if (cqes > static_cast<std::uint64_t>(attrs.max_cqe))
-        fail(fmt::format("a CQ would need {} entries; {} allows {}", cqes, device.name,
-                         attrs.max_cqe));
-    std::uint32_t cq_count = config.shared_cq ? 1 : config.qps;
-    for (std::uint32_t i = 0; i < cq_count; ++i)
-        cqs_.emplace_back(
-            check_ptr(ibv_create_cq(context, static_cast<int>(cqes), nullptr, channel_.get(), 0),
-                      "ibv_create_cq"));
-    armed_.assign(cq_count, false);
-
-    if (config.srq && receives) {
+    pd_.reset(check_ptr(ibv_alloc_pd(device.context.get()), "ibv_alloc_pd"));
+    create_completion_queues(depths.cq_entries);
+    if (config.srq && side_receives(config, side)) {
         ibv_srq_init_attr srq_attr{};
         srq_attr.attr.max_wr = receive_depth_;
         srq_attr.attr.max_sge = 1;
         srq_.reset(check_ptr(ibv_create_srq(pd_.get(), &srq_attr), "ibv_create_srq"));
     }
-
-    // Least privilege: a side that is only an initiator registers LOCAL_WRITE only if READ results
-    // or atomic return values land in its memory, and nothing at all for write and send.
-    unsigned mr_access = 0;
-    if (is_target(config, side)) {
-        access_ = remote_access(config.op);
-        mr_access = access_ | (config.op == Op::kRead ? 0u : unsigned{IBV_ACCESS_LOCAL_WRITE});
-    } else if (config.op == Op::kRead || is_atomic(config.op)) {
-        mr_access = IBV_ACCESS_LOCAL_WRITE;
-    }
-    // #region bench-register
-    registered_.emplace(
-        gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
-    // Work requests address the buffer as the NIC knows it: the GPU address (or dma-buf iova),
-    // the staging bounce buffer, or the host buffer.
-    const std::uint64_t nic_base = registered_->nic_address();
-    const std::uint32_t lkey = registered_->lkey();
-    // The sender's pattern (source slot), written by a kernel in GPU memory; the receiver compares
-    // its destination slot with it. The NIC reads the source only after the fill has finished
-    // (staging: after it was copied into the bounce buffer, once, outside every timed loop).
-    memory_.fill_pattern(config.size, config.size);
-    registered_->before_nic_reads(config.size);
-    // #endregion bench-register
+    register_buffer(memory);
     // Per-message staging needs a moment per message on this side: the initiator's posts and
     // completions, the receiver's receives, both ends of a send/write-imm ping-pong.
+    const bool latency = config.mode == Mode::kLatency;
     const bool one_sided_target = side == Side::kServer && !receiver_counts(config.op) && !latency;
     stage_each_message_ = stage_each_message && registered_->path() == gpu::Path::kStaging &&
                           !one_sided_target && !is_atomic(config.op) &&
                           !(latency && (config.op == Op::kWrite || config.op == Op::kRead));
 
-    for (std::uint32_t i = 0; i < config.qps; ++i) {
-        Queue queue;
-        queue.cq = config.shared_cq ? 0 : i;
-        ibv_qp_init_attr init{};
-        init.send_cq = cqs_[queue.cq].get();
-        init.recv_cq = cqs_[queue.cq].get();
-        init.srq = srq_.get();
-        init.qp_type = qp_type_of(config.transport);
-        init.cap.max_send_wr = send_depth_;
-        init.cap.max_recv_wr = srq_ ? 0 : std::max<std::uint32_t>(receive_depth_, 1);
-        init.cap.max_send_sge = config.sge;
-        init.cap.max_recv_sge = 1;
-        init.cap.max_inline_data = config.inline_size;
-        queue.qp.reset(ibv_create_qp(pd_.get(), &init));
-        if (!queue.qp)
-            fail(
-                fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}",
-                            transport_name(config.transport), i + 1, config.qps, send_depth_,
-                            config.sge, config.inline_size, std::strerror(errno)));
-        index_of_qpn_[queue.qp->qp_num] = i;
-        queue.wr_id_base = wr_id(i, 0);
-        queue.base_flags = config.inline_size > 0 && config.size <= config.inline_size
-                               ? unsigned{IBV_SEND_INLINE}
-                               : 0u;
-        queue.psn = random_psn();
-
-        // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
-        QpTransition to_init = config.transport == Transport::kUD
-                                   ? ud_init_transition(device.port, kUdQkey)
-                                   : init_transition(device.port, access_);
-        check_ibv(ibv_modify_qp(queue.qp.get(), &to_init.attributes, to_init.mask),
-                  "ibv_modify_qp (RESET→INIT)");
-
-        // The send chain: post_list WRs, each with sge pieces of the message.
-        std::uint32_t wrs = latency ? 1 : config.post_list;
-        queue.send_chain.resize(wrs);
-        queue.send_sges.resize(std::size_t{wrs} * config.sge);
-        for (std::uint32_t w = 0; w < wrs; ++w) {
-            ibv_send_wr& wr = queue.send_chain[w];
-            wr.opcode = opcode_of(config.op);
-            wr.num_sge = static_cast<int>(config.sge);
-            wr.sg_list = &queue.send_sges[std::size_t{w} * config.sge];
-            wr.next = w + 1 < wrs ? &queue.send_chain[w + 1] : nullptr;
-            std::uint64_t piece = config.size / config.sge;
-            for (std::uint32_t s = 0; s < config.sge; ++s) {
-                ibv_sge& sge = wr.sg_list[s];
-                // READ results and atomic return values land in the destination slot.
-                std::uint64_t base =
-                    nic_base +
-                    ((config.op == Op::kRead || is_atomic(config.op)) ? slot_stride_ : 0);
-                sge.addr = base + s * piece;
-                sge.length = static_cast<std::uint32_t>(
-                    s + 1 < config.sge ? piece : config.size - s * piece);
-                sge.lkey = lkey;
-            }
-        }
-        // The receive chain: every receive lands in the destination slot (zero SGEs for write-imm,
-        // whose data goes where the sender wrote it).
-        queue.recv_chain.resize(kPollBatch);
-        queue.recv_sges.resize(kPollBatch);
-        for (std::uint32_t r = 0; r < kPollBatch; ++r) {
-            ibv_recv_wr& wr = queue.recv_chain[r];
-            wr.wr_id = i;
-            wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
-            wr.num_sge = config.op == Op::kWriteImm ? 0 : 1;
-            wr.sg_list = &queue.recv_sges[r];
-            queue.recv_sges[r] = {nic_base + slot_stride_,
-                                  static_cast<std::uint32_t>(config.slot_bytes()), lkey};
-        }
-        queues_.push_back(std::move(queue));
-    }
-    if (srq_) {
+    for (std::uint32_t i = 0; i < config.qps; ++i) queues_.push_back(create_queue(i));
+    if (srq_) {  // the SRQ's chain: the first QP's, pointing at its own SGEs
         srq_chain_ = queues_[0].recv_chain;
         srq_sges_ = queues_[0].recv_sges;
         for (std::uint32_t r = 0; r < kPollBatch; ++r) {
             srq_chain_[r].sg_list = &srq_sges_[r];
             srq_chain_[r].next = r + 1 < kPollBatch ? &srq_chain_[r + 1] : nullptr;
         }
+    }
+}
+
+// One CQ per QP, or one for all: each must hold every completion that can be outstanding.
+void Engine::create_completion_queues(std::uint64_t entries) {
+    ibv_context* context = device_.context.get();
+    if (config_.events)
+        channel_.reset(check_ptr(ibv_create_comp_channel(context), "ibv_create_comp_channel"));
+    if (entries > static_cast<std::uint64_t>(device_.attributes.max_cqe))
+        fail(fmt::format("a CQ would need {} entries; {} allows {}", entries, device_.name,
+                         device_.attributes.max_cqe));
+    const std::uint32_t count = config_.shared_cq ? 1 : config_.qps;
+    for (std::uint32_t i = 0; i < count; ++i)
+        cqs_.emplace_back(
+            check_ptr(ibv_create_cq(context, static_cast<int>(entries), nullptr, channel_.get(), 0),
+                      "ibv_create_cq"));
+    armed_.assign(count, false);
+}
+
+void Engine::register_buffer(const gpu::MemoryOptions& memory) {
+    // #region bench-register
+    // Least privilege: a side that is only an initiator registers LOCAL_WRITE only if READ results
+    // or atomic return values land in its memory, and nothing at all for write and send.
+    unsigned mr_access = 0;
+    if (is_target(config_, side_)) {
+        access_ = remote_access(config_.op);
+        mr_access = access_ | (config_.op == Op::kRead ? 0u : unsigned{IBV_ACCESS_LOCAL_WRITE});
+    } else if (config_.op == Op::kRead || is_atomic(config_.op)) {
+        mr_access = IBV_ACCESS_LOCAL_WRITE;
+    }
+    registered_.emplace(
+        gpu::register_memory(pd_.get(), memory_, static_cast<int>(mr_access), memory.path));
+    // The sender's pattern (source slot), written by a kernel in GPU memory; the receiver compares
+    // its destination slot with it. The NIC reads the source only after the fill has finished
+    // (staging: after it was copied into the bounce buffer, once, outside every timed loop).
+    memory_.fill_pattern(config_.size, config_.size);
+    registered_->before_nic_reads(config_.size);
+    // #endregion bench-register
+}
+
+Engine::Queue Engine::create_queue(std::uint32_t index) {
+    Queue queue;
+    queue.cq = config_.shared_cq ? 0 : index;
+    ibv_qp_init_attr init{};
+    init.send_cq = cqs_[queue.cq].get();
+    init.recv_cq = cqs_[queue.cq].get();
+    init.srq = srq_.get();
+    init.qp_type = qp_type_of(config_.transport);
+    init.cap.max_send_wr = send_depth_;
+    init.cap.max_recv_wr = srq_ ? 0 : std::max<std::uint32_t>(receive_depth_, 1);
+    init.cap.max_send_sge = config_.sge;
+    init.cap.max_recv_sge = 1;
+    init.cap.max_inline_data = config_.inline_size;
+    queue.qp.reset(ibv_create_qp(pd_.get(), &init));
+    if (!queue.qp)
+        fail(fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}",
+                         transport_name(config_.transport), index + 1, config_.qps, send_depth_,
+                         config_.sge, config_.inline_size, std::strerror(errno)));
+    index_of_qpn_[queue.qp->qp_num] = index;
+    queue.wr_id_base = wr_id(index, 0);
+    queue.base_flags = config_.inline_size > 0 && config_.size <= config_.inline_size
+                           ? unsigned{IBV_SEND_INLINE}
+                           : 0u;
+    queue.stamp_immediate = config_.op == Op::kWriteImm;
+    queue.psn = random_psn();
+
+    // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
+    QpTransition to_init = config_.transport == Transport::kUD
+                               ? ud_init_transition(device_.port, kUdQkey)
+                               : init_transition(device_.port, access_);
+    check_ibv(ibv_modify_qp(queue.qp.get(), &to_init.attributes, to_init.mask),
+              "ibv_modify_qp (RESET→INIT)");
+    prepare_send_chain(queue);
+    prepare_receive_chain(queue, index);
+    return queue;
+}
+
+// post_list WRs linked by next, each with `sge` pieces of the message. Work requests address the
+// buffer as the NIC knows it: the GPU address (or dma-buf iova), the bounce buffer, or the host
+// buffer. READ results and atomic return values land in the destination slot.
+void Engine::prepare_send_chain(Queue& queue) {
+    const std::uint64_t nic_base = registered_->nic_address();
+    const bool lands_here = config_.op == Op::kRead || is_atomic(config_.op);
+    const std::uint64_t base = nic_base + (lands_here ? slot_stride_ : 0);
+    const std::uint32_t wrs = config_.mode == Mode::kLatency ? 1 : config_.post_list;
+    const std::uint64_t piece = config_.size / config_.sge;
+    queue.send_chain.resize(wrs);
+    queue.send_sges.resize(std::size_t{wrs} * config_.sge);
+    for (std::uint32_t w = 0; w < wrs; ++w) {
+        ibv_send_wr& wr = queue.send_chain[w];
+        wr.opcode = opcode_of(config_.op);
+        wr.num_sge = static_cast<int>(config_.sge);
+        wr.sg_list = &queue.send_sges[std::size_t{w} * config_.sge];
+        wr.next = w + 1 < wrs ? &queue.send_chain[w + 1] : nullptr;
+        for (std::uint32_t s = 0; s < config_.sge; ++s) {
+            ibv_sge& sge = wr.sg_list[s];
+            sge.addr = base + s * piece;
+            sge.length =
+                static_cast<std::uint32_t>(s + 1 < config_.sge ? piece : config_.size - s * piece);
+            sge.lkey = registered_->lkey();
+        }
+    }
+}
+
+// kPollBatch receives linked by next, each landing in the destination slot (zero SGEs for
+// write-imm, whose data goes where the sender wrote it); wr_id is the QP's index.
+void Engine::prepare_receive_chain(Queue& queue, std::uint32_t index) {
+    const std::uint64_t destination = registered_->nic_address() + slot_stride_;
+    queue.recv_chain.resize(kPollBatch);
+    queue.recv_sges.resize(kPollBatch);
+    for (std::uint32_t r = 0; r < kPollBatch; ++r) {
+        ibv_recv_wr& wr = queue.recv_chain[r];
+        wr.wr_id = index;
+        wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
+        wr.num_sge = config_.op == Op::kWriteImm ? 0 : 1;
+        wr.sg_list = &queue.recv_sges[r];
+        queue.recv_sges[r] = {destination, static_cast<std::uint32_t>(config_.slot_bytes()),
+                              registered_->lkey()};
     }
 }
 
@@ -385,6 +396,7 @@ std::vector<QpEndpoint> Engine::local_endpoints() const {
         e.address = registered_->nic_address() + slot;
         e.rkey = registered_->rkey();
         e.length = static_cast<std::uint32_t>(config_.slot_bytes());
+        if (e.qp_type == IBV_QPT_UD) e.qkey = kUdQkey;
         endpoints.push_back(e);
     }
     return endpoints;
@@ -421,7 +433,7 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
             if (type == IBV_QPT_UD) {
                 wr.wr.ud.ah = ah_.get();
                 wr.wr.ud.remote_qpn = peer.qpn;
-                wr.wr.ud.remote_qkey = kUdQkey;
+                wr.wr.ud.remote_qkey = peer.qkey;  // the key the peer's QP accepts
             } else if (is_atomic(config_.op)) {
                 wr.wr.atomic.remote_addr = peer.address;
                 wr.wr.atomic.rkey = peer.rkey;
@@ -446,8 +458,8 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
 
 // ---- Posting.
 
-// #region bench-post
-// The hot path: fill in each WR's id and flags, cut the chain after `count`, one doorbell.
+// ---- Staging copies (the GPU staging path only).
+
 const char* Engine::staging_copies_mode() const {
     if (registered_->path() != gpu::Path::kStaging) return "none";
     return stage_each_message_ ? "per message" : "per phase";
@@ -468,25 +480,28 @@ void Engine::stage_destinations(std::uint64_t count) {
     staging_copies_ += count;
 }
 
+// #region bench-post
+// The hot path: fill in each WR's id and flags, cut the chain after `count`, one doorbell.
 void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
                              std::uint64_t last_seq) {
-    for (std::uint32_t w = 0; w < count; ++w) {
-        ibv_send_wr& wr = queue.send_chain[w];
-        const std::uint64_t seq = first_seq + w;
-        wr.wr_id = queue.wr_id_base | seq;
+    ibv_send_wr* wr = queue.send_chain.data();
+    for (std::uint64_t seq = first_seq; seq < first_seq + count; ++seq, ++wr) {
+        wr->wr_id = queue.wr_id_base | seq;
         // One WR in signal_every asks for a completion (a countdown: no division per WR), and
         // the last one always does, so the initiator sees the end.
-        bool signaled = --queue.until_signal == 0;
-        if (signaled) queue.until_signal = config_.signal_every;
-        wr.send_flags =
-            queue.base_flags | (signaled || seq == last_seq ? unsigned{IBV_SEND_SIGNALED} : 0u);
-        if (config_.op == Op::kWriteImm) wr.imm_data = to_be32(static_cast<std::uint32_t>(seq));
+        unsigned flags = queue.base_flags;
+        if (--queue.until_signal == 0 || seq == last_seq) [[unlikely]] {
+            flags |= IBV_SEND_SIGNALED;
+            queue.until_signal = config_.signal_every;
+        }
+        wr->send_flags = flags;
+        if (queue.stamp_immediate) wr->imm_data = to_be32(static_cast<std::uint32_t>(seq));
     }
-    ibv_send_wr* last = &queue.send_chain[count - 1];
+    ibv_send_wr* last = wr - 1;
     ibv_send_wr* saved_next = last->next;
     last->next = nullptr;  // a short batch: cut the chain, restore it below
     ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(queue.qp.get(), queue.send_chain.data(), &bad);
+    const int rc = ibv_post_send(queue.qp.get(), queue.send_chain.data(), &bad);
     last->next = saved_next;
     if (rc != 0) [[unlikely]]
         check_ibv(rc, "ibv_post_send");
@@ -566,8 +581,7 @@ void Engine::wait_for_event(std::chrono::milliseconds timeout) {
 }
 
 void Engine::fail_completion(const ibv_wc& wc) const {
-    fail(fmt::format("work completion failed on QP {:#x}: {} ({}, vendor error {:#x})", wc.qp_num,
-                     ibv_wc_status_str(wc.status), wc_status_name(wc.status), wc.vendor_err));
+    fail(failed_completion(wc));
 }
 
 std::uint32_t Engine::queue_index(const ibv_wc& wc) const {

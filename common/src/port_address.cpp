@@ -184,15 +184,22 @@ LocalPort open_port_for_address(const sockaddr_storage& address, const std::stri
             check_ibv(ibv_query_gid_ex(local.context.get(), found->port_num,
                                        static_cast<std::uint32_t>(gid_index), &chosen, 0),
                       fmt::format("ibv_query_gid_ex(--gid-index {})", gid_index));
-        local.port = static_cast<std::uint8_t>(chosen.port_num);
-        local.gid_index = static_cast<int>(chosen.gid_index);
-        local.gid = chosen.gid;
-        check_ibv(ibv_query_port(local.context.get(), local.port, &local.attributes),
-                  "ibv_query_port");
-        if (local.attributes.state != IBV_PORT_ACTIVE)
-            fail(fmt::format("{} port {} is {}, not ACTIVE", ibv_get_device_name(candidate),
-                             local.port, ibv_port_state_str(local.attributes.state)));
-        local.description = describe_path(ibv_get_device_name(candidate), chosen);
+        const auto port = static_cast<std::uint8_t>(chosen.port_num);
+        ibv_port_attr attributes{};
+        check_ibv(ibv_query_port(local.context.get(), port, &attributes), "ibv_query_port");
+        if (attributes.state != IBV_PORT_ACTIVE)
+            fail(fmt::format("{} port {} is {}, not ACTIVE", ibv_get_device_name(candidate), port,
+                             ibv_port_state_str(attributes.state)));
+        local.address = PortAddress{
+            .port = port,
+            .link_layer = attributes.link_layer,
+            .active_mtu = attributes.active_mtu,
+            .max_message_size = attributes.max_msg_sz,
+            .lid = attributes.lid,
+            .gid_index = static_cast<int>(chosen.gid_index),
+            .gid = chosen.gid,
+            .description = describe_path(ibv_get_device_name(candidate), chosen),
+        };
         return local;
     }
     fail(fmt::format(

@@ -16,7 +16,7 @@ constexpr std::uint32_t kReadyWord = 0x52545321;  // "RTS!"
 
 QpEndpoint exchange_endpoints(TcpExchange& tcp, const PortAddress& local, const QpEndpoint& ours,
                               PeerBuffer theirs, std::string_view who) {
-    // Both sides send first, then receive: 52 bytes fit in any socket buffer, so neither blocks.
+    // Both sides send first, then receive: 56 bytes fit in any socket buffer, so neither blocks.
     tcp.send_all(encode_qp_endpoint(ours));
     QpEndpointWire wire{};
     tcp.receive_exact(wire);
@@ -27,14 +27,16 @@ QpEndpoint exchange_endpoints(TcpExchange& tcp, const PortAddress& local, const 
             "(InfiniBand and RoCE cannot talk directly)");
     if (local.gid_index < 0 && remote.lid == 0)
         fail("the peer sent LID 0: an InfiniBand port without a LID has no subnet manager");
-    fmt::print("{}: sent QPN {:#x}, PSN {:#x}; the peer's: QPN {:#x}, PSN {:#x}, {}, MTU {}{}\n",
-               who, ours.qpn, ours.psn, remote.qpn, remote.psn,
-               local.gid_index >= 0 ? "GID " + format_gid(remote.gid)
-                                    : fmt::format("LID {:#x}", remote.lid),
-               mtu_bytes(remote.active_mtu),
-               remote.length ? fmt::format(", buffer {} bytes at {:#x} rkey {:#x}", remote.length,
-                                           remote.address, remote.rkey)
-                             : std::string());
+    fmt::print(
+        "{}: sent QPN {:#x}, PSN {:#x}; the peer's: QPN {:#x}, PSN {:#x}, {}, MTU {}{}{}\n", who,
+        ours.qpn, ours.psn, remote.qpn, remote.psn,
+        local.gid_index >= 0 ? "GID " + format_gid(remote.gid)
+                             : fmt::format("LID {:#x}", remote.lid),
+        mtu_bytes(remote.active_mtu),
+        remote.qp_type == IBV_QPT_UD ? fmt::format(", Q_Key {:#x}", remote.qkey) : std::string(),
+        remote.length ? fmt::format(", buffer {} bytes at {:#x} rkey {:#x}", remote.length,
+                                    remote.address, remote.rkey)
+                      : std::string());
     return remote;
 }
 

@@ -15,7 +15,8 @@ namespace rdmalab {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x52445150;  // "RDQP"
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kVersion = 2;
+constexpr std::uint32_t kControlledQkeyBit = 0x80000000;
 constexpr std::uint32_t kMax24Bits = 0xFFFFFF;
 
 }  // namespace
@@ -36,6 +37,7 @@ QpEndpointWire encode_qp_endpoint(const QpEndpoint& endpoint) {
     out.u64(endpoint.address);
     out.u32(endpoint.rkey);
     out.u32(endpoint.length);
+    out.u32(endpoint.qkey);
     out.expect_end();
     return wire;
 }
@@ -81,6 +83,7 @@ std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::by
         .address = in.u64(),
         .rkey = in.u32(),
         .length = in.u32(),
+        .qkey = in.u32(),
     };
     // QP numbers and PSNs are 24-bit fields in every packet header; 0 and 1 are the special QPs.
     if (endpoint.qpn > kMax24Bits || endpoint.qpn < 2)
@@ -88,6 +91,12 @@ std::variant<QpEndpoint, std::string> decode_qp_endpoint(std::span<const std::by
     if (endpoint.psn > kMax24Bits)
         return fmt::format("the peer's PSN {:#x} does not fit in 24 bits", endpoint.psn);
     if (reserved != 0) return std::string("the peer's endpoint record has non-zero reserved bytes");
+    // Only UD names a Q_Key; keys with the top bit set are "controlled" (privileged senders only).
+    if (expected_type == IBV_QPT_UD && (endpoint.qkey & kControlledQkeyBit))
+        return fmt::format("the peer's Q_Key {:#x} is a controlled key (top bit set)",
+                           endpoint.qkey);
+    if (expected_type != IBV_QPT_UD && endpoint.qkey != 0)
+        return fmt::format("the peer sent Q_Key {:#x}, but only a UD QP has one", endpoint.qkey);
     if (expected_buffer == PeerBuffer::kNone) {
         if (endpoint.address != 0 || endpoint.rkey != 0 || endpoint.length != 0)
             return std::string("the peer advertised a buffer where none was expected");

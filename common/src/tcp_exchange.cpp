@@ -18,6 +18,7 @@
 #include <cstring>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace rdmalab {
 
@@ -168,6 +169,20 @@ std::uint32_t receive_word(TcpExchange& tcp) {
     std::array<std::byte, 4> bytes{};
     tcp.receive_exact(bytes);
     return load_be32(bytes);
+}
+
+void send_words(TcpExchange& tcp, std::initializer_list<std::uint32_t> words) {
+    std::vector<std::byte> bytes;
+    ByteWriter out(bytes, "the control words");
+    for (std::uint32_t word : words) out.u32(word);
+    tcp.send_all(bytes);
+}
+
+void receive_words(TcpExchange& tcp, std::span<std::uint32_t> words) {
+    std::vector<std::byte> bytes(4 * words.size());
+    tcp.receive_exact(bytes);
+    ByteReader in(bytes, "the peer's control words");
+    for (std::uint32_t& word : words) word = in.u32();
 }
 
 void expect_word(TcpExchange& tcp, std::uint32_t expected, std::string_view what) {

@@ -2,6 +2,7 @@
 #include "rdmalab/verbs.hpp"
 
 #include "rdmalab/error.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
@@ -129,9 +130,7 @@ ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
 ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
     ibv_wc wc = wait_for_any_completion(cq, timeout, what);
     if (wc.status != IBV_WC_SUCCESS)
-        fail(fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error {:#x})",
-                         what, ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.wr_id,
-                         wc.vendor_err));
+        fail(fmt::format("{}: {}", what, failed_completion(wc)));
     return wc;
 }
 

@@ -8,6 +8,7 @@
 #include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -199,10 +200,7 @@ class CompletionWaiter {
         if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
         if (found == 0) return std::nullopt;
         if (wc.status != IBV_WC_SUCCESS)
-            fail(fmt::format(
-                "{}: work completion failed: {} (status {}, opcode {}, vendor error {:#x})", what,
-                ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
-                static_cast<int>(wc.opcode), wc.vendor_err));
+            fail(fmt::format("{}: {}", what, failed_completion(wc)));
         return wc;
     }
 

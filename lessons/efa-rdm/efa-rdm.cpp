@@ -1,8 +1,8 @@
 // Lesson: efa-rdm — SEND, RMA WRITE and RMA READ through libfabric's reliable datagram (RDM)
 // endpoint, the interface AWS EFA programs use: no connections; peers are address-vector entries.
 // Run: efa-rdm server [--provider tcp|shm|efa] | efa-rdm client 127.0.0.1 [--provider P] [-s SIZE]
+#include "efa_rdm_exchange.hpp"
 #include "rdmalab/codec.hpp"
-#include "rdmalab/efa_rdm_exchange.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"

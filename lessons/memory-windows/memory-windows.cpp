@@ -123,7 +123,7 @@ void send_control(Endpoint& endpoint, std::size_t length, std::string_view what)
     expect_completion(endpoint, IBV_WC_SEND, what);
 }
 
-void send_word(Endpoint& endpoint, Word word) {
+void send_control_word(Endpoint& endpoint, Word word) {
     store_be32(slot(endpoint.send_slot, 0).first(4), word);
     send_control(endpoint, 4, "a control word");
 }
@@ -136,7 +136,7 @@ std::span<const std::byte> receive_control(Endpoint& endpoint, std::string_view 
     return slot(endpoint.receive_slots, wc.wr_id).first(wc.byte_len);
 }
 
-void expect_word(Endpoint& endpoint, Word expected, std::string_view what) {
+void expect_control_word(Endpoint& endpoint, Word expected, std::string_view what) {
     auto bytes = receive_control(endpoint, what);
     if (bytes.size() != 4 || load_be32(bytes) != expected)
         fail(fmt::format("expected {} ({} bytes arrived)", what, bytes.size()));
@@ -241,7 +241,7 @@ int run_server(const ConnectionOptions& options) {
         ServerSide side =
             serve_window(listener, options, false, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
                          BufferUse::kWriteTarget, 1);
-        expect_word(side.endpoint, kWritten, "the client's 'written'");
+        expect_control_word(side.endpoint, kWritten, "the client's 'written'");
         auto region = side.region.bytes();
         if (auto mismatch =
                 find_pattern_mismatch(region.subspan(side.offset, side.length), kClientSeed))
@@ -253,7 +253,7 @@ int run_server(const ConnectionOptions& options) {
             "server: [1] verified the {} bytes the client wrote through the window; the rest of "
             "the region is untouched\n",
             side.length);
-        send_word(side.endpoint, kChecked);
+        send_control_word(side.endpoint, kChecked);
         // The client now writes one byte just past the window, then disconnects.
         side.endpoint.connection.wait_for_disconnect();
         if (all_zero(region.subspan(side.offset + side.length))) {
@@ -284,7 +284,7 @@ int run_server(const ConnectionOptions& options) {
     {
         ServerSide side = serve_window(listener, options, true, IBV_ACCESS_REMOTE_READ,
                                        BufferUse::kReadSource, 3);
-        expect_word(side.endpoint, kReadDone, "the client's 'read done'");
+        expect_control_word(side.endpoint, kReadDone, "the client's 'read done'");
         // #region mw-invalidate
         // LOCAL_INV with the window's rkey: once it completes, that rkey opens nothing. (The client
         // could do the same with a SEND_WITH_INV carrying the rkey.)
@@ -296,7 +296,7 @@ int run_server(const ConnectionOptions& options) {
         expect_completion(side.endpoint, IBV_WC_LOCAL_INV, "the window invalidation");
         // #endregion mw-invalidate
         fmt::print("server: [3] invalidated window rkey {:#x}\n", side.rkey);
-        send_word(side.endpoint, kRevoked);
+        send_control_word(side.endpoint, kRevoked);
         side.endpoint.connection.wait_for_disconnect();
     }
     if (range_not_enforced_by.empty())
@@ -422,8 +422,8 @@ int run_client(const ConnectionOptions& options) {
             fail(fmt::format("read back: window byte {} differs from what was written", *mismatch));
         fmt::print("client: [1] wrote {} bytes through the window and read them back, verified\n",
                    side.window.length);
-        send_word(side.endpoint, kWritten);
-        expect_word(side.endpoint, kChecked, "the server's 'checked'");  // it has looked
+        send_control_word(side.endpoint, kWritten);
+        expect_control_word(side.endpoint, kChecked, "the server's 'checked'");  // it has looked
 
         const std::string_view what = "an RDMA WRITE of one byte just past the window";
         const ibv_wc_status status =
@@ -454,8 +454,8 @@ int run_client(const ConnectionOptions& options) {
     {
         ClientSide side = connect_for_window(options, BufferUse::kReadSource, 3);
         read_server_data(side, 3);
-        send_word(side.endpoint, kReadDone);
-        expect_word(side.endpoint, kRevoked, "the server's 'revoked'");
+        send_control_word(side.endpoint, kReadDone);
+        expect_control_word(side.endpoint, kRevoked, "the server's 'revoked'");
         require_refused(
             access(side, IBV_WR_RDMA_READ, side.window.address, side.window.length, "RDMA READ"),
             "an RDMA READ with the invalidated rkey", 3);

@@ -11,6 +11,7 @@
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
@@ -256,8 +257,7 @@ int run_receiver(const MulticastOptions& options) {
         if (found < 0) fail("ibv_poll_cq failed");
         for (const ibv_wc& wc : std::span(wcs).first(static_cast<std::size_t>(found))) {
             if (wc.status != IBV_WC_SUCCESS)
-                fail(fmt::format("receive completion failed: {} (status {})",
-                                 ibv_wc_status_str(wc.status), static_cast<int>(wc.status)));
+                fail(fmt::format("a receive: {}", failed_completion(wc)));
             if (wc.opcode != IBV_WC_RECV || wc.wr_id >= depth || wc.byte_len < kGrhBytes)
                 fail(fmt::format("unexpected completion: opcode {}, wr_id {}, {} bytes",
                                  static_cast<int>(wc.opcode), wc.wr_id, wc.byte_len));

@@ -118,7 +118,7 @@ int run(const QpOptions& options) {
     }
 
     // #region exchange
-    // 5. The out-of-band exchange: what rdma_cm would carry, here as a fixed 52-byte big-endian
+    // 5. The out-of-band exchange: what rdma_cm would carry, here as a fixed 56-byte big-endian
     // record over TCP. The PSN is random: where this side's packet numbering starts.
     TcpExchange tcp =
         options.server

@@ -8,6 +8,7 @@
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 
@@ -334,8 +335,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
                     if (found < 0) fail("ibv_poll_cq failed");
                     if (found > 0) {
                         if (wc.status != IBV_WC_SUCCESS)
-                            fail(fmt::format("an RDMA WRITE failed: {}",
-                                             ibv_wc_status_str(wc.status)));
+                            fail(fmt::format("an RDMA WRITE: {}", failed_completion(wc)));
                         ++arrived;
                     }
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -7,6 +7,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -222,8 +223,7 @@ int run_server(const SrqOptions& options) {
 
     auto handle = [&](const ibv_wc& wc) {
         if (wc.status != IBV_WC_SUCCESS)
-            fail(fmt::format("work completion failed on QP {:#x}: {} (status {})", wc.qp_num,
-                             ibv_wc_status_str(wc.status), static_cast<int>(wc.status)));
+            fail(failed_completion(wc));
         if (wc.opcode == IBV_WC_SEND) {
             --pending_sends;
             return;

@@ -8,13 +8,14 @@
 // peer sent. Written out, that difference from RC is visible on the page; rdma_cm's UD path
 // (RDMA_PS_UDP, which hands back the same AH attributes and QPN in an event) is in the multicast
 // lesson.
-#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
+#include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -48,88 +49,8 @@ struct UdOptions : ConnectionOptions {
     bool wrong_qkey = false;
 };
 
-// ---- What the two sides swap over TCP before any datagram: how to reach each other's QP.
-
-struct UdEndpoint {
-    std::uint32_t qpn = 0;
-    std::uint32_t qkey = 0;
-    std::uint16_t lid = 0;  // InfiniBand; 0 on RoCE
-    ibv_gid gid{};
-    ibv_mtu active_mtu = IBV_MTU_1024;
-};
-
-// 36 bytes, big-endian: "RDUH" | version 1 | MTU (ibv_mtu) | 2 reserved | QPN | Q_Key | LID (2) |
-// 2 reserved | GID (16).
-constexpr std::uint32_t kEndpointMagic = 0x52445548;  // "RDUH"
-constexpr std::uint8_t kEndpointVersion = 1;
-using UdEndpointWire = std::array<std::byte, 36>;
-
-UdEndpointWire encode_endpoint(const UdEndpoint& endpoint) {
-    UdEndpointWire wire{};
-    ByteWriter out(wire, "the endpoint record");
-    out.u32(kEndpointMagic);
-    out.u8(kEndpointVersion);
-    out.u8(static_cast<std::uint8_t>(endpoint.active_mtu));
-    out.zeros(2);
-    out.u32(endpoint.qpn);
-    out.u32(endpoint.qkey);
-    out.u16(endpoint.lid);
-    out.zeros(2);
-    out.bytes(std::as_bytes(std::span(endpoint.gid.raw)));
-    out.expect_end();
-    return wire;
-}
-
-UdEndpoint decode_endpoint(const UdEndpointWire& wire) {
-    ByteReader in(wire, "the peer's endpoint record");
-    const std::uint32_t magic = in.u32();
-    const std::uint8_t version = in.u8();
-    if (magic != kEndpointMagic || version != kEndpointVersion)
-        fail("the peer is not a ud lesson of this version (bad magic or version in its endpoint)");
-    const std::uint8_t mtu = in.u8();
-    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
-        fail(fmt::format("the peer's MTU code {} is not an ibv_mtu", mtu));
-    in.bytes(2);  // reserved
-    // Braced initializers are evaluated in order: the fields are read as they are laid out.
-    UdEndpoint endpoint{.qpn = in.u32(),
-                        .qkey = in.u32(),
-                        .lid = in.u16(),
-                        .gid = {},
-                        .active_mtu = static_cast<ibv_mtu>(mtu)};
-    in.bytes(2);  // reserved
-    std::ranges::copy(in.bytes(16), std::as_writable_bytes(std::span(endpoint.gid.raw)).begin());
-    if (endpoint.qpn == 0 || endpoint.qpn > 0xFFFFFF)
-        fail(fmt::format("the peer's QPN {:#x} is not a 24-bit QP number", endpoint.qpn));
-    if (endpoint.qkey & 0x80000000u)
-        fail(
-            fmt::format("the peer's Q_Key {:#x} is a controlled key (top bit set)", endpoint.qkey));
-    return endpoint;
-}
-
-UdEndpoint exchange_endpoints(TcpExchange& tcp, const UdEndpoint& ours) {
-    tcp.send_all(encode_endpoint(ours));
-    UdEndpointWire theirs{};
-    tcp.receive_exact(theirs);
-    return decode_endpoint(theirs);
-}
-
-// Small control messages over TCP: 32-bit big-endian words.
-void send_words(TcpExchange& tcp, std::initializer_list<std::uint32_t> words) {
-    std::vector<std::byte> bytes;
-    ByteWriter out(bytes, "the control words");
-    for (std::uint32_t word : words) out.u32(word);
-    tcp.send_all(bytes);
-}
-
-template <std::size_t N>
-std::array<std::uint32_t, N> receive_words(TcpExchange& tcp) {
-    std::array<std::byte, 4 * N> bytes{};
-    tcp.receive_exact(bytes);
-    ByteReader in(bytes, "the peer's control words");
-    std::array<std::uint32_t, N> words{};
-    for (std::uint32_t& word : words) word = in.u32();
-    return words;
-}
+// What the two sides swap over TCP before any datagram is common's endpoint record
+// (qp_endpoint.hpp): QPN, GID (or LID), MTU and — what only UD needs — the Q_Key.
 
 sockaddr_storage local_address_of(int socket_fd) {
     sockaddr_storage address{};
@@ -171,7 +92,7 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     ibv_qp_attr attributes{};
     attributes.qp_state = IBV_QPS_INIT;
     attributes.pkey_index = 0;
-    attributes.port_num = local.port;
+    attributes.port_num = local.address.port;
     attributes.qkey = kQkey;
     check_ibv(ibv_modify_qp(queues.qp.get(), &attributes,
                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
@@ -190,18 +111,22 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     // #endregion ud-qp
 }
 
-UdEndpoint local_endpoint(const LocalPort& local, const UdQueues& queues) {
-    return {.qpn = queues.qp->qp_num,
-            .qkey = kQkey,
-            .lid = local.attributes.lid,
-            .gid = local.gid,
-            .active_mtu = local.attributes.active_mtu};
+// No buffer and PSN 0: a UD QP offers no remote access, and nobody checks its PSNs.
+QpEndpoint local_endpoint(const LocalPort& local, const UdQueues& queues) {
+    return {.qp_type = IBV_QPT_UD,
+            .link_layer = local.address.link_layer,
+            .active_mtu = local.address.active_mtu,
+            .qpn = queues.qp->qp_num,
+            .psn = 0,
+            .lid = local.address.lid,
+            .gid = local.address.gid,
+            .qkey = kQkey};
 }
 
 // The one rule UD adds to SEND: a datagram is one packet, so it cannot exceed the path MTU
 // (the smaller of the two ports' active MTUs). A larger message is refused, never truncated.
-void require_fits_path_mtu(std::size_t size, int path_mtu, const UdEndpoint& ours,
-                           const UdEndpoint& theirs) {
+void require_fits_path_mtu(std::size_t size, int path_mtu, const QpEndpoint& ours,
+                           const QpEndpoint& theirs) {
     if (size > static_cast<std::size_t>(path_mtu))
         fail(fmt::format(
             "message size {} is larger than the path MTU of {} bytes (ours {}, the peer's {}): "
@@ -230,11 +155,12 @@ int run_server(const UdOptions& options) {
     const std::uint32_t depth =
         std::min<std::uint32_t>(kMaxReceiveDepth, static_cast<std::uint32_t>(device.max_qp_wr));
     UdQueues queues = create_ud_queues(local, 1, depth);
-    const UdEndpoint ours = local_endpoint(local, queues);
-    const UdEndpoint client = exchange_endpoints(tcp, ours);
+    const QpEndpoint ours = local_endpoint(local, queues);
+    const QpEndpoint client =
+        exchange_endpoints(tcp, local.address, ours, PeerBuffer::kNone, "server");
     const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(client.active_mtu));
     fmt::print("server: UD QP {:#x} on {}, Q_Key {:#x}; client QP {:#x}; path MTU {} bytes\n",
-               ours.qpn, local.description, kQkey, client.qpn, path_mtu);
+               ours.qpn, local.address.description, kQkey, client.qpn, path_mtu);
 
     // The client's plan: message size and count. Checked before anything is sized from it; a
     // refusal (0 receives posted) tells the client to stop, and this side says why.
@@ -287,8 +213,7 @@ int run_server(const UdOptions& options) {
         if (found < 0) fail("ibv_poll_cq failed");
         for (const ibv_wc& wc : std::span(wcs).first(static_cast<std::size_t>(found))) {
             if (wc.status != IBV_WC_SUCCESS)
-                fail(fmt::format("receive completion failed: {} (status {})",
-                                 ibv_wc_status_str(wc.status), static_cast<int>(wc.status)));
+                fail(fmt::format("a receive: {}", failed_completion(wc)));
             // Everything in the completion came from the network: check it before use.
             if (wc.opcode != IBV_WC_RECV || wc.wr_id >= posted || wc.byte_len < kGrhBytes)
                 fail(fmt::format("unexpected completion: opcode {}, wr_id {}, {} bytes",
@@ -365,8 +290,9 @@ int run_client(const UdOptions& options) {
         open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
     const std::uint32_t window = std::min(kSendWindow, options.count);
     UdQueues queues = create_ud_queues(local, window, 1);
-    const UdEndpoint ours = local_endpoint(local, queues);
-    const UdEndpoint server = exchange_endpoints(tcp, ours);
+    const QpEndpoint ours = local_endpoint(local, queues);
+    const QpEndpoint server =
+        exchange_endpoints(tcp, local.address, ours, PeerBuffer::kNone, "client");
     const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(server.active_mtu));
     const std::size_t size = options.size_given ? options.size : static_cast<std::size_t>(path_mtu);
     // The plan goes first, so the server can refuse it too and say why.
@@ -380,15 +306,15 @@ int run_client(const UdOptions& options) {
     ibv_ah_attr ah_attributes{};
     ah_attributes.is_global = 1;  // RoCE: every packet carries a GRH (an IP header on RoCE v2)
     ah_attributes.grh.dgid = server.gid;
-    ah_attributes.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
+    ah_attributes.grh.sgid_index = static_cast<std::uint8_t>(local.address.gid_index);
     ah_attributes.grh.hop_limit = 64;
     ah_attributes.dlid = server.lid;
-    ah_attributes.port_num = local.port;
+    ah_attributes.port_num = local.address.port;
     AddressHandle ah{check_ptr(ibv_create_ah(queues.pd.get(), &ah_attributes), "ibv_create_ah")};
     // #endregion address-handle
     const std::uint32_t qkey = options.wrong_qkey ? server.qkey ^ 1 : server.qkey;
     fmt::print("client: UD QP {:#x} on {}; address handle to {}, server QP {:#x}, Q_Key {:#x}{}\n",
-               ours.qpn, local.description, format_gid(server.gid), server.qpn, qkey,
+               ours.qpn, local.address.description, format_gid(server.gid), server.qpn, qkey,
                options.wrong_qkey ? " (deliberately wrong)" : "");
 
     // `window` send slots, reused in turn; the NIC only reads them (access flags 0).

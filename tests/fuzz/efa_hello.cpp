@@ -3,8 +3,8 @@
 // Checks: only rdmalab::Error refuses; a size, when given, is at least the header's; an
 // accepted hello is exactly the size its header says, re-encodes to the same bytes, and has a
 // printable provider name of 1..64 bytes and an address of 1..256 bytes.
+#include "efa_rdm_exchange.hpp"
 #include "fuzz.hpp"
-#include "rdmalab/efa_rdm_exchange.hpp"
 
 #include <algorithm>
 

@@ -2,11 +2,11 @@
 // is a valid message of today's format, plus edge cases each parser must refuse. Run it after a
 // format changes: build-fuzz/bin/fuzz/fuzz_make_corpus tests/fuzz/corpus (from the repository
 // root; it also copies two result files from bench/results).
+#include "efa_rdm_exchange.hpp"
 #include "rdmalab/bench/config.hpp"
 #include "rdmalab/bench/control.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/codec.hpp"
-#include "rdmalab/efa_rdm_exchange.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/ud_datagrams.hpp"
@@ -77,6 +77,9 @@ void qp_endpoint() {
     ib.link_layer = IBV_LINK_LAYER_INFINIBAND, ib.lid = 0x17, ib.gid = {},
     ib.active_mtu = IBV_MTU_4096;
     seed("qp_endpoint", "rc-infiniband-lid", encode_qp_endpoint(ib));
+    QpEndpoint ud = endpoint(IBV_QPT_UD, false);
+    ud.qkey = 0x1ab2c3d4;
+    seed("qp_endpoint", "ud-qkey", encode_qp_endpoint(ud));
     QpEndpoint special = endpoint(IBV_QPT_UD, false);
     special.qpn = 1;  // the GSI QP: refused
     seed("qp_endpoint", "edge-qpn-1", encode_qp_endpoint(special));

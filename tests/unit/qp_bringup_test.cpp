@@ -59,7 +59,7 @@ TEST(QpEndpoint, RoundTrips) {
 TEST(QpEndpoint, HasAFixedBigEndianLayout) {
     const auto wire = encode_qp_endpoint(sample());
     const std::vector<std::uint8_t> expected = {
-        'R',          'D',  'Q',  'P',  1,    IBV_QPT_RC, IBV_LINK_LAYER_ETHERNET,
+        'R',          'D',  'Q',  'P',  2,    IBV_QPT_RC, IBV_LINK_LAYER_ETHERNET,
         IBV_MTU_1024,                    // header
         0x00,         0x12, 0x34, 0x56,  // QPN
         0x00,         0xab, 0xcd, 0xef,  // PSN
@@ -72,6 +72,7 @@ TEST(QpEndpoint, HasAFixedBigEndianLayout) {
         0x00,                            // address
         0xab,         0xcd, 0x12, 0x34,  // rkey
         0x00,         0x01, 0x00, 0x00,  // length
+        0x00,         0x00, 0x00, 0x00,  // Q_Key: RC has none
     };
     ASSERT_EQ(wire.size(), kQpEndpointWireSize);
     std::vector<std::uint8_t> actual;
@@ -81,10 +82,10 @@ TEST(QpEndpoint, HasAFixedBigEndianLayout) {
 
 TEST(QpEndpoint, RefusesAnyOtherSize) {
     const auto wire = encode_qp_endpoint(sample());
-    EXPECT_TRUE(mentions(refusal(std::span(wire).first(51)), "51 bytes, expected 52"));
+    EXPECT_TRUE(mentions(refusal(std::span(wire).first(55)), "55 bytes, expected 56"));
     std::vector<std::byte> longer(wire.begin(), wire.end());
     longer.push_back(std::byte{0});
-    EXPECT_TRUE(mentions(refusal(longer), "53 bytes"));
+    EXPECT_TRUE(mentions(refusal(longer), "57 bytes"));
     EXPECT_TRUE(mentions(refusal({}), "0 bytes"));
 }
 
@@ -94,8 +95,8 @@ TEST(QpEndpoint, RefusesBadMagicVersionAndReservedBytes) {
     bad[1] = std::byte{'X'};
     EXPECT_TRUE(mentions(refusal(bad), "magic"));
     bad = wire;
-    bad[4] = std::byte{2};
-    EXPECT_TRUE(mentions(refusal(bad), "version 2"));
+    bad[4] = std::byte{1};  // version 1 had no Q_Key
+    EXPECT_TRUE(mentions(refusal(bad), "version 1, expected 2"));
     bad = wire;
     bad[19] = std::byte{1};
     EXPECT_TRUE(mentions(refusal(bad), "reserved"));
@@ -157,6 +158,23 @@ TEST(QpEndpoint, RefusesABufferWhereNoneBelongs) {
     endpoint.rkey = 0;
     endpoint.length = 0;
     EXPECT_EQ(refusal(encode_qp_endpoint(endpoint), IBV_QPT_RC, PeerBuffer::kNone), "(accepted)");
+}
+
+TEST(QpEndpoint, CarriesAUdQkeyAndRefusesOthers) {
+    QpEndpoint ud = sample();
+    ud.qp_type = IBV_QPT_UD;
+    ud.address = ud.rkey = ud.length = 0;
+    ud.qkey = 0x1ab2c3d4;
+    const auto wire = encode_qp_endpoint(ud);
+    EXPECT_EQ(std::to_integer<int>(wire[52]), 0x1a);  // big-endian, last field
+    EXPECT_EQ(std::to_integer<int>(wire[55]), 0xd4);
+    EXPECT_EQ(decode_qp_endpoint_or_throw(wire, IBV_QPT_UD, PeerBuffer::kNone).qkey, 0x1ab2c3d4u);
+    ud.qkey = 0x80000001;  // controlled: only privileged senders may use it
+    EXPECT_TRUE(
+        mentions(refusal(encode_qp_endpoint(ud), IBV_QPT_UD, PeerBuffer::kNone), "controlled key"));
+    QpEndpoint rc = sample();
+    rc.qkey = 7;
+    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(rc)), "only a UD QP has one"));
 }
 
 TEST(QpEndpoint, ThrowsTheReason) {

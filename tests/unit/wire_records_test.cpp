@@ -1,7 +1,7 @@
 // Unit tests that pin, byte for byte, the records common/ and rdma-bench send a peer: the layouts
 // their headers document. A peer built from another commit must read them the same way.
+#include "efa_rdm_exchange.hpp"
 #include "rdmalab/bench/control.hpp"
-#include "rdmalab/efa_rdm_exchange.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"

@@ -44,11 +44,7 @@ PortAddress choose_port_address(ibv_context* context, std::uint8_t port, int req
 // device; gid_index (--gid-index, -1: none) picks that entry of the same port instead.
 struct LocalPort {
     Context context;
-    std::uint8_t port = 1;
-    int gid_index = 0;
-    ibv_gid gid{};
-    ibv_port_attr attributes{};
-    std::string description;  // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)"
+    PortAddress address;  // the same record choose_port_address gives
 };
 LocalPort open_port_for_address(const sockaddr_storage& address, const std::string& device,
                                 int gid_index);

@@ -2,9 +2,11 @@
 // that rdma_cm otherwise does for you (QPN, PSN, GID, address, rkey). Every wait has a limit.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +48,15 @@ class TcpExchange {
 // Small control words (big-endian) over the exchange, to keep both sides in step.
 void send_word(TcpExchange& tcp, std::uint32_t word);
 std::uint32_t receive_word(TcpExchange& tcp);
+// Several words in one message (a plan, a report): receive_words<N> reads exactly N of them.
+void send_words(TcpExchange& tcp, std::initializer_list<std::uint32_t> words);
+void receive_words(TcpExchange& tcp, std::span<std::uint32_t> words);
+template <std::size_t N>
+std::array<std::uint32_t, N> receive_words(TcpExchange& tcp) {
+    std::array<std::uint32_t, N> words{};
+    receive_words(tcp, words);
+    return words;
+}
 // Throws, naming what was expected, unless the peer's next word is `expected`.
 void expect_word(TcpExchange& tcp, std::uint32_t expected, std::string_view what);
 

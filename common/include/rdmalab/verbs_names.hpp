@@ -18,6 +18,9 @@ void print_qp_attributes(std::string_view who, std::string_view label,
                          const ibv_qp_attr& attributes, int mask);
 // "IBV_WC_REM_ACCESS_ERR": the enum's name (ibv_wc_status_str gives the words).
 std::string wc_status_name(ibv_wc_status status);
+// The one report of a failed work completion, used by every program: "work completion failed:
+// remote access error (IBV_WC_REM_ACCESS_ERR, status 10) on QP 0x11, wr_id 3, vendor error 0x0".
+std::string failed_completion(const ibv_wc& wc);
 
 // "who: INIT -> RTR: ibv_modify_qp(STATE | AV | …)" and the attributes the mask selects: a
 // transition announced before it is made.

@@ -122,6 +122,12 @@ class Engine {
 
   private:
     struct Queue;  // one QP with its prepared send chain and receive chain
+    // Set-up, in the constructor's order: CQs (and channel), the registered buffer, each QP.
+    void create_completion_queues(std::uint64_t entries);
+    void register_buffer(const gpu::MemoryOptions& memory);
+    Queue create_queue(std::uint32_t index);
+    void prepare_send_chain(Queue& queue);
+    void prepare_receive_chain(Queue& queue, std::uint32_t index);
     void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
                          std::uint64_t last_seq);
     // Per-message staging: count messages' source copied GPU → bounce before the NIC reads it, or

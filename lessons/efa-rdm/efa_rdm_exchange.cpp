@@ -1,5 +1,5 @@
 // The efa-rdm lesson's out-of-band exchange: see efa_rdm_exchange.hpp.
-#include "rdmalab/efa_rdm_exchange.hpp"
+#include "efa_rdm_exchange.hpp"
 
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
