@@ -206,10 +206,10 @@ struct Engine::Queue {
     std::vector<ibv_sge> send_sges;       // sge entries per WR
     std::vector<ibv_recv_wr> recv_chain;  // kPollBatch receives linked by next
     std::vector<ibv_sge> recv_sges;
-    std::uint64_t wr_id_base = 0;    // the QP's index in wr_id's top 16 bits
-    unsigned base_flags = 0;         // IBV_SEND_INLINE when this configuration inlines
-    bool stamp_immediate = false;    // write-imm: each WR carries its sequence number
-    std::uint32_t until_signal = 1;  // WRs left until the next signaled one
+    std::uint64_t wr_id_base = 0;     // the QP's index in wr_id's top 16 bits
+    unsigned base_flags = 0;          // IBV_SEND_INLINE when this configuration inlines
+    bool stamp_immediate = false;     // write-imm: each WR carries its sequence number
+    std::uint64_t next_signaled = 0;  // the sequence number of the next WR that asks for a CQE
 };
 
 Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
@@ -481,28 +481,52 @@ void Engine::stage_destinations(std::uint64_t count) {
 }
 
 // #region bench-post
-// The hot path: fill in each WR's id and flags, cut the chain after `count`, one doorbell.
-void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
-                             std::uint64_t last_seq) {
-    ibv_send_wr* wr = queue.send_chain.data();
-    for (std::uint64_t seq = first_seq; seq < first_seq + count; ++seq, ++wr) {
-        wr->wr_id = queue.wr_id_base | seq;
-        // One WR in signal_every asks for a completion (a countdown: no division per WR), and
-        // the last one always does, so the initiator sees the end.
-        unsigned flags = queue.base_flags;
-        if (--queue.until_signal == 0 || seq == last_seq) [[unlikely]] {
-            flags |= IBV_SEND_SIGNALED;
-            queue.until_signal = config_.signal_every;
-        }
-        wr->send_flags = flags;
-        if (queue.stamp_immediate) wr->imm_data = to_be32(static_cast<std::uint32_t>(seq));
+// The hot path. One WR in signal_every asks for a completion, and the last one always does, so
+// the initiator sees the end; the sequence number of the next signaled WR is kept, so deciding
+// costs one comparison, not a division. Inlined into the loops: a call per post would cost more
+// than the work it does.
+
+// One WR per doorbell (post list 1, the default): fill in its id and flags, post it.
+[[gnu::always_inline]] inline void Engine::post_one(Queue& queue, std::uint64_t seq,
+                                                    std::uint64_t last_seq) {
+    ibv_send_wr& wr = queue.send_chain.front();
+    wr.wr_id = queue.wr_id_base | seq;
+    unsigned flags = queue.base_flags;
+    if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
+        flags |= IBV_SEND_SIGNALED;
+        queue.next_signaled = seq + config_.signal_every;
     }
-    ibv_send_wr* last = wr - 1;
-    ibv_send_wr* saved_next = last->next;
-    last->next = nullptr;  // a short batch: cut the chain, restore it below
+    wr.send_flags = flags;
+    if (queue.stamp_immediate) wr.imm_data = to_be32(static_cast<std::uint32_t>(seq));
     ibv_send_wr* bad = nullptr;
-    const int rc = ibv_post_send(queue.qp.get(), queue.send_chain.data(), &bad);
-    last->next = saved_next;
+    if (const int rc = ibv_post_send(queue.qp.get(), &wr, &bad); rc != 0) [[unlikely]]
+        check_ibv(rc, "ibv_post_send");
+}
+
+// A post list: `count` WRs of the prepared chain, one doorbell.
+[[gnu::always_inline]] inline void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq,
+                                                           std::uint32_t count,
+                                                           std::uint64_t last_seq) {
+    ibv_send_wr* const chain = queue.send_chain.data();
+    for (std::uint32_t w = 0; w < count; ++w) {
+        const std::uint64_t seq = first_seq + w;
+        chain[w].wr_id = queue.wr_id_base | seq;
+        unsigned flags = queue.base_flags;
+        if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
+            flags |= IBV_SEND_SIGNALED;
+            queue.next_signaled = seq + config_.signal_every;
+        }
+        chain[w].send_flags = flags;
+        if (queue.stamp_immediate) chain[w].imm_data = to_be32(static_cast<std::uint32_t>(seq));
+    }
+    // A batch shorter than the chain: cut the chain after it, and mend it after the post.
+    ibv_send_wr* const cut = count < queue.send_chain.size() ? &chain[count - 1] : nullptr;
+    if (cut) [[unlikely]]
+        cut->next = nullptr;
+    ibv_send_wr* bad = nullptr;
+    const int rc = ibv_post_send(queue.qp.get(), chain, &bad);
+    if (cut) [[unlikely]]
+        cut->next = cut + 1;
     if (rc != 0) [[unlikely]]
         check_ibv(rc, "ibv_post_send");
 }
@@ -543,7 +567,13 @@ void Engine::repost(std::vector<std::uint32_t>& pending) {
 
 // ---- Completions.
 
-int Engine::poll_all(std::span<ibv_wc> wcs) {
+[[gnu::always_inline]] inline int Engine::poll_all(std::span<ibv_wc> wcs) {
+    if (cqs_.size() == 1) [[likely]] {  // a shared CQ, or one QP: the busy poll stays short
+        const int n = ibv_poll_cq(cqs_.front().get(), static_cast<int>(wcs.size()), wcs.data());
+        if (n < 0) [[unlikely]]
+            fail("ibv_poll_cq failed");
+        return n;
+    }
     int total = 0;
     for (CompletionQueue& cq : cqs_) {
         int room = static_cast<int>(wcs.size()) - total;
@@ -608,7 +638,7 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
     std::uint32_t unfinished = qps;
     std::array<ibv_wc, kPollBatch> wcs;
     for (Queue& queue : queues_)
-        queue.until_signal = config_.signal_every;  // every phase starts at seq 0
+        queue.next_signaled = config_.signal_every - 1;  // every phase starts at seq 0
     // Per-message staging, decided once: the loop below must cost what the verbs cost.
     const bool stage_each_source = stage_each_message_ && config_.op != Op::kRead;
     const bool stage_each_read = stage_each_message_ && config_.op == Op::kRead;
@@ -624,18 +654,30 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
     while (unfinished > 0) {
         bool posted_any = false;
         for (std::uint32_t q = 0; q < qps; ++q) {
-            // Post whole batches while the window has room (a shorter one only at the end).
-            for (;;) {
-                std::uint64_t left = target[q] - posted[q];
-                std::uint64_t room = window - (posted[q] - completed[q]);
-                std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, left));
-                if (n == 0 || room < n) break;
-                if (stage_each_source) [[unlikely]]
-                    stage_sources(n);
-                post_send_batch(queues_[q], posted[q], n, target[q] - 1);
-                posted[q] += n;
-                posted_any = true;
+            // Post whole batches while the window has room (a shorter one only at the end). The
+            // counters are locals here, so they stay in registers across each post.
+            Queue& queue = queues_[q];
+            const std::uint64_t end = target[q], window_end = completed[q] + window;
+            std::uint64_t sent = posted[q];
+            if (batch == 1) {
+                for (const std::uint64_t limit = std::min(end, window_end); sent < limit; ++sent) {
+                    if (stage_each_source) [[unlikely]]
+                        stage_sources(1);
+                    post_one(queue, sent, end - 1);
+                }
+            } else {
+                while (sent < end) {
+                    const auto n =
+                        static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, end - sent));
+                    if (sent + n > window_end) break;
+                    if (stage_each_source) [[unlikely]]
+                        stage_sources(n);
+                    post_send_batch(queue, sent, n, end - 1);
+                    sent += n;
+                }
             }
+            posted_any |= sent != posted[q];
+            posted[q] = sent;
         }
         int polled = poll_all(wcs);
         if (polled > 0) {
@@ -852,7 +894,7 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
         if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
         if (stage_each_message_) stage_sources(1);  // the staged round trip starts in GPU memory
-        post_send_batch(queue, round, 1, round);    // every WR signaled in a ping-pong
+        post_one(queue, round, round);              // every WR signaled in a ping-pong
         if (config_.op == Op::kWrite) {
             await_stamp(state, round, limits, "reply");
         } else if (wants_reply) {
@@ -885,7 +927,7 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
                 stage_sources(1);
             }
         }
-        post_send_batch(queue, round, 1, round);
+        post_one(queue, round, round);
         complete_until([&] { return state.sends_done > round; }, state, round, limits,
                        "send completion");
     }

@@ -59,14 +59,14 @@ fake_client() {  # fake_client NAME PORT BYTES REGEX: the server must refuse BYT
     pid=$!
     for _ in {1..100}; do has_line "$scratch/$name.out" '^server: listening' && break; sleep 0.05; done
     # Read the server's own record before closing: closing with unread data would send a reset.
-    (exec 3<>"/dev/tcp/$addr/$port" && printf "$bytes" >&3 && timeout 10 head -c 52 <&3 >/dev/null) 2>/dev/null
+    (exec 3<>"/dev/tcp/$addr/$port" && printf "$bytes" >&3 && timeout 10 head -c 56 <&3 >/dev/null) 2>/dev/null
     wait $pid
     echo $? >"$scratch/$name.rc"
     check "$name: server exits 1" rc_is "$scratch/$name.rc" 1
     check "$name: one line on stderr" count_is 1 "$scratch/$name.err" .
     check "$name: says: $regex" has_line "$scratch/$name.err" "$regex"
 }
-fake_client bad-magic 18611 "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX" 'not an rdmalab QP record \(bad magic\)'
+fake_client bad-magic 18611 "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX" 'not an rdmalab QP record \(bad magic\)'
 
 # The other lesson's QP type on the other end: both sides refuse.
 timeout 30 "$bin/uc" server -p 18616 --accept-timeout 10 >"$scratch/mixed.out" 2>&1 &

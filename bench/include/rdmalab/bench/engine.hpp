@@ -128,6 +128,8 @@ class Engine {
     Queue create_queue(std::uint32_t index);
     void prepare_send_chain(Queue& queue);
     void prepare_receive_chain(Queue& queue, std::uint32_t index);
+    // The hot path: one WR, or a post list of count WRs, per doorbell (see bench-post).
+    void post_one(Queue& queue, std::uint64_t seq, std::uint64_t last_seq);
     void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
                          std::uint64_t last_seq);
     // Per-message staging: count messages' source copied GPU → bounce before the NIC reads it, or
