@@ -7,7 +7,7 @@
 #   lab/tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE   run a section; a line per step in RESULT_FILE
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
-lab_steps=(devices rdma-write rdma-read send-recv write-imm atomics rendezvous completion-events
+lab_steps=(devices rdma-write rdma-read send-recv write-imm scatter-gather atomics rendezvous completion-events
            selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
@@ -126,6 +126,9 @@ run_step() {
         write-imm)
             heading write-imm "RDMA WRITE WITH IMMEDIATE: one-sided writes the server learns of from its receive CQ"
             pair write-imm -- ;;
+        scatter-gather)
+            heading scatter-gather "several buffers per WR: a SEND gathered from 3 lands scattered in 2; one SGE too many is refused"
+            pair scatter-gather -- ;;
         atomics)
             heading atomics "remote fetch-and-add and a CAS spin lock: 2 clients at once, counted exactly"
             group atomics 2 --clients 2 -- ;;
