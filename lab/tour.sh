@@ -8,7 +8,7 @@
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv write-imm scatter-gather atomics rendezvous completion-events
-           selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
+           post-api selective-signaling srq ud multicast memory-windows qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
@@ -138,6 +138,9 @@ run_step() {
         completion-events)
             heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only)"
             pair completion-events -- ;;
+        post-api)
+            heading post-api "the extended API: ibv_wr_* builds a WRITE and a SEND with immediate, one ibv_wr_complete; ibv_start_poll reads them"
+            pair post-api -- ;;
         selective-signaling)
             heading selective-signaling "a completion on every Nth WR only: N > send-queue depth deadlocks (shown, with a time limit); N = depth/2 works"
             pair selective-signaling -- ;;
