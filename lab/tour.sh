@@ -7,7 +7,7 @@
 #   lab/tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE   run a section; a line per step in RESULT_FILE
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
-lab_steps=(devices rdma-write rdma-read send-recv write-imm scatter-gather atomics rendezvous completion-events
+lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
            post-api selective-signaling srq ud multicast memory-windows registration-cost qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
@@ -123,6 +123,9 @@ run_step() {
         send-recv)
             heading send-recv "two-sided: pre-posted receives; every SEND arrives whole, in order"
             pair send-recv -n 4 -- -n 4 ;;
+        cm-simple)
+            heading cm-simple "rdma_cm's simplified API: rdma_create_ep does the setup, rdma_get_recv_comp the waiting"
+            pair cm-simple -- ;;
         write-imm)
             heading write-imm "RDMA WRITE WITH IMMEDIATE: one-sided writes the server learns of from its receive CQ"
             pair write-imm -- ;;
