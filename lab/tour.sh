@@ -8,7 +8,7 @@
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
-           post-api selective-signaling srq ud multicast memory-windows registration-cost qp-state-machine uc error-recovery
+           post-api selective-signaling srq async-events ud multicast memory-windows registration-cost qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
@@ -150,6 +150,11 @@ run_step() {
         srq)
             heading srq "one shared receive queue serves three clients; its limit event asks for a refill"
             group srq 3 --clients 3 -- ;;
+        async-events)
+            heading async-events "an event thread: the SRQ limit and a QP moved to ERROR, read with ibv_get_async_event and acknowledged"
+            "$RDMALAB_BIN/async-events" >"$scratch/async-events.out" 2>&1
+            rcs+=($?)
+            show "$scratch/async-events.out" ;;
         ud)
             heading ud "datagrams: no connection; each SEND names an address handle, a QPN and a Q_Key; the receiver counts what arrived"
             pair ud -- ;;
