@@ -8,7 +8,7 @@
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
-           post-api selective-signaling srq async-events ud multicast memory-windows registration-cost qp-state-machine uc error-recovery
+           post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
            gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
@@ -164,6 +164,11 @@ run_step() {
         memory-windows)
             heading memory-windows "type 2 memory windows: remote access to part of a region, with the window's own rkey and rights, until invalidated"
             pair memory-windows -- ;;
+        send-invalidate)
+            heading send-invalidate "SEND WITH INVALIDATE: the peer that wrote through a window revokes its rkey in the same message"
+            "$RDMALAB_BIN/send-invalidate" >"$scratch/send-invalidate.out" 2>&1
+            rcs+=($?)
+            show "$scratch/send-invalidate.out" ;;
         registration-cost)
             heading registration-cost "what ibv_reg_mr costs: size, untouched vs resident pages, huge pages, a registration cache, fork"
             "$RDMALAB_BIN/registration-cost" >"$scratch/registration-cost.out" 2>&1

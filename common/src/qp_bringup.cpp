@@ -109,4 +109,29 @@ QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address, s
     };
 }
 
+// ---- Loopback
+
+void connect_loopback(ibv_qp* first, unsigned first_access, ibv_qp* second, unsigned second_access,
+                      const PortAddress& local) {
+    auto endpoint_of = [&](ibv_qp* qp) {
+        return QpEndpoint{.qp_type = IBV_QPT_RC,
+                          .link_layer = local.link_layer,
+                          .active_mtu = local.active_mtu,
+                          .qpn = qp->qp_num,
+                          .psn = random_psn(),
+                          .lid = local.lid,
+                          .gid = local.gid};
+    };
+    const QpEndpoint ends[2] = {endpoint_of(first), endpoint_of(second)};
+    const unsigned access[2] = {first_access, second_access};
+    ibv_qp* qps[2] = {first, second};
+    Reliability reliability;
+    reliability.max_rd_atomic = reliability.max_dest_rd_atomic = 1;  // a READ may be shown
+    for (int i = 0; i < 2; ++i)
+        for (QpTransition step : {init_transition(local, access[i]),
+                                  rtr_transition(IBV_QPT_RC, local, ends[1 - i], reliability),
+                                  rts_transition(IBV_QPT_RC, ends[i].psn, reliability)})
+            check_ibv(ibv_modify_qp(qps[i], &step.attributes, step.mask), "ibv_modify_qp");
+}
+
 }  // namespace rdmalab

@@ -8,8 +8,7 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
-#include "rdmalab/qp_endpoint.hpp"
-#include "rdmalab/qp_transitions.hpp"
+#include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fcntl.h>
@@ -147,15 +146,6 @@ struct Options {
     double timeout_s = 5;
 };
 
-// One RC QP, RESET → INIT → RTR → RTS towards `peer` (the other QP in this process).
-void connect_to(ibv_qp* qp, const PortAddress& local, const QpEndpoint& ours,
-                const QpEndpoint& peer) {
-    for (QpTransition step :
-         {init_transition(local, 0), rtr_transition(IBV_QPT_RC, local, peer, Reliability{}),
-          rts_transition(IBV_QPT_RC, ours.psn, Reliability{})})
-        check_ibv(ibv_modify_qp(qp, &step.attributes, step.mask), "ibv_modify_qp");
-}
-
 int run(const Options& options) {
     Context context = open_device(options.device);
     const PortAddress local = choose_port_address(context.get(), 1, -1);
@@ -200,19 +190,7 @@ int run(const Options& options) {
     QueuePair sender{check_ptr(ibv_create_qp(pd.get(), &init), "ibv_create_qp(sender)")};
     init.srq = srq.get();
     QueuePair receiver{check_ptr(ibv_create_qp(pd.get(), &init), "ibv_create_qp(receiver)")};
-    auto endpoint_of = [&](ibv_qp* qp) {
-        return QpEndpoint{.qp_type = IBV_QPT_RC,
-                          .link_layer = local.link_layer,
-                          .active_mtu = local.active_mtu,
-                          .qpn = qp->qp_num,
-                          .psn = random_psn(),
-                          .lid = local.lid,
-                          .gid = local.gid};
-    };
-    const QpEndpoint sender_end = endpoint_of(sender.get()),
-                     receiver_end = endpoint_of(receiver.get());
-    connect_to(sender.get(), local, sender_end, receiver_end);
-    connect_to(receiver.get(), local, receiver_end, sender_end);
+    connect_loopback(sender.get(), 0, receiver.get(), 0, local);
     fmt::print(
         "async-events: {} — QP {:#x} sends to QP {:#x}, whose receives come from an SRQ "
         "of {} with its limit armed at {}\n",

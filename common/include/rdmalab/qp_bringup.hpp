@@ -54,4 +54,10 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
 QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address = 0,
                           std::uint32_t rkey = 0, std::uint32_t length = 0);
 
+// ---- Two RC QPs of one process, connected to each other on one port: for lessons that need a
+// peer but not a second program (async-events, send-invalidate). Each goes RESET→INIT (with
+// the access its peer is granted) →RTR→RTS towards the other; nothing is printed.
+void connect_loopback(ibv_qp* first, unsigned first_access, ibv_qp* second, unsigned second_access,
+                      const PortAddress& local);
+
 }  // namespace rdmalab
