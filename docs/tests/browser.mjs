@@ -2,7 +2,11 @@
 // Chromium through playwright-core: every chapter renders with no console or
 // page errors, no request leaves 127.0.0.1, every internal link and #anchor
 // resolves, the QP explorer responds to clicks and fits a phone, a mermaid
-// diagram renders. Prints one line per check and a closing
+// diagram renders; at 1280 px no code block or table scrolls sideways, every
+// imported code block carries its file label and link, every lesson has a
+// complete-program page with its regions marked, and at 1280 and 390 px no
+// diagram text renders below 11 px or sticks out of its box. Prints one line
+// per check and a closing
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
 import { mkdtemp, rm, mkdir } from 'node:fs/promises';
@@ -11,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
+import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
 import { startServer } from './serve.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -132,7 +137,9 @@ async function runChecks(context, baseUrl, options) {
   page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
 
   // 1. Every chapter (and every extra page asked for) renders.
-  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...options.extraPages];
+  const sources = sourceFiles();
+  const sourcePages = ['/source/', ...sources.map((source) => `/source/${source.slug}`)];
+  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...sourcePages, ...options.extraPages];
   const visited = new Map(); // page key -> { ids, links, hasExplorer, mermaidCount }
   for (const link of pagesToVisit) {
     const key = pageKey(link);
@@ -152,6 +159,12 @@ async function runChecks(context, baseUrl, options) {
       fail(`page ${link}: ${error.message.split('\n')[0]}`);
     }
   }
+
+  // 1b. Code that fits (at 1280 px, the viewport of the loop above), labelled
+  // imports, complete programs with their regions.
+  checkFit(visited);
+  checkImportLabels(visited);
+  checkSourcePages(visited, sources);
 
   // 2. Internal links and anchors resolve: the navigation bar and sidebar
   // (the same on every page) once, then each page's own content.
@@ -214,6 +227,11 @@ async function runChecks(context, baseUrl, options) {
     await checkMermaid(page, `${baseUrl}${mermaidKey}`, mermaidKey);
   }
 
+  // 4b. Diagrams read at their size, on a laptop and on a phone.
+  const diagramPages = [...visited].filter(([, info]) => info.diagramCount > 0 || info.mermaidCount > 0).map(([key]) => key);
+  if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
+  for (const width of [1280, 390]) await checkDiagrams(page, baseUrl, diagramPages, width);
+
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
     fail(`network: ${outsideRequests.size} request(s) left 127.0.0.1: ${[...outsideRequests].slice(0, 5).join(', ')}`);
@@ -256,8 +274,151 @@ async function visitPage(page, url) {
         .map((img) => img.getAttribute('src')),
       pendingFigures: [...document.querySelectorAll('.figure-pending')].map((note) => note.dataset.figure),
       mermaidCount: document.querySelectorAll('.mermaid').length,
+      diagramCount: document.querySelectorAll('.site-diagram').length,
+      viewportWidth: window.innerWidth,
+      overflowing: [
+        ...[...document.querySelectorAll('.vp-doc div[class*="language-"] pre')].map((pre) => ({
+          kind: 'code block', scroll: pre.scrollWidth, client: pre.clientWidth,
+          text: (pre.textContent || '').split('\n').reduce((a, b) => (b.length > a.length ? b : a), '').trim().slice(0, 60),
+        })),
+        ...[...document.querySelectorAll('.vp-doc table')].map((table) => ({
+          kind: 'table', scroll: table.scrollWidth, client: table.clientWidth,
+          text: (table.querySelector('th, td')?.textContent || '').trim().slice(0, 40),
+        })),
+      ].filter((box) => box.scroll > box.client + 1),
+      codeBlockCount: document.querySelectorAll('.vp-doc div[class*="language-"] pre').length,
+      tableCount: document.querySelectorAll('.vp-doc table').length,
+      importLabels: [...document.querySelectorAll('.vp-doc .code-source')].map((label) => ({
+        id: label.id,
+        file: label.querySelector('code')?.textContent ?? '',
+        whole: label.querySelector('a.code-source-whole[href^="/source/"]')?.getAttribute('href') ?? null,
+        followedByCode: !!label.nextElementSibling?.matches('div[class*="language-"]'),
+      })),
+      regionLabels: [...document.querySelectorAll('.vp-doc .source-region-label')].map((label) => label.id),
     };
   }, { status, headingText: heading }).then((info) => ({ ...info, ids: new Set(info.ids) }));
+}
+
+function checkFit(visited) {
+  let blocks = 0;
+  let tables = 0;
+  const problems = [];
+  for (const [key, info] of visited) {
+    if (!info.overflowing || info.viewportWidth !== 1280) continue;
+    blocks += info.codeBlockCount;
+    tables += info.tableCount;
+    for (const box of info.overflowing) problems.push(`${key}: ${box.kind} ${box.scroll} > ${box.client} px ("${box.text}")`);
+  }
+  if (blocks === 0) fail('fit at 1280 px: no code blocks measured');
+  else if (problems.length) fail(`fit at 1280 px: ${problems.length} of ${blocks + tables} code blocks and tables scroll sideways: ${problems.slice(0, 6).join('; ')}`);
+  else pass(`fit at 1280 px: none of ${blocks} code blocks and ${tables} tables on ${visited.size} pages scrolls sideways`);
+}
+
+function checkImportLabels(visited) {
+  const imports = chapterImports();
+  const problems = [];
+  let labelled = 0;
+  for (const chapter of CHAPTERS) {
+    const info = visited.get(pageKey(chapter.link));
+    if (!info?.importLabels) continue;
+    const expected = imports.filter((entry) => entry.chapter.link === chapter.link);
+    for (const entry of expected) {
+      const label = info.importLabels.find((l) => l.file === entry.file && l.id && l.id.startsWith(`src-`) && l.whole?.endsWith(`#region-${entry.region}`));
+      if (!label) problems.push(`${chapter.link}: ${entry.file}#${entry.region} has no label linking to its whole program`);
+      else if (!label.followedByCode) problems.push(`${chapter.link}: the label of ${entry.file}#${entry.region} is not followed by its code`);
+      else labelled += 1;
+    }
+  }
+  if (!imports.length) fail('imported code: the chapters import no regions');
+  else if (problems.length) fail(`imported code: ${problems.length} of ${imports.length} blocks unlabelled: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`imported code: all ${labelled} imported blocks name their file and region and link to the whole program`);
+}
+
+function checkSourcePages(visited, sources) {
+  const problems = [];
+  const lessons = sources.filter((source) => source.lesson);
+  for (const source of sources) {
+    const info = visited.get(pageKey(`/source/${source.slug}`));
+    if (!info?.ok) {
+      problems.push(`/source/${source.slug} (${source.file}) did not render`);
+      continue;
+    }
+    const expected = source.regions.map((region) => `region-${region.name}`);
+    const missing = expected.filter((id) => !info.regionLabels.includes(id));
+    if (missing.length) problems.push(`/source/${source.slug}: regions not marked: ${missing.join(', ')}`);
+  }
+  if (lessons.length < 20) problems.push(`only ${lessons.length} lessons found under lessons/`);
+  if (problems.length) fail(`complete programs: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`complete programs: all ${lessons.length} lessons and ${sources.length - lessons.length} other imported files have a page with every region marked`);
+}
+
+// Every piece of text in every diagram (site SVGs and mermaid) renders at 11
+// px or more at this viewport width, and none sticks out of its box or of
+// the drawing.
+async function checkDiagrams(page, baseUrl, keys, width) {
+  const problems = [];
+  let texts = 0;
+  let diagrams = 0;
+  try {
+    await page.setViewportSize({ width, height: width > 800 ? 800 : 844 });
+    for (const key of keys) {
+      await visitPage(page, `${baseUrl}${key}`);
+      await waitForCondition(page, `the diagrams on ${key} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
+      const result = await page.evaluate(() => {
+        const found = [];
+        let count = 0;
+        const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg')];
+        for (const svg of svgs) {
+          const name = svg.closest('.site-diagram')?.dataset.diagram ?? 'mermaid';
+          const box = svg.getBoundingClientRect();
+          const viewBox = svg.viewBox?.baseVal;
+          const scale = viewBox && viewBox.width ? box.width / viewBox.width : 1;
+          const labels = [
+            ...[...svg.querySelectorAll('text')].map((el) => ({ el, html: false })),
+            ...[...svg.querySelectorAll('foreignObject')].flatMap((fo) => [...fo.querySelectorAll('span, p, div')]
+              .filter((el) => el.children.length === 0 && (el.textContent || '').trim())
+              .map((el) => ({ el, html: true, fo }))),
+          ];
+          for (const { el, html, fo } of labels) {
+            const text = (el.textContent || '').trim();
+            if (!text) continue;
+            count += 1;
+            const size = parseFloat(getComputedStyle(el).fontSize) * scale;
+            if (size < 11) found.push(`${name}: "${text.slice(0, 30)}" at ${size.toFixed(1)} px`);
+            const r = el.getBoundingClientRect();
+            if (html) {
+              const f = fo.getBoundingClientRect();
+              if (r.left < f.left - 1 || r.right > f.right + 1 || r.top < f.top - 1 || r.bottom > f.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" clipped by its label box`);
+              continue;
+            }
+            if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" outside the drawing`);
+            const group = el.closest('g.box');
+            const frame = group?.querySelector(':scope > rect');
+            if (frame) {
+              const b = el.getBBox();
+              const fb = frame.getBBox();
+              if (b.x < fb.x - 0.5 || b.x + b.width > fb.x + fb.width + 0.5 || b.y < fb.y - 0.5 || b.y + b.height > fb.y + fb.height + 0.5) {
+                found.push(`${name}: "${text.slice(0, 30)}" sticks out of its box`);
+              }
+            }
+          }
+        }
+        return { found, count, diagrams: svgs.length };
+      });
+      texts += result.count;
+      diagrams += result.diagrams;
+      problems.push(...result.found.map((problem) => `${key} ${problem}`));
+      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (pageWidth > width) problems.push(`${key}: the page scrolls sideways (${pageWidth} px)`);
+    }
+    if (!texts) fail(`diagrams at ${width} px: no diagram text found`);
+    else if (problems.length) fail(`diagrams at ${width} px: ${problems.length} problem(s): ${problems.slice(0, 6).join('; ')}`);
+    else pass(`diagrams at ${width} px: ${texts} labels in ${diagrams} diagrams on ${keys.length} pages, none below 11 px or clipped`);
+  } catch (error) {
+    fail(`diagrams at ${width} px: ${error.message.split('\n')[0]}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
 }
 
 async function waitForCondition(page, description, predicate, argument) {
