@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
 import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
+import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
 import { startServer } from './serve.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -227,6 +228,10 @@ async function runChecks(context, baseUrl, options) {
     await checkMermaid(page, `${baseUrl}${mermaidKey}`, mermaidKey);
   }
 
+  // 4a. The reference tables: the ibv_qp_attr tables show the explorer's
+  // model cell for cell; the limits table lists every lesson.
+  await checkReference(page, baseUrl, sources);
+
   // 4b. Diagrams read at their size, on a laptop and on a phone.
   const diagramPages = [...visited].filter(([, info]) => info.diagramCount > 0 || info.mermaidCount > 0).map(([key]) => key);
   if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
@@ -297,6 +302,47 @@ async function visitPage(page, url) {
       regionLabels: [...document.querySelectorAll('.vp-doc .source-region-label')].map((label) => label.id),
     };
   }, { status, headingText: heading }).then((info) => ({ ...info, ids: new Set(info.ids) }));
+}
+
+async function checkReference(page, baseUrl, sources) {
+  try {
+    await visitPage(page, `${baseUrl}/reference`);
+    const shown = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('table.qp-attr-table')].map((table) => [
+      table.dataset.transport,
+      {
+        transitions: [...table.querySelectorAll('thead th[data-transition]')].map((th) => th.dataset.transition),
+        rows: [...table.querySelectorAll('tbody tr')].map((tr) => ({ bit: tr.dataset.bit, cells: [...tr.querySelectorAll('td[data-cell]')].map((td) => td.dataset.cell) })),
+      },
+    ])));
+    const problems = [];
+    let cells = 0;
+    for (const transport of TRANSPORTS) {
+      const model = attributeTable(transport);
+      const table = shown[transport];
+      if (!table) { problems.push(`no table for ${transport}`); continue; }
+      const transitions = model.transitions.map((t) => `${t.from}>${t.to}`);
+      if (JSON.stringify(table.transitions) !== JSON.stringify(transitions)) problems.push(`${transport}: columns ${table.transitions.join(',')}`);
+      if (table.rows.length !== model.rows.length) problems.push(`${transport}: ${table.rows.length} rows, the model has ${model.rows.length}`);
+      for (const row of model.rows) {
+        const shownRow = table.rows.find((r) => r.bit === row.bit);
+        if (!shownRow) { problems.push(`${transport}: no row for ${row.bit}`); continue; }
+        row.cells.forEach((cell, i) => {
+          cells += 1;
+          if (shownRow.cells[i] !== cell) problems.push(`${transport} ${row.bit} ${transitions[i]}: shows "${shownRow.cells[i]}", the model says "${cell}"`);
+        });
+      }
+    }
+    const lessonsShown = await page.evaluate(() => [...document.querySelectorAll('#limits-per-lesson tbody tr')].map((tr) => tr.dataset.lesson));
+    const lessons = sources.filter((source) => source.lesson).map((source) => source.slug);
+    const missing = lessons.filter((lesson) => !lessonsShown.includes(lesson));
+    if (missing.length) problems.push(`limits table lacks ${missing.join(', ')}`);
+    const wrTables = await page.evaluate(() => [...document.querySelectorAll('#send-wr ~ table, #wc ~ table')].length);
+    if (wrTables < 2) problems.push('the ibv_send_wr and ibv_wc tables are missing');
+    if (problems.length) fail(`reference: ${problems.slice(0, 5).join('; ')}`);
+    else pass(`reference: the ibv_qp_attr tables match the explorer's model in all ${cells} cells; the limits table lists all ${lessons.length} lessons`);
+  } catch (error) {
+    fail(`reference: ${error.message.split('\n')[0]}`);
+  }
 }
 
 function checkFit(visited) {
