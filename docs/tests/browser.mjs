@@ -146,7 +146,11 @@ async function runChecks(context, baseUrl, options) {
     const key = pageKey(link);
     pageProblems.length = 0;
     try {
-      const info = await visitPage(page, `${baseUrl}${link}`);
+      const info = await visitPage(page, `${baseUrl}${link}`, { light: link.startsWith('/source/') });
+      if (info.ok && (info.diagramCount || info.mermaidCount)) {
+        await waitForCondition(page, `the diagrams on ${link} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
+        info.diagrams = await page.evaluate(measureDiagramsInPage);
+      }
       visited.set(key, info);
       if (!info.ok) fail(`page ${link}: HTTP ${info.status}`);
       else if (!info.heading) fail(`page ${link}: no <h1>`);
@@ -235,7 +239,9 @@ async function runChecks(context, baseUrl, options) {
   // 4b. Diagrams read at their size, on a laptop and on a phone.
   const diagramPages = [...visited].filter(([, info]) => info.diagramCount > 0 || info.mermaidCount > 0).map(([key]) => key);
   if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
-  for (const width of [1280, 390]) await checkDiagrams(page, baseUrl, diagramPages, width);
+  const measuredAt1280 = new Map([...visited].filter(([, info]) => info.diagrams).map(([key, info]) => [key, info.diagrams]));
+  await checkDiagrams(page, baseUrl, diagramPages, 1280, measuredAt1280);
+  await checkDiagrams(page, baseUrl, diagramPages, 390);
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
@@ -247,11 +253,13 @@ async function runChecks(context, baseUrl, options) {
   if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir);
 }
 
-async function visitPage(page, url) {
+// light: the page is server-rendered whole (a complete-program page), so
+// waiting for the network to go idle adds time and nothing to check.
+async function visitPage(page, url, { light = false } = {}) {
   const response = await page.goto(url, { waitUntil: 'load', timeout: PAGE_TIMEOUT_MS });
   const status = response?.status() ?? 0;
   if (!response?.ok()) return { ok: false, status, ids: new Set(), links: [] };
-  await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS }).catch(() => {});
+  if (!light) await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS }).catch(() => {});
   // VitePress hydrates the page; the app root gets Vue's __vue_app__ once mounted.
   await page.waitForFunction(() => document.querySelector('#app')?.__vue_app__ !== undefined, null, { timeout: STEP_TIMEOUT_MS })
     .catch(() => {});
@@ -401,56 +409,68 @@ function checkSourcePages(visited, sources) {
 // Every piece of text in every diagram (site SVGs and mermaid) renders at 11
 // px or more at this viewport width, and none sticks out of its box or of
 // the drawing.
-async function checkDiagrams(page, baseUrl, keys, width) {
+// Runs in the page: every piece of text in every diagram (site SVGs and
+// mermaid) and whether it renders below 11 px or sticks out of its box or of
+// the drawing. Returns { found: [problem], count, diagrams }.
+function measureDiagramsInPage() {
+  const found = [];
+  let count = 0;
+  const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg')];
+  for (const svg of svgs) {
+    const name = svg.closest('.site-diagram')?.dataset.diagram ?? 'mermaid';
+    const box = svg.getBoundingClientRect();
+    const viewBox = svg.viewBox?.baseVal;
+    const scale = viewBox && viewBox.width ? box.width / viewBox.width : 1;
+    const labels = [
+      ...[...svg.querySelectorAll('text')].map((el) => ({ el, html: false })),
+      ...[...svg.querySelectorAll('foreignObject')].flatMap((fo) => [...fo.querySelectorAll('span, p, div')]
+        .filter((el) => el.children.length === 0 && (el.textContent || '').trim())
+        .map((el) => ({ el, html: true, fo }))),
+    ];
+    for (const { el, html, fo } of labels) {
+      const text = (el.textContent || '').trim();
+      if (!text) continue;
+      count += 1;
+      const size = parseFloat(getComputedStyle(el).fontSize) * scale;
+      if (size < 11) found.push(`${name}: "${text.slice(0, 30)}" at ${size.toFixed(1)} px`);
+      const r = el.getBoundingClientRect();
+      if (html) {
+        const f = fo.getBoundingClientRect();
+        if (r.left < f.left - 1 || r.right > f.right + 1 || r.top < f.top - 1 || r.bottom > f.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" clipped by its label box`);
+        continue;
+      }
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" outside the drawing`);
+      const group = el.closest('g.box');
+      const frame = group?.querySelector(':scope > rect');
+      if (frame) {
+        const b = el.getBBox();
+        const fb = frame.getBBox();
+        if (b.x < fb.x - 0.5 || b.x + b.width > fb.x + fb.width + 0.5 || b.y < fb.y - 0.5 || b.y + b.height > fb.y + fb.height + 0.5) {
+          found.push(`${name}: "${text.slice(0, 30)}" sticks out of its box`);
+        }
+      }
+    }
+  }
+  return { found, count, diagrams: svgs.length };
+}
+
+async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   const problems = [];
   let texts = 0;
   let diagrams = 0;
   try {
     await page.setViewportSize({ width, height: width > 800 ? 800 : 844 });
     for (const key of keys) {
+      if (measured.has(key)) {
+        const result = measured.get(key);
+        texts += result.count;
+        diagrams += result.diagrams;
+        problems.push(...result.found.map((problem) => `${key} ${problem}`));
+        continue;
+      }
       await visitPage(page, `${baseUrl}${key}`);
       await waitForCondition(page, `the diagrams on ${key} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
-      const result = await page.evaluate(() => {
-        const found = [];
-        let count = 0;
-        const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg')];
-        for (const svg of svgs) {
-          const name = svg.closest('.site-diagram')?.dataset.diagram ?? 'mermaid';
-          const box = svg.getBoundingClientRect();
-          const viewBox = svg.viewBox?.baseVal;
-          const scale = viewBox && viewBox.width ? box.width / viewBox.width : 1;
-          const labels = [
-            ...[...svg.querySelectorAll('text')].map((el) => ({ el, html: false })),
-            ...[...svg.querySelectorAll('foreignObject')].flatMap((fo) => [...fo.querySelectorAll('span, p, div')]
-              .filter((el) => el.children.length === 0 && (el.textContent || '').trim())
-              .map((el) => ({ el, html: true, fo }))),
-          ];
-          for (const { el, html, fo } of labels) {
-            const text = (el.textContent || '').trim();
-            if (!text) continue;
-            count += 1;
-            const size = parseFloat(getComputedStyle(el).fontSize) * scale;
-            if (size < 11) found.push(`${name}: "${text.slice(0, 30)}" at ${size.toFixed(1)} px`);
-            const r = el.getBoundingClientRect();
-            if (html) {
-              const f = fo.getBoundingClientRect();
-              if (r.left < f.left - 1 || r.right > f.right + 1 || r.top < f.top - 1 || r.bottom > f.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" clipped by its label box`);
-              continue;
-            }
-            if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" outside the drawing`);
-            const group = el.closest('g.box');
-            const frame = group?.querySelector(':scope > rect');
-            if (frame) {
-              const b = el.getBBox();
-              const fb = frame.getBBox();
-              if (b.x < fb.x - 0.5 || b.x + b.width > fb.x + fb.width + 0.5 || b.y < fb.y - 0.5 || b.y + b.height > fb.y + fb.height + 0.5) {
-                found.push(`${name}: "${text.slice(0, 30)}" sticks out of its box`);
-              }
-            }
-          }
-        }
-        return { found, count, diagrams: svgs.length };
-      });
+      const result = await page.evaluate(measureDiagramsInPage);
       texts += result.count;
       diagrams += result.diagrams;
       problems.push(...result.found.map((problem) => `${key} ${problem}`));
