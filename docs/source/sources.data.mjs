@@ -1,6 +1,12 @@
 // The list of complete-program pages for /source/ (a VitePress data loader).
 import { leadingComment, sourceFiles } from '../.vitepress/sources.mjs';
 
+// At most `limit` characters, cut at a word, with an ellipsis when cut.
+function shorten(text, limit) {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, text.lastIndexOf(' ', limit))} …`;
+}
+
 export default {
   watchFiles: ['../../lessons/*/*.cpp'],
   load() {
@@ -10,7 +16,7 @@ export default {
       lesson: source.lesson,
       lines: source.lines,
       regions: source.regions.length,
-      summary: leadingComment(source.text).slice(0, 220),
+      summary: shorten(leadingComment(source.text), 220),
     }));
   },
 };
