@@ -619,6 +619,21 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory) {
       const explorerFullFile = path.join(directory, `explorer-whole-${size}.png`);
       await explorer.screenshot({ path: explorerFullFile, timeout: STEP_TIMEOUT_MS });
       pass(`screenshot ${explorerFile} and ${explorerFullFile}`);
+      // Every chapter's first screen, and every diagram whole.
+      let shots = 0;
+      for (const chapter of CHAPTERS) {
+        await visitPage(page, `${baseUrl}${chapter.link}`);
+        const name = chapter.link === '/' ? 'home' : chapter.link.slice(1);
+        await page.screenshot({ path: path.join(directory, `page-${name}-${size}.png`), timeout: STEP_TIMEOUT_MS });
+        shots += 1;
+        const diagrams = page.locator('.site-diagram');
+        for (let i = 0; i < await diagrams.count(); i += 1) {
+          const diagramName = await diagrams.nth(i).getAttribute('data-diagram');
+          await diagrams.nth(i).screenshot({ path: path.join(directory, `diagram-${diagramName}-${size}.png`), timeout: STEP_TIMEOUT_MS });
+          shots += 1;
+        }
+      }
+      pass(`screenshots of ${CHAPTERS.length} chapters and their diagrams at ${size} (${shots} files)`);
     } catch (error) {
       fail(`screenshots at ${size}: ${error.message.split('\n')[0]}`);
     }
