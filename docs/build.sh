@@ -31,28 +31,21 @@ done
 
 cd "$docs_dir"
 
-# Install exactly what package-lock.json pins, when node_modules is missing or
-# older than the lockfile. npm writes node_modules/.package-lock.json last.
-# `npm ci` refuses a lockfile that lacks other platforms' optional packages
-# (rollup's native builds), which is what a registry mirror without them
-# produces; `npm install --no-save` then installs the same locked versions
-# without rewriting package-lock.json.
+# Install exactly what package-lock.json pins (`npm ci`, nothing else), when
+# node_modules is missing or older than the lockfile. npm writes
+# node_modules/.package-lock.json last. package.json overrides rollup to the
+# newest release whose 25 platform builds (optional dependencies) the npm
+# registry this project is built against serves: with a newer rollup npm wrote a
+# lockfile without the missing builds, and `npm ci` refused that lockfile.
+# Regenerate it with `npm install --package-lock-only` after deleting it, then
+# check `npm ci` accepts it; docs/tests/lockfile.test.mjs checks it stays whole.
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "docs: installing the npm packages package-lock.json pins (npm ci)"
   npm_log="$(mktemp)"
   if ! npm ci --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1; then
-    if grep -q 'can only install packages when your package.json and package-lock.json' "$npm_log"; then
-      echo "docs: npm ci refused the lockfile (other platforms' optional packages absent); using npm install --no-save"
-      npm install --no-save --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1 || {
-        cat "$npm_log" >&2; rm -f "$npm_log"
-        echo "docs/build.sh: npm install failed (is the npm registry reachable?)" >&2
-        exit 1
-      }
-    else
-      cat "$npm_log" >&2; rm -f "$npm_log"
-      echo "docs/build.sh: npm ci failed (is the npm registry reachable?)" >&2
-      exit 1
-    fi
+    cat "$npm_log" >&2; rm -f "$npm_log"
+    echo "docs/build.sh: npm ci failed (see above: a lockfile out of step with package.json, or no npm registry)" >&2
+    exit 1
   fi
   rm -f "$npm_log"
   touch node_modules/.package-lock.json

@@ -4,8 +4,8 @@
 # headless Chromium (docs/tests/browser.mjs; chromium is installed if missing).
 # Ends with "docs: N passed, M failed"; exits 0 only if nothing failed.
 #   docs/test.sh                      everything
-#   docs/test.sh --screenshots DIR    also write home and explorer PNGs at
-#                                     1280x800 and 390x844 into DIR
+#   docs/test.sh --screenshots DIR    also write PNGs at 1280x800 and 390x844 into DIR:
+#                                     home, explorer, every chapter, every diagram
 # Works from any current directory.
 set -euo pipefail
 

@@ -16,8 +16,10 @@ namespace rdmalab::bench {
 
 namespace {
 
-constexpr double kWidth = 760, kHeight = 440;
-constexpr double kLeft = 70, kRight = 200, kTop = 40, kBottom = 70;  // margins; legend on the right
+constexpr double kWidth = 760, kHeight = 470;
+// Margins; legend on the right. Below the plot: tick labels, the x-axis label, then the caption's
+// two lines, each on a row of its own.
+constexpr double kLeft = 70, kRight = 200, kTop = 40, kBottom = 100;
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
@@ -150,10 +152,12 @@ std::vector<Series> series_from_records(const std::vector<Record>& records,
         if (added) series.push_back(Series{label, {}});
         series[it->second].points.emplace_back(x->get<double>(), y->get<double>());
     }
-    // A configuration measured several times (repeated runs) is drawn at the median of its values.
+    // A configuration measured several times (repeated runs) is drawn at the median of its values,
+    // with its lowest and highest as the point's range.
     for (Series& s : series) {
         std::sort(s.points.begin(), s.points.end());
         std::vector<std::pair<double, double>> merged;
+        std::vector<std::pair<double, double>> ranges;
         for (std::size_t i = 0; i < s.points.size();) {
             std::size_t j = i;
             std::vector<double> ys;
@@ -163,9 +167,11 @@ std::vector<Series> series_from_records(const std::vector<Record>& records,
             const std::size_t n = ys.size();
             merged.emplace_back(s.points[i].first,
                                 n % 2 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2);
+            ranges.emplace_back(ys.front(), ys.back());
             i = j;
         }
         s.points = std::move(merged);
+        s.ranges = std::move(ranges);
     }
     return series;
 }
@@ -173,11 +179,14 @@ std::vector<Series> series_from_records(const std::vector<Record>& records,
 std::string render_svg(const Chart& chart) {
     double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
     for (const Series& s : chart.series)
-        for (auto [x, y] : s.points) {
+        for (std::size_t i = 0; i < s.points.size(); ++i) {
+            auto [x, y] = s.points[i];
             if (!drawable(x, y)) continue;
             x_min = std::min(x_min, x);
             x_max = std::max(x_max, x);
             y_max = std::max(y_max, y);
+            if (i < s.ranges.size() && drawable(x, s.ranges[i].second))
+                y_max = std::max(y_max, s.ranges[i].second);
         }
     if (!(x_min <= x_max)) x_min = 1, x_max = 2;
     if (x_min == x_max) x_max = x_min * 2;
@@ -232,6 +241,29 @@ std::string render_svg(const Chart& chart) {
         svg += fmt::format(
             "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
             kWidth - kRight + 12, kTop + 14, xml_escape(chart.legend_title));
+    // Where runs were repeated, a band from each point's lowest to its highest value, under the
+    // lines: along the highs left to right, back along the lows.
+    bool any_band = false;
+    for (std::size_t i = 0; i < chart.series.size(); ++i) {
+        const Series& s = chart.series[i];
+        if (s.ranges.size() != s.points.size()) continue;
+        bool spread = false;
+        std::string upper, lower;
+        for (std::size_t k = 0; k < s.points.size(); ++k) {
+            const double x = s.points[k].first;
+            const auto [low, high] = s.ranges[k];
+            if (!drawable(x, low) || !drawable(x, high)) continue;
+            spread = spread || high > low;
+            upper += fmt::format("{:.1f},{:.1f} ", px(x), py(high));
+            lower = fmt::format("{:.1f},{:.1f} ", px(x), py(low)) + lower;
+        }
+        if (!spread) continue;
+        any_band = true;
+        svg += fmt::format(
+            "<polygon class=\"spread\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\" "
+            "points=\"{}{}\"><title>{}: lowest to highest of the repeated runs</title></polygon>\n",
+            kColors[i % std::size(kColors)], upper, lower, xml_escape(s.label));
+    }
     // One polyline per series, with its legend entry.
     for (std::size_t i = 0; i < chart.series.size(); ++i) {
         const Series& s = chart.series[i];
@@ -251,6 +283,19 @@ std::string render_svg(const Chart& chart) {
             kWidth - kRight + 12, ly, kWidth - kRight + 32, ly, color);
         svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kWidth - kRight + 38,
                            ly + 4, xml_escape(s.label));
+    }
+    if (any_band) {
+        const double ly =
+            kTop + 10 +
+            18 * static_cast<double>(chart.series.size() + (chart.legend_title.empty() ? 0 : 1));
+        svg += fmt::format(
+            "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"20\" height=\"10\" fill=\"#555\" "
+            "fill-opacity=\"0.18\"/>\n",
+            kWidth - kRight + 12, ly - 5);
+        svg += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#555\">shaded: min–max of "
+            "runs</text>\n",
+            kWidth - kRight + 38, ly + 4);
     }
     // The caption (where and when) on one line, or two split at a " · " when it is long.
     std::string first_line = chart.caption, second_line;

@@ -17,4 +17,5 @@ export const CHAPTERS = [
   { file: 'uccl.md', link: '/uccl', text: 'Case study: UCCL', group: 'The GPU era' },
   { file: 'efa.md', link: '/efa', text: 'AWS EFA and libfabric', group: 'The GPU era' },
   { file: 'reproduce.md', link: '/reproduce', text: 'Reproduce on your cluster', group: 'The GPU era' },
+  { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
 ];

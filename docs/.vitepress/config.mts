@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitepress';
 import { withMermaid } from 'vitepress-plugin-mermaid';
 import { CHAPTERS } from './chapters.mjs';
+import { escapeHtml, importAnchor, parseRegions, repositoryLink, sourceFiles, sourceLink } from './sources.mjs';
 
 const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const publicDir = fileURLToPath(new URL('../public', import.meta.url));
@@ -50,20 +51,46 @@ function sidebarGroups() {
 }
 
 // VitePress imports the whole file when `<<< file#name` names a region the
-// file does not have; here that fails the build instead, naming both.
+// file does not have; here that fails the build instead, naming both. Every
+// imported region gets a label above it: the file, the region and its lines,
+// and links to the whole program (its /source/ page) and, when
+// RDMALAB_REPOSITORY_URL is set, to the file in the repository.
 function strictRegionImports(md) {
   const renderFence = md.renderer.rules.fence;
   md.renderer.rules.fence = (tokens, index, options, env, self) => {
     const [file, regionName] = tokens[index].src ?? [];
-    if (file && regionName && existsSync(file)) {
-      const escaped = regionName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      const marker = new RegExp(`^(//|/\\*|#|<!--)?\\s*#?(pragma\\s+)?region\\s+${escaped}(\\s|\\*/|-->|$)`);
-      const hasRegion = readFileSync(file, 'utf8').split('\n').some((line) => marker.test(line.trim()));
-      if (!hasRegion) {
-        throw new Error(`docs: ${env.relativePath ?? 'a page'} imports region "${regionName}" of ${path.relative(repositoryRoot, file)}, which has no "// #region ${regionName}" marker`);
+    const rendered = renderFence(tokens, index, options, env, self);
+    if (!file || !existsSync(file)) return rendered;
+    const relative = path.relative(repositoryRoot, file).split(path.sep).join('/');
+    let label = `<a href="${sourceLink(relative)}"><code>${escapeHtml(relative)}</code></a>`;
+    let anchor = '';
+    if (regionName) {
+      const region = parseRegions(readFileSync(file, 'utf8'), relative).find((r) => r.name === regionName);
+      if (!region) {
+        throw new Error(`docs: ${env.relativePath ?? 'a page'} imports region "${regionName}" of ${relative}, which has no "// #region ${regionName}" marker`);
       }
+      env.rdmalabImports ??= new Map();
+      const key = `${relative}#${regionName}`;
+      const count = env.rdmalabImports.get(key) ?? 0;
+      env.rdmalabImports.set(key, count + 1);
+      anchor = ` id="${importAnchor(relative, regionName, count)}"`;
+      const repository = repositoryLink(relative, region.start, region.end);
+      label += ` <span class="code-source-region">region <code>${escapeHtml(regionName)}</code>, lines ${region.start}–${region.end}</span>`
+        + ` <a class="code-source-whole" href="${sourceLink(relative, regionName)}">the whole program</a>`
+        + (repository ? ` <a class="code-source-repository" href="${repository}">repository</a>` : '');
     }
-    return renderFence(tokens, index, options, env, self);
+    return `<div class="code-source"${anchor}>${label}</div>\n${rendered}`;
+  };
+}
+
+function programsSidebar() {
+  return {
+    text: 'Complete programs',
+    collapsed: true,
+    items: [
+      { text: 'All programs', link: '/source/' },
+      ...sourceFiles().filter((source) => source.lesson).map((source) => ({ text: source.slug, link: `/source/${source.slug}` })),
+    ],
   };
 }
 
@@ -91,7 +118,7 @@ export default withMermaid(defineConfig({
       { text: 'Chapters', link: '/why-rdma' },
       { text: 'QP explorer', link: '/queue-pairs#qp-explorer' },
     ],
-    sidebar: sidebarGroups(),
+    sidebar: [...sidebarGroups(), programsSidebar()],
     outline: { level: [2, 3] },
     search: { provider: 'local' },
     docFooter: { prev: 'Previous chapter', next: 'Next chapter' },

@@ -2,7 +2,11 @@
 // Chromium through playwright-core: every chapter renders with no console or
 // page errors, no request leaves 127.0.0.1, every internal link and #anchor
 // resolves, the QP explorer responds to clicks and fits a phone, a mermaid
-// diagram renders. Prints one line per check and a closing
+// diagram renders; at 1280 px no code block or table scrolls sideways, every
+// imported code block carries its file label and link, every lesson has a
+// complete-program page with its regions marked, and at 1280 and 390 px no
+// diagram text renders below 11 px or sticks out of its box. Prints one line
+// per check and a closing
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
 import { mkdtemp, rm, mkdir } from 'node:fs/promises';
@@ -11,6 +15,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
+import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
+import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
 import { startServer } from './serve.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -132,13 +138,19 @@ async function runChecks(context, baseUrl, options) {
   page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
 
   // 1. Every chapter (and every extra page asked for) renders.
-  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...options.extraPages];
+  const sources = sourceFiles();
+  const sourcePages = ['/source/', ...sources.map((source) => `/source/${source.slug}`)];
+  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...sourcePages, ...options.extraPages];
   const visited = new Map(); // page key -> { ids, links, hasExplorer, mermaidCount }
   for (const link of pagesToVisit) {
     const key = pageKey(link);
     pageProblems.length = 0;
     try {
-      const info = await visitPage(page, `${baseUrl}${link}`);
+      const info = await visitPage(page, `${baseUrl}${link}`, { light: link.startsWith('/source/') });
+      if (info.ok && (info.diagramCount || info.mermaidCount)) {
+        await waitForCondition(page, `the diagrams on ${link} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
+        info.diagrams = await page.evaluate(measureDiagramsInPage);
+      }
       visited.set(key, info);
       if (!info.ok) fail(`page ${link}: HTTP ${info.status}`);
       else if (!info.heading) fail(`page ${link}: no <h1>`);
@@ -152,6 +164,12 @@ async function runChecks(context, baseUrl, options) {
       fail(`page ${link}: ${error.message.split('\n')[0]}`);
     }
   }
+
+  // 1b. Code that fits (at 1280 px, the viewport of the loop above), labelled
+  // imports, complete programs with their regions.
+  checkFit(visited);
+  checkImportLabels(visited);
+  checkSourcePages(visited, sources);
 
   // 2. Internal links and anchors resolve: the navigation bar and sidebar
   // (the same on every page) once, then each page's own content.
@@ -214,6 +232,17 @@ async function runChecks(context, baseUrl, options) {
     await checkMermaid(page, `${baseUrl}${mermaidKey}`, mermaidKey);
   }
 
+  // 4a. The reference tables: the ibv_qp_attr tables show the explorer's
+  // model cell for cell; the limits table lists every lesson.
+  await checkReference(page, baseUrl, sources);
+
+  // 4b. Diagrams read at their size, on a laptop and on a phone.
+  const diagramPages = [...visited].filter(([, info]) => info.diagramCount > 0 || info.mermaidCount > 0).map(([key]) => key);
+  if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
+  const measuredAt1280 = new Map([...visited].filter(([, info]) => info.diagrams).map(([key, info]) => [key, info.diagrams]));
+  await checkDiagrams(page, baseUrl, diagramPages, 1280, measuredAt1280);
+  await checkDiagrams(page, baseUrl, diagramPages, 390);
+
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
     fail(`network: ${outsideRequests.size} request(s) left 127.0.0.1: ${[...outsideRequests].slice(0, 5).join(', ')}`);
@@ -224,11 +253,13 @@ async function runChecks(context, baseUrl, options) {
   if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir);
 }
 
-async function visitPage(page, url) {
+// light: the page is server-rendered whole (a complete-program page), so
+// waiting for the network to go idle adds time and nothing to check.
+async function visitPage(page, url, { light = false } = {}) {
   const response = await page.goto(url, { waitUntil: 'load', timeout: PAGE_TIMEOUT_MS });
   const status = response?.status() ?? 0;
   if (!response?.ok()) return { ok: false, status, ids: new Set(), links: [] };
-  await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS }).catch(() => {});
+  if (!light) await page.waitForLoadState('networkidle', { timeout: PAGE_TIMEOUT_MS }).catch(() => {});
   // VitePress hydrates the page; the app root gets Vue's __vue_app__ once mounted.
   await page.waitForFunction(() => document.querySelector('#app')?.__vue_app__ !== undefined, null, { timeout: STEP_TIMEOUT_MS })
     .catch(() => {});
@@ -256,8 +287,204 @@ async function visitPage(page, url) {
         .map((img) => img.getAttribute('src')),
       pendingFigures: [...document.querySelectorAll('.figure-pending')].map((note) => note.dataset.figure),
       mermaidCount: document.querySelectorAll('.mermaid').length,
+      diagramCount: document.querySelectorAll('.site-diagram').length,
+      viewportWidth: window.innerWidth,
+      overflowing: [
+        ...[...document.querySelectorAll('.vp-doc div[class*="language-"] pre')].map((pre) => ({
+          kind: 'code block', scroll: pre.scrollWidth, client: pre.clientWidth,
+          text: (pre.textContent || '').split('\n').reduce((a, b) => (b.length > a.length ? b : a), '').trim().slice(0, 60),
+        })),
+        ...[...document.querySelectorAll('.vp-doc table')].map((table) => ({
+          kind: 'table', scroll: table.scrollWidth, client: table.clientWidth,
+          text: (table.querySelector('th, td')?.textContent || '').trim().slice(0, 40),
+        })),
+      ].filter((box) => box.scroll > box.client + 1),
+      codeBlockCount: document.querySelectorAll('.vp-doc div[class*="language-"] pre').length,
+      tableCount: document.querySelectorAll('.vp-doc table').length,
+      importLabels: [...document.querySelectorAll('.vp-doc .code-source')].map((label) => ({
+        id: label.id,
+        file: label.querySelector('code')?.textContent ?? '',
+        whole: label.querySelector('a.code-source-whole[href^="/source/"]')?.getAttribute('href') ?? null,
+        followedByCode: !!label.nextElementSibling?.matches('div[class*="language-"]'),
+      })),
+      regionLabels: [...document.querySelectorAll('.vp-doc .source-region-label')].map((label) => label.id),
     };
   }, { status, headingText: heading }).then((info) => ({ ...info, ids: new Set(info.ids) }));
+}
+
+async function checkReference(page, baseUrl, sources) {
+  try {
+    await visitPage(page, `${baseUrl}/reference`);
+    const shown = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('table.qp-attr-table')].map((table) => [
+      table.dataset.transport,
+      {
+        transitions: [...table.querySelectorAll('thead th[data-transition]')].map((th) => th.dataset.transition),
+        rows: [...table.querySelectorAll('tbody tr')].map((tr) => ({ bit: tr.dataset.bit, cells: [...tr.querySelectorAll('td[data-cell]')].map((td) => td.dataset.cell) })),
+      },
+    ])));
+    const problems = [];
+    let cells = 0;
+    for (const transport of TRANSPORTS) {
+      const model = attributeTable(transport);
+      const table = shown[transport];
+      if (!table) { problems.push(`no table for ${transport}`); continue; }
+      const transitions = model.transitions.map((t) => `${t.from}>${t.to}`);
+      if (JSON.stringify(table.transitions) !== JSON.stringify(transitions)) problems.push(`${transport}: columns ${table.transitions.join(',')}`);
+      if (table.rows.length !== model.rows.length) problems.push(`${transport}: ${table.rows.length} rows, the model has ${model.rows.length}`);
+      for (const row of model.rows) {
+        const shownRow = table.rows.find((r) => r.bit === row.bit);
+        if (!shownRow) { problems.push(`${transport}: no row for ${row.bit}`); continue; }
+        row.cells.forEach((cell, i) => {
+          cells += 1;
+          if (shownRow.cells[i] !== cell) problems.push(`${transport} ${row.bit} ${transitions[i]}: shows "${shownRow.cells[i]}", the model says "${cell}"`);
+        });
+      }
+    }
+    const lessonsShown = await page.evaluate(() => [...document.querySelectorAll('#limits-per-lesson tbody tr')].map((tr) => tr.dataset.lesson));
+    const lessons = sources.filter((source) => source.lesson).map((source) => source.slug);
+    const missing = lessons.filter((lesson) => !lessonsShown.includes(lesson));
+    if (missing.length) problems.push(`limits table lacks ${missing.join(', ')}`);
+    const wrTables = await page.evaluate(() => [...document.querySelectorAll('#send-wr ~ table, #wc ~ table')].length);
+    if (wrTables < 2) problems.push('the ibv_send_wr and ibv_wc tables are missing');
+    if (problems.length) fail(`reference: ${problems.slice(0, 5).join('; ')}`);
+    else pass(`reference: the ibv_qp_attr tables match the explorer's model in all ${cells} cells; the limits table lists all ${lessons.length} lessons`);
+  } catch (error) {
+    fail(`reference: ${error.message.split('\n')[0]}`);
+  }
+}
+
+function checkFit(visited) {
+  let blocks = 0;
+  let tables = 0;
+  const problems = [];
+  for (const [key, info] of visited) {
+    if (!info.overflowing || info.viewportWidth !== 1280) continue;
+    blocks += info.codeBlockCount;
+    tables += info.tableCount;
+    for (const box of info.overflowing) problems.push(`${key}: ${box.kind} ${box.scroll} > ${box.client} px ("${box.text}")`);
+  }
+  if (blocks === 0) fail('fit at 1280 px: no code blocks measured');
+  else if (problems.length) fail(`fit at 1280 px: ${problems.length} of ${blocks + tables} code blocks and tables scroll sideways: ${problems.slice(0, 6).join('; ')}`);
+  else pass(`fit at 1280 px: none of ${blocks} code blocks and ${tables} tables on ${visited.size} pages scrolls sideways`);
+}
+
+function checkImportLabels(visited) {
+  const imports = chapterImports();
+  const problems = [];
+  let labelled = 0;
+  for (const chapter of CHAPTERS) {
+    const info = visited.get(pageKey(chapter.link));
+    if (!info?.importLabels) continue;
+    const expected = imports.filter((entry) => entry.chapter.link === chapter.link);
+    for (const entry of expected) {
+      const label = info.importLabels.find((l) => l.file === entry.file && l.id && l.id.startsWith(`src-`) && l.whole?.endsWith(`#region-${entry.region}`));
+      if (!label) problems.push(`${chapter.link}: ${entry.file}#${entry.region} has no label linking to its whole program`);
+      else if (!label.followedByCode) problems.push(`${chapter.link}: the label of ${entry.file}#${entry.region} is not followed by its code`);
+      else labelled += 1;
+    }
+  }
+  if (!imports.length) fail('imported code: the chapters import no regions');
+  else if (problems.length) fail(`imported code: ${problems.length} of ${imports.length} blocks unlabelled: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`imported code: all ${labelled} imported blocks name their file and region and link to the whole program`);
+}
+
+function checkSourcePages(visited, sources) {
+  const problems = [];
+  const lessons = sources.filter((source) => source.lesson);
+  for (const source of sources) {
+    const info = visited.get(pageKey(`/source/${source.slug}`));
+    if (!info?.ok) {
+      problems.push(`/source/${source.slug} (${source.file}) did not render`);
+      continue;
+    }
+    const expected = source.regions.map((region) => `region-${region.name}`);
+    const missing = expected.filter((id) => !info.regionLabels.includes(id));
+    if (missing.length) problems.push(`/source/${source.slug}: regions not marked: ${missing.join(', ')}`);
+  }
+  if (lessons.length < 20) problems.push(`only ${lessons.length} lessons found under lessons/`);
+  if (problems.length) fail(`complete programs: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`complete programs: all ${lessons.length} lessons and ${sources.length - lessons.length} other imported files have a page with every region marked`);
+}
+
+// Every piece of text in every diagram (site SVGs and mermaid) renders at 11
+// px or more at this viewport width, and none sticks out of its box or of
+// the drawing.
+// Runs in the page: every piece of text in every diagram (site SVGs and
+// mermaid) and whether it renders below 11 px or sticks out of its box or of
+// the drawing. Returns { found: [problem], count, diagrams }.
+function measureDiagramsInPage() {
+  const found = [];
+  let count = 0;
+  const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg')];
+  for (const svg of svgs) {
+    const name = svg.closest('.site-diagram')?.dataset.diagram ?? 'mermaid';
+    const box = svg.getBoundingClientRect();
+    const viewBox = svg.viewBox?.baseVal;
+    const scale = viewBox && viewBox.width ? box.width / viewBox.width : 1;
+    const labels = [
+      ...[...svg.querySelectorAll('text')].map((el) => ({ el, html: false })),
+      ...[...svg.querySelectorAll('foreignObject')].flatMap((fo) => [...fo.querySelectorAll('span, p, div')]
+        .filter((el) => el.children.length === 0 && (el.textContent || '').trim())
+        .map((el) => ({ el, html: true, fo }))),
+    ];
+    for (const { el, html, fo } of labels) {
+      const text = (el.textContent || '').trim();
+      if (!text) continue;
+      count += 1;
+      const size = parseFloat(getComputedStyle(el).fontSize) * scale;
+      if (size < 11) found.push(`${name}: "${text.slice(0, 30)}" at ${size.toFixed(1)} px`);
+      const r = el.getBoundingClientRect();
+      if (html) {
+        const f = fo.getBoundingClientRect();
+        if (r.left < f.left - 1 || r.right > f.right + 1 || r.top < f.top - 1 || r.bottom > f.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" clipped by its label box`);
+        continue;
+      }
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) found.push(`${name}: "${text.slice(0, 30)}" outside the drawing`);
+      const group = el.closest('g.box');
+      const frame = group?.querySelector(':scope > rect');
+      if (frame) {
+        const b = el.getBBox();
+        const fb = frame.getBBox();
+        if (b.x < fb.x - 0.5 || b.x + b.width > fb.x + fb.width + 0.5 || b.y < fb.y - 0.5 || b.y + b.height > fb.y + fb.height + 0.5) {
+          found.push(`${name}: "${text.slice(0, 30)}" sticks out of its box`);
+        }
+      }
+    }
+  }
+  return { found, count, diagrams: svgs.length };
+}
+
+async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
+  const problems = [];
+  let texts = 0;
+  let diagrams = 0;
+  try {
+    await page.setViewportSize({ width, height: width > 800 ? 800 : 844 });
+    for (const key of keys) {
+      if (measured.has(key)) {
+        const result = measured.get(key);
+        texts += result.count;
+        diagrams += result.diagrams;
+        problems.push(...result.found.map((problem) => `${key} ${problem}`));
+        continue;
+      }
+      await visitPage(page, `${baseUrl}${key}`);
+      await waitForCondition(page, `the diagrams on ${key} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
+      const result = await page.evaluate(measureDiagramsInPage);
+      texts += result.count;
+      diagrams += result.diagrams;
+      problems.push(...result.found.map((problem) => `${key} ${problem}`));
+      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (pageWidth > width) problems.push(`${key}: the page scrolls sideways (${pageWidth} px)`);
+    }
+    if (!texts) fail(`diagrams at ${width} px: no diagram text found`);
+    else if (problems.length) fail(`diagrams at ${width} px: ${problems.length} problem(s): ${problems.slice(0, 6).join('; ')}`);
+    else pass(`diagrams at ${width} px: ${texts} labels in ${diagrams} diagrams on ${keys.length} pages, none below 11 px or clipped`);
+  } catch (error) {
+    fail(`diagrams at ${width} px: ${error.message.split('\n')[0]}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
 }
 
 async function waitForCondition(page, description, predicate, argument) {
@@ -392,6 +619,21 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory) {
       const explorerFullFile = path.join(directory, `explorer-whole-${size}.png`);
       await explorer.screenshot({ path: explorerFullFile, timeout: STEP_TIMEOUT_MS });
       pass(`screenshot ${explorerFile} and ${explorerFullFile}`);
+      // Every chapter's first screen, and every diagram whole.
+      let shots = 0;
+      for (const chapter of CHAPTERS) {
+        await visitPage(page, `${baseUrl}${chapter.link}`);
+        const name = chapter.link === '/' ? 'home' : chapter.link.slice(1);
+        await page.screenshot({ path: path.join(directory, `page-${name}-${size}.png`), timeout: STEP_TIMEOUT_MS });
+        shots += 1;
+        const diagrams = page.locator('.site-diagram');
+        for (let i = 0; i < await diagrams.count(); i += 1) {
+          const diagramName = await diagrams.nth(i).getAttribute('data-diagram');
+          await diagrams.nth(i).screenshot({ path: path.join(directory, `diagram-${diagramName}-${size}.png`), timeout: STEP_TIMEOUT_MS });
+          shots += 1;
+        }
+      }
+      pass(`screenshots of ${CHAPTERS.length} chapters and their diagrams at ${size} (${shots} files)`);
     } catch (error) {
       fail(`screenshots at ${size}: ${error.message.split('\n')[0]}`);
     }

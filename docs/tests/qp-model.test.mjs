@@ -186,3 +186,39 @@ test('unknown states and transports are rejected', () => {
   assert.throws(() => explain('READY', 'RTS', 'RC'), RangeError);
   assert.throws(() => explain('INIT', 'RTR', 'XRC'), RangeError);
 });
+
+test('the ibv_qp_attr reference table agrees with checkMask, cell by cell', async () => {
+  const { attributeTable, TABLE_TRANSITIONS } = await import('../.vitepress/theme/qp-model.js');
+  for (const transport of TRANSPORTS) {
+    const table = attributeTable(transport);
+    assert.equal(table.transitions.length, TABLE_TRANSITIONS.length);
+    assert.ok(table.rows.length >= (transport === 'UD' ? 6 : 10), `${transport}: ${table.rows.length} rows`);
+    table.transitions.forEach(({ from, to, legal }, column) => {
+      assert.equal(legal, isLegal(from, to, transport) && isReachable(from, transport), `${from}>${to} ${transport}`);
+      if (!legal) {
+        for (const row of table.rows) assert.equal(row.cells[column], 'n/a');
+        return;
+      }
+      const required = table.rows.filter((row) => row.cells[column] === 'required').map((row) => row.bit);
+      assert.ok(checkMask(from, to, transport, required).ok, `${from}>${to} ${transport}: the required bits alone pass`);
+      for (const bit of required) {
+        const without = required.filter((b) => b !== bit);
+        assert.deepEqual(checkMask(from, to, transport, without).missing, [bit], `${from}>${to} ${transport} without ${bit}`);
+      }
+      for (const row of table.rows) {
+        const result = checkMask(from, to, transport, [...new Set([...required, row.bit])]);
+        if (row.cells[column] === '') assert.deepEqual(result.notAllowed, [row.bit], `${row.bit} refused on ${from}>${to} ${transport}`);
+        else assert.ok(result.ok, `${row.bit} accepted on ${from}>${to} ${transport}`);
+      }
+    });
+  }
+  // Spot checks against ibv_modify_qp(3).
+  const rc = attributeTable('RC');
+  const cell = (table, bit, from, to) => table.rows.find((r) => r.bit === bit)
+    .cells[table.transitions.findIndex((t) => t.from === from && t.to === to)];
+  assert.equal(cell(rc, 'IBV_QP_MAX_DEST_RD_ATOMIC', 'INIT', 'RTR'), 'required');
+  assert.equal(cell(rc, 'IBV_QP_TIMEOUT', 'RTR', 'RTS'), 'required');
+  assert.equal(cell(rc, 'IBV_QP_TIMEOUT', 'INIT', 'RTR'), '');
+  assert.equal(cell(attributeTable('UD'), 'IBV_QP_QKEY', 'RESET', 'INIT'), 'required');
+  assert.equal(cell(rc, 'IBV_QP_STATE', 'SQE', 'RTS'), 'n/a');
+});

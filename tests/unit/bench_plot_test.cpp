@@ -1,5 +1,5 @@
 // Unit tests for rdma-bench's SVG figures: one line per configuration, every point drawn,
-// labels and the measurement caption present and escaped.
+// repeated runs as a band, labels and the measurement caption present, escaped and apart.
 #include "rdmalab/bench/plot.hpp"
 #include "rdmalab/error.hpp"
 
@@ -47,6 +47,59 @@ TEST(SeriesFromRecords, RepeatedRunsBecomeTheirMedian) {
     ASSERT_EQ(series[0].points.size(), 2u);
     EXPECT_EQ(series[0].points[0], std::make_pair(64.0, 2.0));   // median of three
     EXPECT_EQ(series[0].points[1], std::make_pair(128.0, 6.0));  // mean of the middle two
+    ASSERT_EQ(series[0].ranges.size(), 2u);                      // and each one's spread
+    EXPECT_EQ(series[0].ranges[0], std::make_pair(1.0, 3.0));
+    EXPECT_EQ(series[0].ranges[1], std::make_pair(4.0, 8.0));
+}
+
+TEST(RenderSvg, RepeatedRunsDrawABandAndSingleRunsNone) {
+    Chart chart{.title = "t",
+                .x_label = "message size (bytes)",
+                .y_label = "Mops/s",
+                .caption = "c",
+                .series = {Series{"repeated", {{64, 2.0}, {128, 6.0}}, {{1.0, 3.0}, {4.0, 8.0}}},
+                           Series{"once", {{64, 1.0}, {128, 1.0}}, {{1.0, 1.0}, {1.0, 1.0}}}},
+                .legend_title = ""};
+    const std::string svg = render_svg(chart);
+    EXPECT_EQ(count(svg, "<polygon class=\"spread\""), 1u);
+    EXPECT_NE(svg.find("shaded: min–max of runs"), std::string::npos);
+    // The band reaches the highest run: the y axis goes up to 8 at least.
+    EXPECT_NE(svg.find(">8<"), std::string::npos);
+    chart.series.erase(chart.series.begin());
+    EXPECT_EQ(render_svg(chart).find("<polygon"), std::string::npos);
+}
+
+namespace {
+
+// The y coordinate of the <text> whose content is `content`.
+double text_y(const std::string& svg, const std::string& content) {
+    const std::size_t at = svg.find(">" + content + "<");
+    if (at == std::string::npos) return -1;
+    const std::size_t open = svg.rfind("<text", at);
+    const std::size_t y = svg.find(" y=\"", open) + 4;
+    return std::stod(svg.substr(y, svg.find('"', y) - y));
+}
+
+}  // namespace
+
+TEST(RenderSvg, AxisLabelAndCaptionHaveRowsOfTheirOwn) {
+    const std::string caption =
+        "rxe0 (Soft-RoCE) in the lab · path MTU 1024 · kernel 6.1.0-28-amd64 · host labhost · "
+        "2026-11-22T10:00:00Z · rdma-bench 1.0";
+    Chart chart{.title = "t",
+                .x_label = "message size (bytes)",
+                .y_label = "GiB/s",
+                .caption = caption,
+                .series = {Series{"a", {{32, 0.1}, {1024, 0.3}}}},
+                .legend_title = ""};
+    const std::string svg = render_svg(chart);
+    const double axis = text_y(svg, "message size (bytes)");
+    const double tick = text_y(svg, "32");
+    const double first_caption_line = text_y(svg, caption.substr(0, caption.rfind(" · ", 105)));
+    ASSERT_GT(axis, 0);
+    ASSERT_GT(first_caption_line, 0);               // split into two lines
+    EXPECT_GE(axis - tick, 14);                     // 12 px text: a line apart at least
+    EXPECT_GE(first_caption_line - 11 - axis, 12);  // the caption's top well below the label
 }
 
 TEST(RenderSvg, OneLinePerSeriesWithEveryPointAndTheCaption) {

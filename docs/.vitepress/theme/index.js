@@ -1,13 +1,18 @@
 // The site's theme: VitePress's default theme without its bundled web font
 // (system fonts only, see style.css) plus the site's own components, which
-// every chapter may use by name, e.g. <QpExplorer />.
+// every chapter may use by name, e.g. <QpExplorer />, <QpAttrTable />,
+// <SiteDiagram name="..." />.
 import DefaultTheme from 'vitepress/theme-without-fonts';
 import QpExplorer from './components/QpExplorer.vue';
+import QpAttrTable from './components/QpAttrTable.vue';
+import SiteDiagram from './components/SiteDiagram.vue';
 import './style.css';
 
 export default {
   extends: DefaultTheme,
   enhanceApp({ app }) {
     app.component('QpExplorer', QpExplorer);
+    app.component('QpAttrTable', QpAttrTable);
+    app.component('SiteDiagram', SiteDiagram);
   },
 };

@@ -403,3 +403,34 @@ export const OTHER_TRANSPORT_NOTES = {
   XRC: 'XRC (IBV_QPT_XRC_SEND / IBV_QPT_XRC_RECV) follows the RC table with one side left out each: the send QP has no receive side, so INIT→RTR needs neither max_dest_rd_atomic nor min_rnr_timer; the receive (target) QP sends only ACKs, so RTR→RTS needs just sq_psn and timeout. Receives come from a shared receive queue named by each message.',
   DC: 'Dynamically Connected (NVIDIA mlx5 only, through mlx5dv_create_qp): a DCI initiator goes RESET→INIT→RTR→RTS without a fixed peer and names the target DCT per work request; a DCT target only goes to RTR. The mask rules are the provider\'s, not in ibv_modify_qp(3).',
 };
+
+// The transitions the reference table shows, in the order a QP meets them:
+// bring-up, changes in place, draining, and recovery from SQE.
+export const TABLE_TRANSITIONS = [
+  ['RESET', 'INIT'], ['INIT', 'RTR'], ['RTR', 'RTS'], ['RTS', 'RTS'],
+  ['RTS', 'SQD'], ['SQD', 'SQD'], ['SQD', 'RTS'], ['SQE', 'RTS'],
+];
+
+// The ibv_qp_attr x transition table for one transport, derived from the same
+// MODIFY_TRANSITIONS the explorer uses: { transitions: [{ from, to, legal }],
+// rows: [{ bit, field, cells: ['required' | 'optional' | '' | 'n/a'] }] } with
+// one row per mask bit that some shown transition reads, in ATTRIBUTE_INFO
+// order. 'n/a' marks a transition this transport cannot make.
+export function attributeTable(transport) {
+  const transitions = TABLE_TRANSITIONS.map(([from, to]) => ({
+    from, to, transition: isReachable(from, transport) ? modifyTransition(from, to, transport) : null,
+  }));
+  const rows = [];
+  for (const bit of Object.keys(ATTRIBUTE_INFO)) {
+    const cells = transitions.map(({ transition }) => {
+      if (!transition) return 'n/a';
+      if (transition.required.includes(bit)) return 'required';
+      if (transition.optional.includes(bit)) return 'optional';
+      return '';
+    });
+    if (cells.some((cell) => cell === 'required' || cell === 'optional')) {
+      rows.push({ bit, field: ATTRIBUTE_INFO[bit].split(':')[0], cells });
+    }
+  }
+  return { transitions: transitions.map(({ from, to, transition }) => ({ from, to, legal: !!transition })), rows };
+}

@@ -13,6 +13,9 @@ namespace rdmalab::bench {
 struct Series {
     std::string label;
     std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order
+    // (lowest, highest) y of the runs behind each point, parallel to points; empty, or equal
+    // pairs, where a point was measured once. Drawn as a shaded band around the line.
+    std::vector<std::pair<double, double>> ranges = {};
 };
 
 struct Chart {
@@ -26,7 +29,8 @@ struct Chart {
 
 // Groups records into series by the values of series_keys, taking x and y from dotted keys
 // ("size", "result.gib_per_s"). Records missing x or y are skipped; several records of one
-// series at the same x (repeated runs) become one point at their median.
+// series at the same x (repeated runs) become one point at their median, and their lowest and
+// highest values become that point's range.
 std::vector<Series> series_from_records(const std::vector<Record>& records,
                                         const std::string& x_key, const std::string& y_key,
                                         const std::vector<std::string>& series_keys);
@@ -41,7 +45,9 @@ std::string default_title(const std::vector<Record>& records, const std::string&
 // or a shared beginning shorter than 8 characters.
 void factor_legend(Chart& chart);
 
-// An SVG document, 760×440, log2 x axis (sizes), linear y axis from 0. Points with x outside
+// An SVG document, 760×470, log2 x axis (sizes), linear y axis from 0; where a series has
+// ranges (repeated runs), a shaded min–max band around its line and a legend note. The x-axis
+// label and the caption (two lines at most) have rows of their own. Points with x outside
 // 2^-64..2^64 or |y| above 10^300 are left out (the axes cannot hold them).
 std::string render_svg(const Chart& chart);
 
