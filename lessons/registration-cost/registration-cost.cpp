@@ -126,12 +126,13 @@ int run(const Options& options) {
     ibv_device_attr device{};
     check_ibv(ibv_query_device(context.get(), &device), "ibv_query_device");
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    fmt::print("registration-cost: {} (max_mr_size {} B), page size {} B, median of {} runs each\n",
-               ibv_get_device_name(context->device), device.max_mr_size, page, options.repeat);
+    fmt::print("registration-cost: {}, max_mr_size {:#x}, page size {} B\n",
+               ibv_get_device_name(context->device), device.max_mr_size, page);
+    fmt::print("registration-cost: each time the median of {} runs, in µs\n", options.repeat);
 
     // 1. Size, untouched pages against resident ones (4 KiB pages).
-    fmt::print("{:>10} {:>8} {:>16} {:>16} {:>12} {:>14}\n", "size", "pages", "reg untouched µs",
-               "reg resident µs", "dereg µs", "untouched/res");
+    fmt::print("{:>10} {:>6} {:>14} {:>13} {:>9} {:>15}\n", "size", "pages", "reg untouched",
+               "reg resident", "dereg", "untouched/res.");
     double last_ratio = 0;
     for (std::size_t size = 4096; size <= options.max_size; size *= 16) {
         const Timed untouched = median_of(options.repeat, [&] {
@@ -145,12 +146,11 @@ int run(const Options& options) {
         const Timed warm = median_of(
             options.repeat, [&] { return time_registration(pd.get(), resident.data, size); });
         last_ratio = untouched.reg_us / warm.reg_us;
-        fmt::print("{:>10} {:>8} {:>16.1f} {:>16.1f} {:>12.1f} {:>14.2f}\n", size, size / page,
+        fmt::print("{:>10} {:>6} {:>14.1f} {:>13.1f} {:>9.1f} {:>15.2f}\n", size, size / page,
                    untouched.reg_us, warm.reg_us, warm.dereg_us, last_ratio);
     }
     fmt::print(
-        "registration-cost: registering untouched pages costs {:.2f}× resident ones at the "
-        "largest size: the fault-in is part of the pinning\n",
+        "registration-cost: untouched pages cost {:.2f}× resident ones at the largest size\n",
         last_ratio);
 
     // Huge pages: the same size resident in 4 KiB pages (MADV_NOHUGEPAGE) and in 2 MiB
@@ -174,9 +174,11 @@ int run(const Options& options) {
         const Timed huge = median_of(
             options.repeat, [&] { return time_registration(pd.get(), aligned, huge_size); });
         fmt::print(
-            "registration-cost: {} B resident: {:.1f} µs in 4 KiB pages, {:.1f} µs in "
-            "transparent huge pages: {:.2f}×\n",
-            huge_size, small.reg_us, huge.reg_us, small.reg_us / huge.reg_us);
+            "registration-cost: {} MiB resident: {:.1f} µs in 4 KiB pages, {:.1f} µs "
+            "in huge pages\n",
+            huge_size >> 20, small.reg_us, huge.reg_us);
+        fmt::print("registration-cost: huge pages registered {:.2f}× faster\n",
+                   small.reg_us / huge.reg_us);
     }
 
     // 2. The same buffer "sent" 100 times: a registration per send, or one from the cache.
@@ -195,11 +197,10 @@ int run(const Options& options) {
     for (int i = 0; i < kSends; ++i) cache.get(buffer.data, size, kAccess);
     const double cached_us = microseconds_since(start);
     if (cache.hits() != kSends - 1) fail("the cache missed a buffer it had registered");
-    fmt::print(
-        "registration-cost: {} sends of one {} B buffer: {:.0f} µs registering each time, "
-        "{:.0f} µs with the cache ({} hits): {:.0f}× less\n",
-        kSends, size, uncached_us, cached_us, cache.hits(),
-        uncached_us / std::max(cached_us, 0.001));
+    fmt::print("registration-cost: {} sends of one {} B buffer, registered for each: {:.0f} µs\n",
+               kSends, size, uncached_us);
+    fmt::print("registration-cost: the same through the cache ({} hits): {:.0f} µs, {:.0f}× less\n",
+               cache.hits(), cached_us, uncached_us / std::max(cached_us, 0.001));
 
     // 3. fork() with registered memory.
     // #region fork
@@ -208,8 +209,7 @@ int run(const Options& options) {
     // needed; ibv_is_fork_initialized says which world this is.
     const ibv_fork_status fork_status = ibv_is_fork_initialized();
     fmt::print("registration-cost: ibv_is_fork_initialized: {}\n",
-               fork_status == IBV_FORK_UNNEEDED  ? "IBV_FORK_UNNEEDED (the kernel copies pinned "
-                                                   "pages for the child; no ibv_fork_init needed)"
+               fork_status == IBV_FORK_UNNEEDED  ? "IBV_FORK_UNNEEDED (no ibv_fork_init needed)"
                : fork_status == IBV_FORK_ENABLED ? "IBV_FORK_ENABLED"
                                                  : "IBV_FORK_DISABLED (call ibv_fork_init first)");
     Mapping shared(page);
@@ -229,10 +229,9 @@ int run(const Options& options) {
         fail("the forked child did not see the parent's registered bytes");
     if (shared.data[0] != std::byte{'P'})
         fail("the child's write reached the parent's registered page");
-    fmt::print(
-        "registration-cost: after fork the child read the registered page and wrote its "
-        "own copy; the parent's page (the one the MR pins, lkey {:#x}) is unchanged\n",
-        pinned->lkey);
+    fmt::print("registration-cost: after fork the child read the page and wrote its own copy\n");
+    fmt::print("registration-cost: the parent's page, pinned by lkey {:#x}, is unchanged\n",
+               pinned->lkey);
     // #endregion fork
     return 0;
 }
