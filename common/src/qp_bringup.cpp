@@ -93,36 +93,32 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
     return r;
 }
 
-QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address, std::uint32_t rkey,
-                          std::uint32_t length) {
+QpEndpoint local_endpoint(ibv_qp* qp, const PortAddress& local, std::uint64_t address,
+                          std::uint32_t rkey, std::uint32_t length) {
     return QpEndpoint{
-        .qp_type = static_cast<ibv_qp_type>(resources.qp->qp_type),
-        .link_layer = resources.local.link_layer,
-        .active_mtu = resources.local.active_mtu,
-        .qpn = resources.qp->qp_num,
+        .qp_type = static_cast<ibv_qp_type>(qp->qp_type),
+        .link_layer = local.link_layer,
+        .active_mtu = local.active_mtu,
+        .qpn = qp->qp_num,
         .psn = random_psn(),
-        .lid = resources.local.lid,
-        .gid = resources.local.gid,
+        .lid = local.lid,
+        .gid = local.gid,
         .address = address,
         .rkey = rkey,
         .length = length,
     };
 }
 
+QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address, std::uint32_t rkey,
+                          std::uint32_t length) {
+    return local_endpoint(resources.qp.get(), resources.local, address, rkey, length);
+}
+
 // ---- Loopback
 
 void connect_loopback(ibv_qp* first, unsigned first_access, ibv_qp* second, unsigned second_access,
                       const PortAddress& local) {
-    auto endpoint_of = [&](ibv_qp* qp) {
-        return QpEndpoint{.qp_type = IBV_QPT_RC,
-                          .link_layer = local.link_layer,
-                          .active_mtu = local.active_mtu,
-                          .qpn = qp->qp_num,
-                          .psn = random_psn(),
-                          .lid = local.lid,
-                          .gid = local.gid};
-    };
-    const QpEndpoint ends[2] = {endpoint_of(first), endpoint_of(second)};
+    const QpEndpoint ends[2] = {local_endpoint(first, local), local_endpoint(second, local)};
     const unsigned access[2] = {first_access, second_access};
     ibv_qp* qps[2] = {first, second};
     Reliability reliability;

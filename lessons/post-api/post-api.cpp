@@ -149,20 +149,6 @@ Side open_side(const QpOptions& options, const char* who) {
     return side;
 }
 
-QpEndpoint endpoint_of(const Side& side, std::uint64_t address = 0, std::uint32_t rkey = 0,
-                       std::uint32_t length = 0) {
-    return {.qp_type = IBV_QPT_RC,
-            .link_layer = side.local.link_layer,
-            .active_mtu = side.local.active_mtu,
-            .qpn = side.qp->qp_num,
-            .psn = random_psn(),
-            .lid = side.local.lid,
-            .gid = side.local.gid,
-            .address = address,
-            .rkey = rkey,
-            .length = length};
-}
-
 int run_server(const QpOptions& options) {
     auto tcp =
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
@@ -178,10 +164,11 @@ int run_server(const QpOptions& options) {
     ibv_recv_wr receive{.wr_id = 7, .next = nullptr, .sg_list = nullptr, .num_sge = 0};
     ibv_recv_wr* bad = nullptr;
     check_ibv(ibv_post_recv(side.qp.get(), &receive, &bad), "ibv_post_recv");
-    connect_qp(side.qp.get(), tcp, side.local,
-               endpoint_of(side, reinterpret_cast<std::uintptr_t>(target.data()), target_mr->rkey,
-                           static_cast<std::uint32_t>(target.size())),
-               PeerBuffer::kNone, Reliability{}, "server");
+    connect_qp(
+        side.qp.get(), tcp, side.local,
+        local_endpoint(side.qp.get(), side.local, reinterpret_cast<std::uintptr_t>(target.data()),
+                       target_mr->rkey, static_cast<std::uint32_t>(target.size())),
+        PeerBuffer::kNone, Reliability{}, "server");
 
     const Completion arrived = poll_cq_ex(side.cq.get(), side.timestamps, 1, options.timeout(),
                                           "the client's SEND WITH IMMEDIATE")
@@ -213,8 +200,9 @@ int run_client(const QpOptions& options) {
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
 
     apply_transition(side.qp.get(), init_transition(side.local, 0), "client");
-    const QpEndpoint server = connect_qp(side.qp.get(), tcp, side.local, endpoint_of(side),
-                                         PeerBuffer::kAdvertised, Reliability{}, "client");
+    const QpEndpoint server =
+        connect_qp(side.qp.get(), tcp, side.local, local_endpoint(side.qp.get(), side.local),
+                   PeerBuffer::kAdvertised, Reliability{}, "client");
     if (server.length < source.size())
         fail(fmt::format("the server's buffer holds {} bytes; cannot write {}", server.length,
                          source.size()));

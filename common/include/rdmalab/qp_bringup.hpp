@@ -51,6 +51,8 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
                                 std::string_view who);
 
 // A QpEndpoint for this side's QP with a fresh random PSN and the given buffer (or none).
+QpEndpoint local_endpoint(ibv_qp* qp, const PortAddress& local, std::uint64_t address = 0,
+                          std::uint32_t rkey = 0, std::uint32_t length = 0);
 QpEndpoint local_endpoint(const QpResources& resources, std::uint64_t address = 0,
                           std::uint32_t rkey = 0, std::uint32_t length = 0);
 
