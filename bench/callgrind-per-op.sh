@@ -39,12 +39,19 @@ for n in $n1 $n2; do
         ib_send_bw -d rxe0 -x 1 -F -s 64 -t 128 -n $n "$RDMALAB_ADDR")
     ir[rb-send-$n]=$(instructions rb-send-$n "$bin/rdma-bench" server --accept-timeout 60 -- \
         "$bin/rdma-bench" client "$RDMALAB_ADDR" --no-progress --op send -s 64 -t 128 -Q 100 -n $n --warmup 0)
+    for op in write send; do  # the same clients posting through the extended API (--api ex)
+        ir[rbx-$op-$n]=$(instructions rbx-$op-$n "$bin/rdma-bench" server --accept-timeout 60 -- \
+            "$bin/rdma-bench" client "$RDMALAB_ADDR" --no-progress --api ex --op $op -s 64 -t 128 -Q 100 \
+            -n $n --warmup 0)
+    done
 done
-printf '| client, 64 B, window 128, signal 1/100 | perftest Ir/op | rdma-bench Ir/op | ratio |\n| --- | --- | --- | --- |\n'
+printf '| client, 64 B, window 128, signal 1/100 | perftest Ir/op | rdma-bench Ir/op | ratio | rdma-bench --api ex Ir/op | ratio |\n| --- | --- | --- | --- | --- | --- |\n'
 for op in write send; do
     pt=$(( (ir[pt-$op-$n2] - ir[pt-$op-$n1]) / (n2 - n1) ))
     rb=$(( (ir[rb-$op-$n2] - ir[rb-$op-$n1]) / (n2 - n1) ))
-    printf '| %s | %d | %d | %s |\n' "$op" "$pt" "$rb" "$(awk -v a="$rb" -v b="$pt" 'BEGIN {printf "%.2f", a / b}')"
+    rbx=$(( (ir[rbx-$op-$n2] - ir[rbx-$op-$n1]) / (n2 - n1) ))
+    printf '| %s | %d | %d | %s | %d | %s |\n' "$op" "$pt" "$rb" "$(awk -v a="$rb" -v b="$pt" 'BEGIN {printf "%.2f", a / b}')" \
+        "$rbx" "$(awk -v a="$rbx" -v b="$pt" 'BEGIN {printf "%.2f", a / b}')"
 done
 
 # per_function RUN: "Ir<TAB>function (object)" lines (self cost, summed over source files).
@@ -62,7 +69,7 @@ per_function() {
              }
              END { for (f in sum) print sum[f] "\t" f where[f] }'
 }
-for run in pt-write rb-write pt-send rb-send; do
+for run in pt-write rb-write rbx-write pt-send rb-send rbx-send; do
     echo
     echo "$run: instructions per operation by function (self), |x| ≥ 1"
     per_function "$run-$n1" >"$work/$run-$n1.functions"

@@ -58,6 +58,64 @@ ibv_wr_opcode opcode_of(Op op) {
     return IBV_WR_SEND;
 }
 
+// The send_ops_flags bit of op, for a QP made by ibv_create_qp_ex.
+std::uint64_t extended_ops_flag(Op op) {
+    switch (op) {
+        case Op::kWrite:
+            return IBV_QP_EX_WITH_RDMA_WRITE;
+        case Op::kRead:
+            return IBV_QP_EX_WITH_RDMA_READ;
+        case Op::kSend:
+            return IBV_QP_EX_WITH_SEND;
+        case Op::kWriteImm:
+            return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+        case Op::kFetchAdd:
+            return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+        case Op::kCompareSwap:
+            return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
+    }
+    return IBV_QP_EX_WITH_SEND;
+}
+
+// The extended API's version of a prepared WR: the operation with its remote half, then its
+// data (inline data is copied by the provider now; SGEs are read by the NIC later).
+[[gnu::always_inline]] inline void build_extended(ibv_qp_ex* qpx, const ibv_send_wr& wr,
+                                                  std::uint32_t imm, bool inline_data, bool ud) {
+    switch (wr.opcode) {
+        case IBV_WR_RDMA_WRITE:
+            ibv_wr_rdma_write(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr);
+            break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            ibv_wr_rdma_write_imm(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr, imm);
+            break;
+        case IBV_WR_RDMA_READ:
+            ibv_wr_rdma_read(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr);
+            break;
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+            ibv_wr_atomic_fetch_add(qpx, wr.wr.atomic.rkey, wr.wr.atomic.remote_addr,
+                                    wr.wr.atomic.compare_add);
+            break;
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+            ibv_wr_atomic_cmp_swp(qpx, wr.wr.atomic.rkey, wr.wr.atomic.remote_addr,
+                                  wr.wr.atomic.compare_add, wr.wr.atomic.swap);
+            break;
+        default:  // SEND; on UD it names its destination after the operation
+            ibv_wr_send(qpx);
+            if (ud) ibv_wr_set_ud_addr(qpx, wr.wr.ud.ah, wr.wr.ud.remote_qpn, wr.wr.ud.remote_qkey);
+            break;
+    }
+    if (inline_data) {
+        std::array<ibv_data_buf, 32> buffers{};
+        for (int i = 0; i < wr.num_sge; ++i)
+            buffers[static_cast<std::size_t>(i)] = {
+                reinterpret_cast<void*>(static_cast<std::uintptr_t>(wr.sg_list[i].addr)),
+                wr.sg_list[i].length};
+        ibv_wr_set_inline_data_list(qpx, static_cast<std::size_t>(wr.num_sge), buffers.data());
+    } else {
+        ibv_wr_set_sge_list(qpx, static_cast<std::size_t>(wr.num_sge), wr.sg_list);
+    }
+}
+
 // What the PEER may do to the memory of a side that is the target of op.
 unsigned remote_access(Op op) {
     switch (op) {
@@ -123,6 +181,10 @@ Depths depths_for(const BenchConfig& c, Side side, const ibv_device_attr& attrs)
 }
 
 }  // namespace
+
+const char* post_api_name(PostApi api) {
+    return api == PostApi::kExtended ? "ex" : "classic";
+}
 
 ibv_qp_type qp_type_of(Transport t) {
     switch (t) {
@@ -199,6 +261,8 @@ std::optional<std::string> memory_problem(const BenchConfig& c, gpu::MemoryKind 
 
 struct Engine::Queue {
     QueuePair qp;
+    ibv_qp_ex* qpx = nullptr;  // the same QP's extended interface (--api ex), else null
+    bool ud = false;           // a UD QP: every WR names its destination
     std::uint32_t cq = 0;
     std::uint32_t remote_qpn = 0;
     std::uint32_t psn = 0;
@@ -213,7 +277,7 @@ struct Engine::Queue {
 };
 
 Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
-               const gpu::MemoryOptions& memory, bool stage_each_message)
+               const gpu::MemoryOptions& memory, bool stage_each_message, PostApi api)
     : device_(device),
       config_(config),
       side_(side),
@@ -223,6 +287,13 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
     if (auto why = memory_problem(config, side == Side::kClient ? kind : host,
                                   side == Side::kServer ? kind : host))
         fail(*why);
+    api_ = api;
+    // Seen in the lab: rxe's ibv_wr_set_inline_data(_list) leaves the WQE's residual length at 0,
+    // so the payload is never sent (the data check fails). Refused rather than mis-measured.
+    if (api == PostApi::kExtended && config.inline_size > 0 && config.size <= config.inline_size &&
+        device.provider.starts_with("rxe"))
+        fail("--api ex with inline data (-I): rxe's ibv_wr_set_inline_data sends no payload "
+             "(seen here: the receiver's data check fails); measure inline with --api classic");
     const Depths depths = depths_for(config, side, device.attributes);
     send_depth_ = depths.send;
     receive_depth_ = depths.receive;
@@ -305,9 +376,25 @@ Engine::Queue Engine::create_queue(std::uint32_t index) {
     init.cap.max_send_sge = config_.sge;
     init.cap.max_recv_sge = 1;
     init.cap.max_inline_data = config_.inline_size;
-    queue.qp.reset(ibv_create_qp(pd_.get(), &init));
+    if (api_ == PostApi::kExtended) {
+        // The extended QP names up front the one operation the ibv_wr_* calls will post.
+        ibv_qp_init_attr_ex extended{};
+        extended.send_cq = init.send_cq;
+        extended.recv_cq = init.recv_cq;
+        extended.srq = init.srq;
+        extended.qp_type = init.qp_type;
+        extended.cap = init.cap;
+        extended.pd = pd_.get();
+        extended.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+        extended.send_ops_flags = extended_ops_flag(config_.op);
+        queue.qp.reset(ibv_create_qp_ex(device_.context.get(), &extended));
+        if (queue.qp) queue.qpx = ibv_qp_to_qp_ex(queue.qp.get());
+    } else {
+        queue.qp.reset(ibv_create_qp(pd_.get(), &init));
+    }
     if (!queue.qp)
-        fail(fmt::format("ibv_create_qp ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}",
+        fail(fmt::format("{} ({} QP {} of {}, send {} WRs × {} SGE, inline {} B): {}",
+                         api_ == PostApi::kExtended ? "ibv_create_qp_ex" : "ibv_create_qp",
                          transport_name(config_.transport), index + 1, config_.qps, send_depth_,
                          config_.sge, config_.inline_size, std::strerror(errno)));
     index_of_qpn_[queue.qp->qp_num] = index;
@@ -316,6 +403,7 @@ Engine::Queue Engine::create_queue(std::uint32_t index) {
                            ? unsigned{IBV_SEND_INLINE}
                            : 0u;
     queue.stamp_immediate = config_.op == Op::kWriteImm;
+    queue.ud = config_.transport == Transport::kUD;
     queue.psn = random_psn();
 
     // RESET→INIT: UD names its Q_Key; RC/UC name what the peer may do through this QP.
@@ -532,6 +620,58 @@ void Engine::stage_destinations(std::uint64_t count) {
 }
 // #endregion bench-post
 
+// #region bench-post-extended
+// --api ex: the same WR built by the extended API. Between ibv_wr_start and ibv_wr_complete the
+// provider writes the WQE as each ibv_wr_* call names a part of it; nothing is copied from an
+// ibv_send_wr.
+[[gnu::always_inline]] inline void Engine::post_one_extended(Queue& queue, std::uint64_t seq,
+                                                             std::uint64_t last_seq) {
+    ibv_qp_ex* const qpx = queue.qpx;
+    ibv_wr_start(qpx);
+    qpx->wr_id = queue.wr_id_base | seq;
+    unsigned flags = queue.base_flags;  // IBV_SEND_INLINE too: rxe reads it from wr_flags
+    if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
+        flags |= IBV_SEND_SIGNALED;
+        queue.next_signaled = seq + config_.signal_every;
+    }
+    qpx->wr_flags = flags;
+    build_extended(qpx, queue.send_chain.front(),
+                   queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
+                   queue.base_flags & IBV_SEND_INLINE, queue.ud);
+    if (const int rc = ibv_wr_complete(qpx); rc != 0) [[unlikely]]
+        check_ibv(rc, "ibv_wr_complete");
+}
+
+// A post list: count WRs between one ibv_wr_start and one ibv_wr_complete (one doorbell).
+void Engine::post_batch_extended(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
+                                 std::uint64_t last_seq) {
+    ibv_qp_ex* const qpx = queue.qpx;
+    ibv_wr_start(qpx);
+    for (std::uint32_t w = 0; w < count; ++w) {
+        const std::uint64_t seq = first_seq + w;
+        qpx->wr_id = queue.wr_id_base | seq;
+        unsigned flags = queue.base_flags;
+        if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
+            flags |= IBV_SEND_SIGNALED;
+            queue.next_signaled = seq + config_.signal_every;
+        }
+        qpx->wr_flags = flags;
+        build_extended(qpx, queue.send_chain[w],
+                       queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
+                       queue.base_flags & IBV_SEND_INLINE, queue.ud);
+    }
+    if (const int rc = ibv_wr_complete(qpx); rc != 0) [[unlikely]]
+        check_ibv(rc, "ibv_wr_complete");
+}
+// #endregion bench-post-extended
+
+void Engine::post_single(Queue& queue, std::uint64_t seq) {
+    if (queue.qpx)
+        post_one_extended(queue, seq, seq);
+    else
+        post_one(queue, seq, seq);
+}
+
 void Engine::post_receives(Queue& queue, std::uint32_t count) {
     ibv_recv_wr* last = &queue.recv_chain[count - 1];
     ibv_recv_wr* saved_next = last->next;
@@ -659,7 +799,13 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
             Queue& queue = queues_[q];
             const std::uint64_t end = target[q], window_end = completed[q] + window;
             std::uint64_t sent = posted[q];
-            if (batch == 1) {
+            if (batch == 1 && queue.qpx) {
+                for (const std::uint64_t limit = std::min(end, window_end); sent < limit; ++sent) {
+                    if (stage_each_source) [[unlikely]]
+                        stage_sources(1);
+                    post_one_extended(queue, sent, end - 1);
+                }
+            } else if (batch == 1) {
                 for (const std::uint64_t limit = std::min(end, window_end); sent < limit; ++sent) {
                     if (stage_each_source) [[unlikely]]
                         stage_sources(1);
@@ -672,7 +818,10 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
                     if (sent + n > window_end) break;
                     if (stage_each_source) [[unlikely]]
                         stage_sources(n);
-                    post_send_batch(queue, sent, n, end - 1);
+                    if (queue.qpx)
+                        post_batch_extended(queue, sent, n, end - 1);
+                    else
+                        post_send_batch(queue, sent, n, end - 1);
                     sent += n;
                 }
             }
@@ -894,7 +1043,7 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
         if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
         if (stage_each_message_) stage_sources(1);  // the staged round trip starts in GPU memory
-        post_one(queue, round, round);              // every WR signaled in a ping-pong
+        post_single(queue, round);                  // every WR signaled in a ping-pong
         if (config_.op == Op::kWrite) {
             await_stamp(state, round, limits, "reply");
         } else if (wants_reply) {
@@ -927,7 +1076,7 @@ void Engine::run_pong(std::uint64_t count, const Limits& limits) {
                 stage_sources(1);
             }
         }
-        post_one(queue, round, round);
+        post_single(queue, round);
         complete_until([&] { return state.sends_done > round; }, state, round, limits,
                        "send completion");
     }

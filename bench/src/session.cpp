@@ -229,7 +229,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
     const Limits limits = limits_for(options, config);
     const milliseconds step = options.timeout();
 
-    Engine engine(device, config, Side::kServer, options.memory, options.stage_each_message);
+    Engine engine(device, config, Side::kServer, options.memory, options.stage_each_message,
+                  options.api);
     print_memory("server", engine, options.memory.memory, last_path);
     control.send(endpoints_message(engine));
     Record peer = control.expect("endpoints", step);
@@ -362,7 +363,8 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     const Limits limits = limits_for(options, config);
     const milliseconds step = options.timeout();
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
-    Engine engine(device, config, Side::kClient, options.memory, options.stage_each_message);
+    Engine engine(device, config, Side::kClient, options.memory, options.stage_each_message,
+                  options.api);
     print_memory("client", engine, options.memory.memory, last_path);
     Record peer = control.expect("endpoints", step);
     const Record server_side = peer_memory(peer, server_memory);
@@ -452,6 +454,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     Record knobs = config.to_json();
     knobs["memory"] = gpu::to_string(options.memory.memory);
     knobs["server_memory"] = gpu::to_string(server_memory);
+    knobs["api"] = post_api_name(options.api);  // how the client posted
     Record memory{
         {"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
                                  engine.memory_description(), engine.staging_copies_mode())},

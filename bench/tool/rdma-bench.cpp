@@ -99,6 +99,16 @@ void add_session_options(CLI::App& app, SessionOptions& s) {
            "(the RDMA half), "
            "or per message, inside it")
         ->default_str("per-phase");
+    app.add_option_function<std::string>(
+           "--api",
+           [&s](const std::string& text) {
+               if (text != "classic" && text != "ex")
+                   throw CLI::ValidationError("--api", "'" + text + "' is not classic or ex");
+               s.api = text == "ex" ? PostApi::kExtended : PostApi::kClassic;
+           },
+           "how WRs are posted: classic (ibv_post_send) or ex (ibv_wr_start … ibv_wr_complete on "
+           "a QP from ibv_create_qp_ex)")
+        ->default_str("classic");
     app.add_option("-d,--ib-dev", s.device, "RDMA device (default: the first)");
     app.add_option("-i,--ib-port", s.ib_port, "device port")
         ->default_str(std::to_string(s.ib_port))  // a uint8_t would print as a character

@@ -23,6 +23,18 @@ bench_ok ud 2 -- --op send -c UD -m bw,lat -n 300 -s 1024
 check "ud: the receiver's count and losses are in the record" has_line "$scratch/ud/r.json" '"lost": [0-9]+,'
 check "ud: the table shows the receiver's rate" has_line "$scratch/ud/client.out" '^send UD bw 1024 B .* [0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
 
+# ---- The extended posting API (--api ex): every operation, post lists, UD, ping-pongs.
+bench_ok api-ex 6 -- --api ex --op write,read,send,write-imm,fetch-add,cmp-swap -n 200 -s 64
+check "api-ex: every record says the client posted with the extended API" count_is 6 "$scratch/api-ex/r.json" '"api": "ex"'
+check "api-ex: moved data verified (write, read, send, write-imm)" count_is 4 "$scratch/api-ex/r.json" '"verified": true'
+check "api-ex: fetch-add's counter equals the adds" has_line "$scratch/api-ex/r.json" '"atomic_counter": 200,'
+bench_ok api-ex-more 4 --api ex -- --api ex --op send -c RC,UD -m bw,lat -l 1 -n 200 -s 64
+bench_ok api-ex-list 1 -- --api ex --op write -l 4 -n 200 -s 64
+check "api-ex-list: a post list through ibv_wr_complete, verified" has_line "$scratch/api-ex-list/r.json" '"verified": true'
+bench api-ex-inline -- --api ex --op write -s 64 -I 64 -n 10
+check "api-ex-inline: refused on rxe (its inline path sends no payload)" has_line "$scratch/api-ex-inline/client.out" \
+    "^rdma-bench: --api ex with inline data \(-I\): rxe's ibv_wr_set_inline_data sends no payload"
+
 # ---- Knobs and sweeps: SRQ, shared CQ, events, post lists, signal interval, QPs, inline, SGEs.
 bench_ok knobs 8 -- --op send -s 64 -q 3 -t 32 -l 4 -Q 8 --srq off,on --shared-cq off,on --events off,on -n 400
 check "knobs: 3 QPs × 400 sends, all counted, each configuration" count_is 8 "$scratch/knobs/r.json" '"messages": 1200,'

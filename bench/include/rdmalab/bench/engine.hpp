@@ -62,6 +62,12 @@ struct Limits {
     std::chrono::milliseconds phase{300'000};
 };
 
+// How the initiator posts: ibv_post_send with prepared ibv_send_wr chains (classic), or the
+// extended API — ibv_wr_start, ibv_wr_<operation>, ibv_wr_set_sge_list, ibv_wr_complete — on a QP
+// made by ibv_create_qp_ex (--api ex).
+enum class PostApi { kClassic, kExtended };
+const char* post_api_name(PostApi api);  // "classic", "ex"
+
 class Engine {
   public:
     // Creates PD, CQs (and channel), SRQ, QPs (RESET→INIT) and allocates the buffer in the memory
@@ -71,7 +77,8 @@ class Engine {
     // every message, inside the timed loops (where this side has a per-message moment: see
     // staging_copies()), instead of once per phase outside them.
     Engine(BenchDevice& device, const BenchConfig& config, Side side,
-           const gpu::MemoryOptions& memory = {}, bool stage_each_message = false);
+           const gpu::MemoryOptions& memory = {}, bool stage_each_message = false,
+           PostApi api = PostApi::kClassic);
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
     ~Engine();
@@ -130,6 +137,10 @@ class Engine {
     void prepare_receive_chain(Queue& queue, std::uint32_t index);
     // The hot path: one WR, or a post list of count WRs, per doorbell (see bench-post).
     void post_one(Queue& queue, std::uint64_t seq, std::uint64_t last_seq);
+    void post_one_extended(Queue& queue, std::uint64_t seq, std::uint64_t last_seq);
+    void post_batch_extended(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
+                             std::uint64_t last_seq);
+    void post_single(Queue& queue, std::uint64_t seq);  // a ping-pong's one signaled WR
     void post_send_batch(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
                          std::uint64_t last_seq);
     // Per-message staging: count messages' source copied GPU → bounce before the NIC reads it, or
@@ -165,6 +176,7 @@ class Engine {
     bool stage_each_message_ =
         false;  // per-message staging copies, where this side has the moments
     std::uint64_t staging_copies_ = 0;
+    PostApi api_ = PostApi::kClassic;
 
     // Declared in creation order so they are released in reverse.
     gpu::DeviceMemory memory_;  // two slots: the source, then the destination

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rdmalab/bench/config.hpp"
+#include "rdmalab/bench/engine.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/gpu/options.hpp"
 #include "rdmalab/options.hpp"
@@ -25,6 +26,7 @@ struct SessionOptions : QpOptions {
     bool progress = true;       // a progress line on a terminal
     gpu::MemoryOptions memory;  // --mem/--path: this side's buffer (each side chooses its own)
     bool stage_each_message = false;  // --staging-copies per-message (else once per phase)
+    PostApi api = PostApi::kClassic;  // --api: how this side posts
 };
 
 // Knob values the server was started with (name → allowed values): a client configuration
