@@ -64,7 +64,9 @@ per_function() {
                      object = substr($0, RSTART + 2, RLENGTH - 3); sub(/.*\//, "", object)
                      $0 = substr($0, 1, RSTART - 1)
                  }
-                 sub(/^[^:]*:/, ""); sum[$0] += ir
+                 sub(/^[^:]*:/, "")
+                 if ($0 ~ /^0x/ && object != "") $0 = $0 " in " object  # unnamed: per object
+                 sum[$0] += ir
                  if (object != "") where[$0] = " (" object ")"
              }
              END { for (f in sum) print sum[f] "\t" f where[f] }'
