@@ -9,7 +9,7 @@
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
            post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
-           gpu-write gpu-read rdma-bench)
+           threads gpu-write gpu-read rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -183,6 +183,11 @@ run_step() {
         error-recovery)
             heading error-recovery "wrong rkey and RNR put the QP in ERROR (WRs flushed); RESET->INIT->RTR->RTS recovers it"
             pair error-recovery -- ;;
+        threads)
+            heading threads "threads and QPs: a shared QP (two locks), a QP per thread with a poller, a QP and CQ per thread"
+            "$RDMALAB_BIN/threads" -n 300 >"$scratch/threads.out" 2>&1
+            rcs+=($?)
+            show "$scratch/threads.out" ;;
         gpu-write)
             heading gpu-write "GPU memory: the registration ladder probed on real verbs (dma-buf, peer memory, staging); here --mem host"
             pair gpu-write -- --mem host ;;
