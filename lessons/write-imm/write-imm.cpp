@@ -1,5 +1,6 @@
 // Lesson: write-imm — RDMA WRITE WITH IMMEDIATE: one-sided data placement that also tells the
-// server, through its receive queue, which part of its buffer was written. Run:
+// server, through its receive queue, which part of its buffer was written; the server's reply,
+// a SEND WITH IMMEDIATE, shows the two-sided variant (payload in the receive buffer). Run:
 // write-imm server [-s PART] [-n PARTS] | write-imm client ADDR [-s PART] [-n PARTS]
 #include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
@@ -110,9 +111,27 @@ int run_server(const WriteImmOptions& options) {
                    k, part, part * options.size, wc.byte_len);
     }
 
-    // Tell the client how many parts were verified.
-    ControlWord reply(connection.pd(), ControlWord::Direction::kSend);
-    reply.post_send(connection.qp(), options.parts, options.parts);
+    // #region send-with-imm
+    // The reply is a SEND WITH IMMEDIATE. Unlike a WRITE WITH IMMEDIATE, its payload — the count
+    // of verified parts, 4 bytes — lands in the client's posted receive buffer; the immediate
+    // (here the number of parts that failed: 0) arrives beside it, in the receive completion.
+    Buffer count(4);
+    store_be32(count.bytes(), options.parts);
+    MemoryRegion count_mr{ibv_reg_mr(connection.pd(), count.data(), count.size(), 0)};
+    check_ptr(count_mr.get(), "ibv_reg_mr(count)");
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(count.data()),
+                .length = 4,
+                .lkey = count_mr->lkey};
+    ibv_send_wr send{};
+    send.wr_id = options.parts;
+    send.sg_list = &sge;
+    send.num_sge = 1;
+    send.opcode = IBV_WR_SEND_WITH_IMM;
+    send.send_flags = IBV_SEND_SIGNALED;
+    send.imm_data = to_be32(0);
+    ibv_send_wr* bad_send = nullptr;
+    check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND_WITH_IMM)");
+    // #endregion send-with-imm
     connection.wait_for_completion("the reply");
     connection.wait_for_disconnect();
     fmt::print(
@@ -171,17 +190,28 @@ int run_client(const WriteImmOptions& options) {
 
     std::uint32_t writes_done = 0;
     std::optional<std::uint32_t> verified;
+    std::uint32_t failed_parts = 0;
     while (writes_done < options.parts || !verified) {
         ibv_wc wc = connection.wait_for_completion("the writes and the server's reply");
-        if (wc.opcode == IBV_WC_RDMA_WRITE)
+        if (wc.opcode == IBV_WC_RDMA_WRITE) {
             ++writes_done;
-        else
-            verified = reply.received_value(wc, "the server's reply");
+            continue;
+        }
+        // The reply: a 4-byte payload in our receive buffer and, with IBV_WC_WITH_IMM, the
+        // immediate in the completion.
+        verified = reply.received_value(wc, "the server's reply");
+        if (!(wc.wc_flags & IBV_WC_WITH_IMM))
+            fail("the server's reply carries no immediate (expected SEND WITH IMMEDIATE)");
+        failed_parts = from_be32(wc.imm_data);
     }
     connection.disconnect();
-    if (*verified != options.parts)
-        fail(
-            fmt::format("the server verified {} parts, {} were written", *verified, options.parts));
+    if (*verified != options.parts || failed_parts != 0)
+        fail(fmt::format("the server verified {} parts and reports {} failed; {} were written",
+                         *verified, failed_parts, options.parts));
+    fmt::print(
+        "client: the reply came as a SEND WITH IMMEDIATE: payload {} (in the receive "
+        "buffer), immediate {} (in the completion)\n",
+        *verified, failed_parts);
     fmt::print(
         "client: wrote {} parts of {} bytes with RDMA WRITE WITH IMMEDIATE, last part first; "
         "the server verified all of them from their immediates\n",

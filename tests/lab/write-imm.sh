@@ -6,6 +6,8 @@ pair_expect imm-default write-imm '^server: verified 4 parts, each found through
 # The client writes the last part first: the first notification names part 3, with its length.
 check "imm-default: first completion carries immediate 3 and byte_len 4096" \
     has_line "$scratch/imm-default/server.out" '^server: completion 0: immediate 3 \(offset 12288\), byte_len 4096, part verified'
+check "imm-default: the reply is a SEND WITH IMMEDIATE (payload 4, immediate 0)" \
+    has_line "$scratch/imm-default/client.out" '^client: the reply came as a SEND WITH IMMEDIATE: payload 4 \(in the receive buffer\), immediate 0'
 check "imm-default: zero-length receives were posted" \
     has_line "$scratch/imm-default/server.out" '4 zero-length receives posted'
 pair_expect imm-many write-imm '^server: verified 16 parts' '^client: wrote 16 parts of 65536 bytes' \
