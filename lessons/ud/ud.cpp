@@ -39,9 +39,10 @@ namespace {
 // drops the rest. Any value below 0x80000000 (keys with the top bit set are "controlled": only
 // privileged processes may send them).
 constexpr std::uint32_t kQkey = 0x1ab2c3d4;
-constexpr std::uint32_t kMaxReceiveDepth = 512;  // receives the server keeps posted (recycled)
-constexpr std::uint32_t kSendWindow = 64;        // SENDs the client keeps in flight
-constexpr milliseconds kDrainQuiet{200};         // after "done": how long the last ones may take
+constexpr std::uint32_t kMaxReceiveDepth = 512;   // receives the server keeps posted (recycled)
+constexpr std::uint32_t kSendWindow = 64;         // SENDs the client keeps in flight
+constexpr milliseconds kDrainQuiet{200};          // after "done": how long the last ones may take
+constexpr std::uint64_t kReplyWrId = 1ull << 32;  // the server's answer, unlike any receive
 
 struct UdOptions : ConnectionOptions {
     std::uint32_t count = 100;
@@ -202,6 +203,8 @@ int run_server(const UdOptions& options) {
     send_words(tcp, {posted});
 
     SequenceTally tally(count);
+    ibv_wc first{};  // the first datagram's completion and the GRH area in front of it
+    std::array<std::byte, kGrhBytes> first_grh{};
     std::uint32_t client_qkey = 0;
     std::uint32_t arrivals = 0;
     bool client_done = false;
@@ -231,6 +234,8 @@ int run_server(const UdOptions& options) {
                 fail(fmt::format("datagram {} announces {} datagrams, the plan said {}",
                                  message.sequence, message.count, count));
             if (arrivals++ == 0) {
+                first = wc;  // kept to answer the client (ibv_create_ah_from_wc, below)
+                std::ranges::copy(buffer.first<kGrhBytes>(), first_grh.begin());
                 auto header = read_network_header(buffer.first<kGrhBytes>());
                 fmt::print(
                     "server: first datagram: byte_len {} = {} (GRH area{}) + {} payload; "
@@ -263,6 +268,46 @@ int run_server(const UdOptions& options) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
 
+    if (tally.received() > 0) {
+        // #region ah-from-wc
+        // The answer, addressed from the request itself: ibv_create_ah_from_wc builds an address
+        // handle from a receive completion and the GRH the NIC wrote in front of its datagram
+        // (the sender's GID), and wc.src_qp names the sender's QP — how a UD service answers
+        // clients whose addresses it was never given.
+        AddressHandle reply_ah{ibv_create_ah_from_wc(queues.pd.get(), &first,
+                                                     reinterpret_cast<ibv_grh*>(first_grh.data()),
+                                                     local.address.port)};
+        check_ptr(reply_ah.get(), "ibv_create_ah_from_wc");
+        Buffer reply(size);
+        write_datagram(
+            reply.bytes(),
+            {.kind = DatagramKind::kEnd, .sequence = tally.received(), .count = tally.received()});
+        MemoryRegion reply_mr{ibv_reg_mr(queues.pd.get(), reply.data(), reply.size(), 0)};
+        check_ptr(reply_mr.get(), "ibv_reg_mr(reply)");
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(reply.data()),
+                    .length = static_cast<std::uint32_t>(reply.size()),
+                    .lkey = reply_mr->lkey};
+        ibv_send_wr send{};
+        send.wr_id = kReplyWrId;
+        send.sg_list = &sge;
+        send.num_sge = 1;
+        send.opcode = IBV_WR_SEND;
+        send.send_flags = IBV_SEND_SIGNALED;
+        send.wr.ud.ah = reply_ah.get();
+        send.wr.ud.remote_qpn = first.src_qp;
+        send.wr.ud.remote_qkey = client.qkey;
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(queues.qp.get(), &send, &bad), "ibv_post_send(reply)");
+        // #endregion ah-from-wc
+        for (;;) {  // late receives may complete first: skip them, they were counted as lost
+            const ibv_wc wc = wait_for_completion(queues.cq.get(), options.timeout(), "the reply");
+            if (wc.wr_id == kReplyWrId && wc.opcode == IBV_WC_SEND) break;
+        }
+        fmt::print(
+            "server: answered the client at QP {:#x} with an address handle made from its "
+            "first datagram (ibv_create_ah_from_wc)\n",
+            first.src_qp);
+    }
     send_words(tcp, {tally.received(), tally.lost(), tally.duplicates(), tally.out_of_order()});
     fmt::print(
         "server: received {} of {} datagrams (lost {}, duplicates {}, out of order {}); every one "
@@ -354,8 +399,36 @@ int run_client(const UdOptions& options) {
     for (; in_flight > 0; --in_flight)
         wait_for_completion(queues.cq.get(), options.timeout(), "a UD SEND");
 
+    // A receive for the server's answer (40-byte GRH area + one datagram), before "done".
+    Buffer answer(kGrhBytes + size);
+    MemoryRegion answer_mr{
+        ibv_reg_mr(queues.pd.get(), answer.data(), answer.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(answer_mr.get(), "ibv_reg_mr(answer)");
+    ibv_sge answer_sge{.addr = reinterpret_cast<std::uintptr_t>(answer.data()),
+                       .length = static_cast<std::uint32_t>(answer.size()),
+                       .lkey = answer_mr->lkey};
+    ibv_recv_wr answer_receive{.wr_id = 1, .next = nullptr, .sg_list = &answer_sge, .num_sge = 1};
+    ibv_recv_wr* bad_receive = nullptr;
+    check_ibv(ibv_post_recv(queues.qp.get(), &answer_receive, &bad_receive), "ibv_post_recv");
     send_words(tcp, {options.count, qkey});  // over TCP, so this word cannot be lost
     const auto [received, lost, duplicates, out_of_order] = receive_words<4>(tcp);
+    if (received > 0) {  // the server answers only a client it heard from
+        const ibv_wc wc =
+            wait_for_completion(queues.cq.get(), options.timeout(), "the server's answer");
+        if (wc.opcode != IBV_WC_RECV || wc.src_qp != server.qpn || wc.byte_len < kGrhBytes)
+            fail(fmt::format("unexpected answer: opcode {}, from QP {:#x}, {} bytes",
+                             static_cast<int>(wc.opcode), wc.src_qp, wc.byte_len));
+        auto reply = read_datagram(answer.bytes().subspan(kGrhBytes, wc.byte_len - kGrhBytes));
+        if (auto* reason = std::get_if<std::string>(&reply))
+            fail("the server's answer failed its check: " + *reason);
+        if (std::get<Datagram>(reply).kind != DatagramKind::kEnd ||
+            std::get<Datagram>(reply).count != received)
+            fail("the server's answer does not carry its count");
+        fmt::print(
+            "client: the server's answer arrived from QP {:#x}, addressed from our own "
+            "datagram: it counted {}\n",
+            wc.src_qp, received);
+    }
     if (received > options.count || received + lost != options.count)
         fail(fmt::format("the server's report does not add up: {} received + {} lost for {} sent",
                          received, lost, options.count));

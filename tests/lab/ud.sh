@@ -18,6 +18,10 @@ check "ud-many: received + lost = 1000, most arrived" counts_add_up "$scratch/ud
 check "ud-many: each receive is 40 + 200 bytes" \
     has_line "$scratch/ud-many/server.out" '^server: first datagram: byte_len 240 = 40 .* \+ 200 payload'
 
+check "ud-many: the server answered with an address handle made from the client's datagram" \
+    has_line "$scratch/ud-many/server.out" '^server: answered the client at QP 0x[0-9a-f]+ with an address handle made from its first datagram \(ibv_create_ah_from_wc\)'
+check "ud-many: the client got that answer, carrying the server's count" \
+    has_line "$scratch/ud-many/client.out" '^client: the server.s answer arrived from QP 0x[0-9a-f]+, addressed from our own datagram: it counted [0-9]+'
 # The wrong Q_Key: every send completes, the server's QP drops every datagram.
 pair_expect ud-wrong-qkey ud '^server: received 0 of 100 datagrams \(lost 100,' \
     '^client: with the wrong Q_Key every send completed, yet the server.s QP dropped them all' -- --wrong-qkey
