@@ -327,6 +327,9 @@ int run_sender(const MulticastOptions& options) {
 
     // A send-only full member may send to the group but is not attached to it: its own
     // datagrams do not come back to it.
+    // #region multicast-send-only
+    // A sender need not receive: a send-only full member joins without attaching its QP, and
+    // the join's event gives the group's address (a multicast GID), QPN and Q_Key.
     rdma_cm_join_mc_attr_ex join{};
     join.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
     join.join_flags = RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER;
@@ -336,6 +339,7 @@ int run_sender(const MulticastOptions& options) {
     Membership membership(member.id.get(), member.group);
     JoinedGroup joined = wait_for_join(member.channel.get(), options.timeout(), options.group);
     AddressHandle ah{check_ptr(ibv_create_ah(member.pd.get(), &joined.ah_attr), "ibv_create_ah")};
+    // #endregion multicast-send-only
     fmt::print(
         "client: joined {} as a send-only member through {} ({} port {}): group GID {}, QPN {:#x}, "
         "Q_Key {:#x}\n",
@@ -357,6 +361,7 @@ int run_sender(const MulticastOptions& options) {
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
                     .length = static_cast<std::uint32_t>(size),
                     .lkey = slots_mr->lkey};
+        // #region multicast-post
         ibv_send_wr wr{};
         wr.wr_id = index;
         wr.sg_list = &sge;
@@ -366,6 +371,7 @@ int run_sender(const MulticastOptions& options) {
         wr.wr.ud.ah = ah.get();              // the group's address (its multicast GID)
         wr.wr.ud.remote_qpn = joined.qpn;    // 0xFFFFFF: every QP attached to the group
         wr.wr.ud.remote_qkey = joined.qkey;  // the group's Q_Key
+        // #endregion multicast-post
         ibv_send_wr* bad = nullptr;
         check_ibv(ibv_post_send(member.qp->qp, &wr, &bad), "ibv_post_send(multicast SEND)");
         ++in_flight;
