@@ -305,14 +305,14 @@ elif [ "$scope" = full ]; then
     server_killed write-imm -n 256 -- -n 256
     trigger=connected server_killed atomics -n 100000 -- -n 100000
     server_killed completion-events -n 10000 -- -n 10000
-    server_killed error-recovery -n 64 -- -n 64
+    trigger='round 1' server_killed error-recovery -n 64 -- -n 64
     server_killed selective-signaling -- -n 1000000
     server_killed rendezvous -n 10000 -- -n 10000
     server_killed srq -- -n 1000
     trigger='-> RTS' server_killed uc -n 64 -- -n 64
     trigger='-> RTS' server_killed qp-state-machine --
     server_killed memory-windows --
-    server_killed on-the-wire --
+    trigger='step 1:' server_killed on-the-wire --
     server_killed ud -- -n 100000
     client_killed send-recv 1 -n 1000 -s 64K -- -n 1000 -s 64K
     trigger=connected client_killed atomics 3 --clients 3 -n 2000 -- -n 2000
