@@ -39,7 +39,7 @@ summarize() {
 
 report() {  # report PROGRAM SIDE RC LOG
     local program=$1 side=$2 rc=$3 log=$4 errors definite indirect possible suppressed verdict=ok
-    read -r errors definite indirect possible suppressed < <(summarize "$log")
+    read -r errors definite indirect possible suppressed <<<"$(summarize "$log")"
     [ "$rc" = 0 ] && [ "$errors" = 0 ] && [ "$definite" = 0 ] && [ "$indirect" = 0 ] || verdict=FAIL
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$program" "$side" "$rc" "$errors" "$definite" \
         "$indirect" "$possible" "$suppressed" "$verdict" >>"$out/summary.tsv"
