@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace rdmalab {
 
@@ -287,13 +288,65 @@ void Connection::disconnect() {
 }
 
 void Connection::wait_for_disconnect() {
+    if (disconnected_) return;  // the peer's DISCONNECTED was taken while waiting for a completion
     expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
     disconnected_ = true;
 }
 // #endregion cm-disconnect
 
+bool Connection::peer_disconnected() {
+    if (disconnected_) return true;
+    pollfd ready{.fd = channel_->fd, .events = POLLIN, .revents = 0};
+    while (poll(&ready, 1, 0) > 0) {
+        // Only DISCONNECTED can follow ESTABLISHED on a connected id (TIMEWAIT_EXIT is not
+        // delivered to user space for an id that still exists).
+        if (wait_for_cm_event(channel_.get(), milliseconds(0)).type == RDMA_CM_EVENT_DISCONNECTED) {
+            disconnected_ = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+// The connection's CQ, watched together with its rdma_cm events: a peer that dies (or hangs up)
+// while we wait leaves no completion behind (its QP is gone: nothing ACKs or NAKs), but its
+// kernel sends a DREQ, which arrives here as RDMA_CM_EVENT_DISCONNECTED. That is reported at
+// once instead of waiting out the timeout. A completion already on its way is still taken.
 ibv_wc Connection::wait_for_completion(std::string_view what) {
-    return rdmalab::wait_for_completion(cq(), timeout(), what);
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + timeout();
+    // The next completion within `wait`, if any; a failed one is reported as wait_for_completion
+    // (verbs.hpp) reports it.
+    auto next = [&](milliseconds wait) -> std::optional<ibv_wc> {
+        ibv_wc wc{};
+        try {
+            wc = wait_for_any_completion(cq(), wait, what);
+        } catch (const Error&) {
+            return std::nullopt;  // none within `wait`
+        }
+        if (wc.status != IBV_WC_SUCCESS)
+            fail(
+                fmt::format("{}: work completion failed: {} (status {}, wr_id {}, vendor error "
+                            "{:#x})",
+                            what, ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
+                            wc.wr_id, wc.vendor_err));
+        return wc;
+    };
+    for (;;) {
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+        if (left <= milliseconds(0))
+            fail(
+                fmt::format("{}: no completion within {:.1f} s", what, timeout().count() / 1000.0));
+        if (auto wc = next(std::min(left, milliseconds(50)))) return *wc;
+        if (!disconnected_ && peer_disconnected()) {
+            // The peer's last messages may still be in flight behind its DREQ: a short grace.
+            if (auto wc = next(milliseconds(200))) return *wc;
+            fail(
+                fmt::format("{}: the peer disconnected (RDMA_CM_EVENT_DISCONNECTED) before it "
+                            "completed",
+                            what));
+        }
+    }
 }
 
 std::size_t Connection::max_message_size() const {

@@ -132,12 +132,18 @@ struct SharedQueues {
     std::uint64_t posted = 0;  // receives in the SRQ, as far as the completions we polled tell
 };
 
+// Our SENDs' wr_ids: kSendWrId + the client's number. A failed completion carries no valid
+// opcode; its wr_id still tells a SEND from a receive (an SRQ buffer's number, below depth).
+constexpr std::uint64_t kSendWrId = std::uint64_t{1} << 32;
+
 struct ClientState {
     Connection* connection;
     std::uint32_t number;  // 1, 2, …
     std::uint32_t received = 0;
     std::uint32_t expected = 0;  // the count the client's messages announce
     bool finished = false;
+    bool lost = false;     // it disconnected before its last message: the others go on
+    unsigned pending = 0;  // our SENDs to it not yet completed
 };
 
 void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, std::uint32_t b,
@@ -152,7 +158,7 @@ void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, st
                 .length = static_cast<std::uint32_t>(message.size()),
                 .lkey = shared.outgoing_mr->lkey};
     ibv_send_wr wr{};
-    wr.wr_id = client.number;
+    wr.wr_id = kSendWrId + client.number;  // apart from the SRQ's buffer numbers
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
@@ -208,6 +214,7 @@ int run_server(const SrqOptions& options) {
         send_control(*shared, client, client.number, options.clients,
                      static_cast<std::uint32_t>(shared->slot_size));
         ++pending_sends;
+        ++client.pending;
     }
 
     const auto timeout = options.timeout();
@@ -221,11 +228,46 @@ int run_server(const SrqOptions& options) {
     auto below_limit_since = kNever;  // when we first saw fewer receives than the limit
     auto last_progress = Clock::now();
 
+    // A client that disconnects before its last message (it died, or gave up) is lost: it is
+    // reported, its SENDs no longer awaited, and the others are served to the end.
+    unsigned lost = 0;
+    auto lose = [&](ClientState& client) {
+        client.lost = client.finished = true;
+        ++finished;
+        ++lost;
+        pending_sends -= client.pending;
+        client.pending = 0;
+        fmt::print(
+            "server: client {} (QP {:#x}) disconnected after {} of {} messages: lost; serving the "
+            "other clients\n",
+            client.number, client.connection->qp()->qp_num, client.received,
+            client.expected ? std::to_string(client.expected) : std::string("?"));
+    };
+    auto client_of = [&](std::uint32_t qp_num) -> ClientState* {
+        auto found = by_qp_num.find(qp_num);
+        return found == by_qp_num.end() ? nullptr : &clients[found->second];
+    };
     auto handle = [&](const ibv_wc& wc) {
+        if (ClientState* client = client_of(wc.qp_num); wc.status != IBV_WC_SUCCESS && client &&
+                                                        !client->finished &&
+                                                        client->connection->peer_disconnected())
+            lose(*client);
+        if (ClientState* client = client_of(wc.qp_num);
+            wc.status != IBV_WC_SUCCESS && client && client->lost) {
+            // A lost client's work requests, flushed. An SRQ receive taken by its QP goes back.
+            if (wc.wr_id < shared->depth) {
+                --shared->posted;
+                consumed.push_back(wc.wr_id);
+            }
+            return;
+        }
         if (wc.status != IBV_WC_SUCCESS)
             fail(failed_completion(wc));
         if (wc.opcode == IBV_WC_SEND) {
-            --pending_sends;
+            if (ClientState* client = client_of(wc.qp_num); client && !client->lost) {
+                --pending_sends;
+                --client->pending;
+            }
             return;
         }
         // #region srq-by-qp-num
@@ -265,6 +307,7 @@ int run_server(const SrqOptions& options) {
             ++finished;
             send_control(*shared, client, client.number, client.received, 0);
             ++pending_sends;
+            ++client.pending;
         }
     };
     auto poll_completions = [&] {
@@ -283,10 +326,22 @@ int run_server(const SrqOptions& options) {
         return count;
     };
 
+    auto last_look = Clock::now();
     while (finished < clients.size() || pending_sends > 0) {
         const int found = poll_completions();
         const auto now = Clock::now();
         if (found > 0) last_progress = now;
+        if (now - last_look > std::chrono::milliseconds(50)) {  // has a client gone?
+            last_look = now;
+            for (auto& client : clients) {
+                if (client.lost || (client.finished && client.pending == 0) ||
+                    !client.connection->peer_disconnected())
+                    continue;
+                while (poll_completions() > 0) {  // what it sent before it went counts
+                }
+                if (!client.finished) lose(client);
+            }
+        }
         if (now - last_progress > timeout)
             fail(fmt::format("no completion within {:.1f} s ({} of {} clients finished)",
                              options.timeout_s, finished, clients.size()));
@@ -344,8 +399,9 @@ int run_server(const SrqOptions& options) {
 
     for (auto& connection : connections) connection.wait_for_disconnect();
     for (const auto& client : clients)
-        fmt::print("server: client {} (QP {:#x}): {} messages, every one verified\n", client.number,
-                   client.connection->qp()->qp_num, client.received);
+        fmt::print("server: client {} (QP {:#x}): {} messages, every one verified{}\n",
+                   client.number, client.connection->qp()->qp_num, client.received,
+                   client.lost ? " (then it was lost)" : "");
     if (event_missing)
         fmt::print("server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: refilled without it\n",
                    ibv_get_device_name(context->device));
@@ -353,6 +409,11 @@ int run_server(const SrqOptions& options) {
         "server: verified {} messages from {} clients through one SRQ of {} receives; {} refills "
         "on IBV_EVENT_SRQ_LIMIT_REACHED\n",
         total, clients.size(), shared->depth, limit_events);
+    if (lost > 0)
+        fail(
+            fmt::format("{} of {} clients were lost before their last message; the other {} "
+                        "were served to the end",
+                        lost, clients.size(), clients.size() - lost));
     return 0;
 }
 

@@ -37,13 +37,14 @@ check "no-lock: server reports lost updates" has_line "$scratch/no-lock/server.o
     '^server: check FAILED: the lock-protected word is [0-9]+, not 2000: [0-9]+ updates were lost'
 show_on_failure "$scratch/no-lock"
 
-# A server still waiting for a second client: the first client's wait for "go" is bounded.
-group_run "$scratch/missing" atomics 1 --clients 2 --accept-timeout 2 -- --timeout 2
+# A server still waiting for a second client: the first client's wait for "go" is bounded. (The
+# server waits 5 s: the first client must have connected by then even under ASan in the lab.)
+group_run "$scratch/missing" atomics 1 --clients 2 --accept-timeout 5 -- --timeout 2
 check "missing: client exits 1" rc_is "$scratch/missing/client1.rc" 1
 check "missing: client says what it waited for" has_line "$scratch/missing/client1.out" \
     "the server's go message: no completion within 2.0 s"
 check "missing: server gives up on the second client" has_line "$scratch/missing/server.out" \
-    'CONNECT_REQUEST.*no rdma_cm event within 2.0 s'
+    'CONNECT_REQUEST.*no rdma_cm event within 5.0 s'
 show_on_failure "$scratch/missing"
 
 expect_failure clients-zero 2 'clients' "$bin/atomics" server --clients 0

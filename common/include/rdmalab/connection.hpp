@@ -107,8 +107,11 @@ class Connection {
     // Wait for the peer to disconnect.
     void wait_for_disconnect();
 
-    // Polls the connection's CQ with the connection's timeout (see wait_for_completion).
+    // Polls the connection's CQ with the connection's timeout (see wait_for_completion); a peer
+    // that disconnects meanwhile (RDMA_CM_EVENT_DISCONNECTED: it hung up, or died) ends the wait.
     ibv_wc wait_for_completion(std::string_view what);
+    // True once the peer has disconnected; looks at the rdma_cm events without waiting.
+    bool peer_disconnected();
 
     ibv_context* context() const { return id_->verbs; }
     ibv_pd* pd() const { return pd_ ? pd_.get() : shared_pd_; }
