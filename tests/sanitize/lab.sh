@@ -17,7 +17,11 @@ rc=0
 start=$SECONDS
 # The lesson and bench tests. lab.faults is the compact matrix (the whole one follows) and
 # lab.doc-commands runs the README's commands, which build and boot: neither is a lesson test.
-ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab -E '^lab\.(faults|doc-commands)$' \
+# lab.rdma-bench-memory probes the GPU registration ladder with host memory (no GPU here): the
+# engine and control paths it drives are lab.rdma-bench's, run here; left out to keep CI within
+# its 90 minutes (it costs about 2½ minutes under ASan).
+ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab \
+    -E '^lab\.(faults|doc-commands|rdma-bench-memory)$' \
     2>&1 | tee "$results/ctest.log" || rc=1
 echo "sanitize: lesson and bench tests took $((SECONDS - start)) s"
 start=$SECONDS

@@ -94,10 +94,24 @@ vg_pair() {
 rc=0
 timeout -k 5 $wait_s "${memcheck[@]}" --log-file="$out/devices.log" "$bin/devices" >"$out/devices.out" 2>&1 || rc=$?
 report devices - $rc "$out/devices.log"
+# The single-process lessons (their peer is a second QP of the same process).
+vg_single() {  # vg_single NAME [ARGS...]
+    local name=$1 rc=0
+    shift
+    timeout -k 5 $wait_s "${memcheck[@]}" --log-file="$out/$name.log" "$bin/$name" "$@" >"$out/$name.out" 2>&1 || rc=$?
+    report "$name" - $rc "$out/$name.log"
+}
+vg_single async-events
+vg_single registration-cost --max-size 1M --repeat 1
+vg_single send-invalidate
+vg_single threads -n 50 --max-threads 2
 vg_pair rdma-write 1 -s 64K -- -s 64K
 vg_pair rdma-read 1 -s 64K -- -s 64K
 vg_pair send-recv 1 -n 4 -- -n 4
 vg_pair write-imm 1 --
+vg_pair scatter-gather 1 --
+vg_pair post-api 1 --
+vg_pair cm-simple 1 --
 vg_pair atomics 2 --clients 2 -n 100 -- -n 100
 vg_pair rendezvous 1 --
 vg_pair completion-events 1 -n 100 -- -n 100
