@@ -292,8 +292,9 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
     // so the payload is never sent (the data check fails). Refused rather than mis-measured.
     if (api == PostApi::kExtended && config.inline_size > 0 && config.size <= config.inline_size &&
         device.provider.starts_with("rxe"))
-        fail("--api ex with inline data (-I): rxe's ibv_wr_set_inline_data sends no payload "
-             "(seen here: the receiver's data check fails); measure inline with --api classic");
+        fail(
+            "--api ex with inline data (-I): rxe's ibv_wr_set_inline_data sends no payload "
+            "(seen here: the receiver's data check fails); measure inline with --api classic");
     const Depths depths = depths_for(config, side, device.attributes);
     send_depth_ = depths.send;
     receive_depth_ = depths.receive;

@@ -129,8 +129,7 @@ ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
 
 ibv_wc wait_for_completion(ibv_cq* cq, std::chrono::milliseconds timeout, std::string_view what) {
     ibv_wc wc = wait_for_any_completion(cq, timeout, what);
-    if (wc.status != IBV_WC_SUCCESS)
-        fail(fmt::format("{}: {}", what, failed_completion(wc)));
+    if (wc.status != IBV_WC_SUCCESS) fail(fmt::format("{}: {}", what, failed_completion(wc)));
     return wc;
 }
 

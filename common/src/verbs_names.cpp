@@ -183,10 +183,11 @@ void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr
 }
 
 std::string failed_completion(const ibv_wc& wc) {
-    return fmt::format("work completion failed: {} ({}, status {}) on QP {:#x}, wr_id {}, vendor "
-                       "error {:#x}",
-                       ibv_wc_status_str(wc.status), wc_status_name(wc.status),
-                       static_cast<int>(wc.status), wc.qp_num, wc.wr_id, wc.vendor_err);
+    return fmt::format(
+        "work completion failed: {} ({}, status {}) on QP {:#x}, wr_id {}, vendor "
+        "error {:#x}",
+        ibv_wc_status_str(wc.status), wc_status_name(wc.status), static_cast<int>(wc.status),
+        wc.qp_num, wc.wr_id, wc.vendor_err);
 }
 
 }  // namespace rdmalab

@@ -199,8 +199,7 @@ class CompletionWaiter {
         int found = ibv_poll_cq(cq_, 1, &wc);
         if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
         if (found == 0) return std::nullopt;
-        if (wc.status != IBV_WC_SUCCESS)
-            fail(fmt::format("{}: {}", what, failed_completion(wc)));
+        if (wc.status != IBV_WC_SUCCESS) fail(fmt::format("{}: {}", what, failed_completion(wc)));
         return wc;
     }
 

@@ -261,8 +261,7 @@ int run_server(const SrqOptions& options) {
             }
             return;
         }
-        if (wc.status != IBV_WC_SUCCESS)
-            fail(failed_completion(wc));
+        if (wc.status != IBV_WC_SUCCESS) fail(failed_completion(wc));
         if (wc.opcode == IBV_WC_SEND) {
             if (ClientState* client = client_of(wc.qp_num); client && !client->lost) {
                 --pending_sends;

@@ -28,7 +28,7 @@ side_path_is() {
 bench_ok host 4 -- --op write,read,send,fetch-add -n 200 -s 4096
 host=$scratch/host/r.json
 check "host: 4 records say the client's buffer is host memory" count_is 4 "$host" '^        "memory": "host",$'
-check "host: … and the server's (in the configuration)" count_is 4 "$host" '^        "server_memory": "host"$'
+check "host: … and the server's (in the configuration)" count_is 4 "$host" '^        "server_memory": "host",$'
 check "host: the client's path is in every record" side_path_is "$host" client host 4
 check "host: the server's path is in every record" side_path_is "$host" server host 4
 check "host: no staging note without staging" count_is 0 "$host" '"note":'
