@@ -156,6 +156,7 @@ TEST(PlotFiles, RecordsOfAnyShapeAreDrawnOrRefusedWithAnError) {
     // Found by tests/fuzz: a record or config that is not an object, or a provider that is not a
     // string, threw nlohmann's type_error; a path_mtu of 1e300 was undefined behaviour.
     const std::string input = ::testing::TempDir() + "odd-records.json";
+    const std::string output = ::testing::TempDir() + "odd-records.svg";
     for (const char* text : {
              R"({"records": [1]})",
              R"({"records": [{"config": {"size": 64}, "result": {"gib_per_s": 1},
@@ -166,7 +167,7 @@ TEST(PlotFiles, RecordsOfAnyShapeAreDrawnOrRefusedWithAnError) {
         write_file(input, text);
         PlotOptions p;
         p.inputs = {input};
-        p.output = ::testing::TempDir() + "odd-records.svg";
+        p.output = output;
         try {
             plot_files(p, "test");
         } catch (const rdmalab::Error&) {
@@ -174,6 +175,7 @@ TEST(PlotFiles, RecordsOfAnyShapeAreDrawnOrRefusedWithAnError) {
         }
     }
     std::remove(input.c_str());
+    std::remove(output.c_str());  // drawn by the records that could be: nothing left behind
 }
 
 TEST(DefaultTitle, NamesEveryOperationOnce) {
