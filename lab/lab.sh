@@ -253,15 +253,22 @@ for ((i = 1; i <= hosts; i++)); do
                 echo "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem${netem[$i]} || exit 125; done"
             fi
             if [ -n "${link_down_at[$i]:-}" ]; then
+                # A background shell takes the link down and up; it holds the guest's output
+                # pipes, so it must end with the command (whose pid is this script's: exec), even
+                # when its signal never comes: every wait of its own polls whether that is alive.
+                echo "( main=\$\$"
+                echo "  alive_for() { local n; n=\$(awk -v s=\"\$1\" 'BEGIN { printf \"%d\", s * 20 }'); while [ \$n -gt 0 ]; do kill -0 \$main 2>/dev/null || return 1; sleep 0.05; n=\$((n - 1)); done; }"
                 if [ "${link_down_at[$i]}" = signal ]; then
                     # Any host's command says when: it creates this file (polled every 50 ms).
-                    echo "( until [ -e \"\$RDMALAB_SHARED/link-down-$i\" ]; do sleep 0.05; done"
+                    echo "  until [ -e \"\$RDMALAB_SHARED/link-down-$i\" ]; do kill -0 \$main 2>/dev/null || exit 0; sleep 0.05; done"
                 else
-                    echo "( sleep ${link_down_at[$i]}"
+                    echo "  alive_for ${link_down_at[$i]} || exit 0"
                 fi
                 echo "  for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down\" >&2"
+                # The link comes back when its time is up, or at once when the command ends
+                # earlier: the other hosts' commands may still need it.
                 [ -n "${link_down_for[$i]}" ] &&
-                    echo "  sleep ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up\" >&2"
+                    echo "  alive_for ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up\" >&2"
                 echo ") &"
             fi
         fi
