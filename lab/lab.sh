@@ -257,18 +257,20 @@ for ((i = 1; i <= hosts; i++)); do
                 # pipes, so it must end with the command (whose pid is this script's: exec), even
                 # when its signal never comes: every wait of its own polls whether that is alive.
                 echo "( main=\$\$"
-                echo "  alive_for() { local n; n=\$(awk -v s=\"\$1\" 'BEGIN { printf \"%d\", s * 20 }'); while [ \$n -gt 0 ]; do kill -0 \$main 2>/dev/null || return 1; sleep 0.05; n=\$((n - 1)); done; }"
+                # alive_for SEC: a sleep timed by one sleep process (a counted loop of short
+                # sleeps runs far too long under TCG emulation), cut short when the command ends.
+                echo "  alive_for() { sleep \"\$1\" & local timer=\$!; while kill -0 \$timer 2>/dev/null; do kill -0 \$main 2>/dev/null || { kill \$timer; return 1; }; sleep 0.1; done; }"
                 if [ "${link_down_at[$i]}" = signal ]; then
                     # Any host's command says when: it creates this file (polled every 50 ms).
                     echo "  until [ -e \"\$RDMALAB_SHARED/link-down-$i\" ]; do kill -0 \$main 2>/dev/null || exit 0; sleep 0.05; done"
                 else
                     echo "  alive_for ${link_down_at[$i]} || exit 0"
                 fi
-                echo "  for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down\" >&2"
+                echo "  for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
                 # The link comes back when its time is up, or at once when the command ends
                 # earlier: the other hosts' commands may still need it.
                 [ -n "${link_down_for[$i]}" ] &&
-                    echo "  alive_for ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up\" >&2"
+                    echo "  alive_for ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
                 echo ") &"
             fi
         fi

@@ -5,6 +5,7 @@
 
 #include "rdmalab/bench/control.hpp"
 #include "rdmalab/bench/engine.hpp"
+#include "rdmalab/bench/peer_messages.hpp"
 #include "rdmalab/bench/stats.hpp"
 #include "rdmalab/error.hpp"
 
@@ -51,15 +52,6 @@ Record endpoints_message(const Engine& engine) {
                   {"memory_copies", engine.staging_copies_mode()}};
 }
 
-// How one side's buffer was had and registered, as the records keep it.
-Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where,
-                     const std::string& copies) {
-    return Record{{"memory", gpu::to_string(spec)},
-                  {"path", path},
-                  {"where", where},
-                  {"staging_copies", copies}};
-}
-
 // What one side's staging copies mean for the record's rates, or "" where it does not stage.
 std::string staging_note(const char* side, const Record& memory) {
     const auto copies = memory["staging_copies"].get<std::string>();
@@ -74,23 +66,6 @@ std::string staging_note(const char* side, const Record& memory) {
             "{} staging: {} copies inside the timed loop, one per message: the rates include them",
             side, memory["copies_in_timed_loop"].get<std::uint64_t>());
     return "";
-}
-
-// The server's memory path and description from its endpoints message, checked: it is peer input.
-Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
-    auto path = field<std::string>(message, "memory_path");
-    bool known = false;
-    for (gpu::Path p :
-         {gpu::Path::kHost, gpu::Path::kDmaBuf, gpu::Path::kPeerMemory, gpu::Path::kStaging})
-        known = known || path == gpu::path_name(p);
-    if (!known)
-        fail(fmt::format("the peer reports an unknown memory path '{}'", path.substr(0, 40)));
-    auto where = field<std::string>(message, "memory_where");
-    if (where.size() > 200) fail("the peer's memory description is longer than 200 characters");
-    auto copies = field<std::string>(message, "memory_copies");
-    if (copies != "none" && copies != "per phase" && copies != "per message")
-        fail(fmt::format("the peer reports unknown staging copies '{}'", copies.substr(0, 40)));
-    return memory_record(spec, path, where, copies);
 }
 
 // Prints, once per run, the ladder's probe lines and the path; again whenever the path (or when
@@ -114,21 +89,6 @@ void print_memory(const char* side, const Engine& engine, const gpu::MemorySpec&
     last_path = path;
 }
 
-std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config) {
-    std::vector<QpEndpoint> endpoints;
-    for (const std::string& hex : field<std::vector<std::string>>(message, "endpoints"))
-        endpoints.push_back(decode_qp_endpoint_or_throw(from_hex(hex), qp_type_of(config.transport),
-                                                        PeerBuffer::kAdvertised));
-    return endpoints;
-}
-
-std::uint8_t peer_depth(const Record& message) {
-    auto depth = field<std::uint32_t>(message, "responder_depth");
-    if (depth > 255)
-        fail(fmt::format("the peer claims {} outstanding READs per QP (at most 255)", depth));
-    return static_cast<std::uint8_t>(depth);
-}
-
 Record hello(const BenchDevice& device, const gpu::MemorySpec& memory) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
@@ -143,15 +103,7 @@ Record hello(const BenchDevice& device, const gpu::MemorySpec& memory) {
 }
 
 ibv_mtu path_mtu_with(const BenchDevice& device, const Record& peer_hello) {
-    if (field<std::uint32_t>(peer_hello, "protocol") != kProtocolVersion)
-        fail(fmt::format(
-            "the peer speaks control protocol {}, this {} speaks {}: use the same version on both "
-            "sides",
-            field<std::uint32_t>(peer_hello, "protocol"), kToolVersion, kProtocolVersion));
-    auto mtu = field<std::uint32_t>(peer_hello, "active_mtu");
-    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
-        fail(fmt::format("the peer sent an invalid MTU code {}", mtu));
-    return std::min(device.port.active_mtu, static_cast<ibv_mtu>(mtu));
+    return std::min(device.port.active_mtu, peer_mtu(peer_hello));
 }
 
 // ---- The client's output.

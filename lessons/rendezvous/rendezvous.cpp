@@ -56,6 +56,37 @@ constexpr std::uint32_t kFinTag = 0x46494e00;   // "FIN\0"
 using ControlMessage = std::array<std::byte, kControlBytes>;
 using FinMessage = std::array<std::byte, kFinBytes>;
 
+// A control message as the server reads it: the received bytes, checked before use. The buffer
+// advertisement is decoded where it is used, for the use its tag implies.
+struct ControlRequest {
+    std::uint32_t tag = 0;
+    std::span<const std::byte> buffer;
+    std::uint32_t count = 0;
+};
+ControlRequest read_control(std::span<const std::byte> received) {
+    if (received.size() != kControlBytes)
+        fail(fmt::format("expected a {}-byte control message, got {} bytes", kControlBytes,
+                         received.size()));
+    ByteReader in(received, "the client's control message");
+    ControlRequest request;
+    request.tag = in.u32();
+    request.buffer = in.bytes(kRemoteBufferWireSize);
+    request.count = in.u32();
+    if (request.tag != kRendezvousTag && request.tag != kRingTag && request.tag != kDoneTag)
+        fail(fmt::format("unknown control message tag {:#010x}", request.tag));
+    return request;
+}
+
+// The server's FIN as the client reads it: the number of bytes the server verified.
+std::uint32_t read_fin(std::span<const std::byte> received) {
+    if (received.size() != kFinBytes)
+        fail(fmt::format("expected an {}-byte FIN, got {} bytes", kFinBytes, received.size()));
+    ByteReader in(received, "the server's FIN");
+    if (const std::uint32_t tag = in.u32(); tag != kFinTag)
+        fail(fmt::format("expected the FIN tag {:#010x}, got {:#010x}", kFinTag, tag));
+    return in.u32();
+}
+
 ControlMessage make_control(std::uint32_t tag, const RemoteBuffer& buffer, std::uint32_t count) {
     ControlMessage message{};
     ByteWriter out(message, "the control message");
@@ -325,25 +356,15 @@ int run_server(const RendezvousOptions& options) {
     Server server(connection, completions, options, ring);
     for (;;) {
         ibv_wc wc = completions.wait_for(IBV_WC_RECV, "a control message from the client");
-        if (wc.byte_len != kControlBytes)
-            fail(fmt::format("expected a {}-byte control message, got {} bytes", kControlBytes,
-                             wc.byte_len));
-        // Copied, so the receive can be posted again at once.
+        // Copied, so the receive can be posted again at once; byte_len is at most the 32 bytes
+        // posted (a longer SEND fails the receive instead).
         const ControlMessage message = control;
         check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
-        ByteReader in(message, "the client's control message");
-        const std::uint32_t tag = in.u32();
-        const std::span<const std::byte> buffer = in.bytes(kRemoteBufferWireSize);
-        const std::uint32_t count = in.u32();
-        bool verified = true;
-        if (tag == kRendezvousTag)
-            verified = server.serve_rendezvous(buffer);
-        else if (tag == kRingTag)
-            verified = server.consume_ring(buffer, count);
-        else if (tag == kDoneTag)
-            break;
-        else
-            fail(fmt::format("unknown control message tag {:#010x}", tag));
+        const auto [tag, buffer, count] = read_control(std::span<const std::byte>(message).first(
+            std::min<std::size_t>(wc.byte_len, kControlBytes)));
+        if (tag == kDoneTag) break;
+        const bool verified = tag == kRendezvousTag ? server.serve_rendezvous(buffer)
+                                                    : server.consume_ring(buffer, count);
         if (!verified) return 1;
     }
     connection.wait_for_disconnect();
@@ -405,10 +426,9 @@ void rendezvous(ClientParts& client) {
     fmt::print("client: rendezvous: offered {} bytes at {:#x}, rkey {:#x}; waiting for FIN\n", size,
                reinterpret_cast<std::uintptr_t>(payload.data()), payload_mr->rkey);
     ibv_wc wc = client.completions.wait_for(IBV_WC_RECV, "the server's FIN");
-    ByteReader fin(client.fin, "the server's FIN");
-    if (wc.byte_len != kFinBytes || fin.u32() != kFinTag)
-        fail(fmt::format("expected an {}-byte FIN, got {} bytes", kFinBytes, wc.byte_len));
-    const std::uint32_t verified = fin.u32();
+    const std::uint32_t verified =
+        read_fin(std::span<const std::byte>(client.fin)
+                     .first(std::min<std::size_t>(wc.byte_len, kFinBytes)));
     if (verified != size)
         fail(fmt::format("the server's FIN reports {} bytes, {} were offered", verified, size));
     fmt::print(

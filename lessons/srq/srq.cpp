@@ -47,6 +47,36 @@ std::uint64_t message_seed(std::uint32_t client, std::uint32_t index) {
 // SRQ's buffers take), then later "verified" (your number, messages verified).
 using Control = std::array<std::byte, 12>;
 
+// The "go" message as the client reads it: the received bytes, checked before use.
+struct Go {
+    std::uint32_t number = 0, clients = 0, largest = 0;
+};
+Go read_go(std::span<const std::byte> received) {
+    if (received.size() != sizeof(Control)) fail("expected the server's 12-byte go message");
+    ByteReader in(received, "the server's go message");
+    // Braced initializers are evaluated in order: the words are read as they are laid out.
+    Go go{in.u32(), in.u32(), in.u32()};
+    if (go.number == 0 || go.number > go.clients || go.clients > kMaxClients)
+        fail(fmt::format("the server calls us client {} of {}", go.number, go.clients));
+    return go;
+}
+
+// A client's message header as the server reads it: index and announced count, checked.
+struct MessageHeader {
+    std::uint32_t index = 0, count = 0;
+};
+MessageHeader read_message_header(std::span<const std::byte> message) {
+    if (message.size() < kMessageHeader)
+        fail(fmt::format("a message of {} bytes is shorter than its header", message.size()));
+    ByteReader in(message.first(kMessageHeader), "the client's message header");
+    MessageHeader header{in.u32(), in.u32()};
+    if (header.count == 0 || header.count > kMaxMessages)
+        fail(fmt::format("a client announces {} messages (1 to {})", header.count, kMaxMessages));
+    if (header.index >= header.count)
+        fail(fmt::format("a client sends message {} of {}", header.index, header.count));
+    return header;
+}
+
 // ---------------------------------------------------------------- server
 
 // What every connection shares. Created from the first client's device context (rdma_cm
@@ -281,15 +311,9 @@ int run_server(const SrqOptions& options) {
         // #endregion srq-by-qp-num
         std::span<const std::byte> message{shared->slots.data() + wc.wr_id * shared->slot_size,
                                            wc.byte_len};
-        if (client.finished || message.size() < kMessageHeader)
-            fail(fmt::format("client {}: an unexpected message of {} bytes", client.number,
-                             message.size()));
-        ByteReader header(message, "the client's message header");
-        const std::uint32_t index = header.u32();
-        const std::uint32_t count = header.u32();
-        if (client.received == 0 && (count == 0 || count > kMaxMessages))
-            fail(fmt::format("client {} announces {} messages (at most {})", client.number, count,
-                             kMaxMessages));
+        if (client.finished)
+            fail(fmt::format("client {}: a message after its last one", client.number));
+        const auto [index, count] = read_message_header(message);
         if (client.received == 0) client.expected = count;
         // Per connection, RC delivers in order: message i comes i-th.
         if (index != client.received || count != client.expected)
@@ -446,14 +470,12 @@ int run_client(const SrqOptions& options) {
 
     // "go": our number (which seeds our messages), the number of clients, the largest message.
     ibv_wc go_wc = connection.wait_for_completion("the server's go (are all clients connected?)");
-    if (go_wc.opcode != IBV_WC_RECV || go_wc.wr_id != 0 || go_wc.byte_len != sizeof(Control))
+    if (go_wc.opcode != IBV_WC_RECV || go_wc.wr_id != 0)
         fail("expected the server's 12-byte go message");
-    ByteReader go(control[0], "the server's go message");
-    const std::uint32_t number = go.u32();
-    const std::uint32_t clients = go.u32();
-    const std::uint32_t largest = go.u32();
-    if (number == 0 || number > clients || clients > kMaxClients)
-        fail(fmt::format("the server calls us client {} of {}", number, clients));
+    // byte_len is at most the 12 bytes posted: a longer SEND fails the receive instead.
+    const auto [number, clients, largest] =
+        read_go(std::span<const std::byte>(control[0])
+                    .first(std::min<std::size_t>(go_wc.byte_len, sizeof(Control))));
     if (options.size > largest)
         fail(fmt::format(
             "the server's receive buffers hold {} bytes; cannot send {} (use -s {} or less)",

@@ -15,9 +15,18 @@ bin=${1:?usage: link-flap.sh BUILD_BIN_DIR RESULTS.tsv}
 results=${2:?usage: link-flap.sh BUILD_BIN_DIR RESULTS.tsv}
 out=$(mktemp -d "$repo/build/link-flap.XXXXXX")   # both guests write here
 trap 'rm -rf "$out"' EXIT
-rc=0
-"$repo/lab/lab.sh" --hosts 2 --timeout 300 --link-down 1@signal+3 --link-down 2@signal+15 -- \
-    bash "$repo/tests/faults/link-flap-hosts.sh" "$bin" "$out" >"$out/lab.out" 2>"$out/lab.err" || rc=$?
+# Host 2's egress is held to 20 Mbit/s, so each transfer lasts seconds (8 MiB: about 3.4 s) and
+# the link surely goes down while it is under way: at full speed the WRITE could end before host 1
+# has seen the signal, and its outage would fall after it. One lab boot per phase (see
+# link-flap-hosts.sh).
+lab_rc=()
+for spec in transient:1@signal+3 long:2@signal+15; do
+    rc=0
+    "$repo/lab/lab.sh" --hosts 2 --timeout 200 --rate 2:20mbit --link-down "${spec#*:}" -- \
+        bash "$repo/tests/faults/link-flap-hosts.sh" "$bin" "$out" "${spec%%:*}" \
+        >"$out/lab-${spec%%:*}.out" 2>"$out/lab-${spec%%:*}.err" || rc=$?
+    lab_rc+=("$rc")
+done
 failed=0
 record() {  # record PROGRAM FAULT EXPECTED OBSERVED VERDICT
     printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4//$'\n'/ }" "$5" >>"$results"
@@ -31,10 +40,16 @@ t=$out/transient
 verdict=ok
 [ "$(codes "$t/codes")" = "0 0 " ] || verdict=FAIL
 grep -q '^server: verified 8388608 bytes placed' "$t/server.out" 2>/dev/null || verdict=FAIL
-grep -q '^\[host1\] lab: host 1: link down' "$out/lab.err" && grep -q '^\[host1\] lab: host 1: link up' "$out/lab.err" || verdict=FAIL
+grep -q '^\[host1\] lab: host 1: link down' "$out/lab-transient.err" && grep -q '^\[host1\] lab: host 1: link up' "$out/lab-transient.err" || verdict=FAIL
+# The outage fell inside the phase: host 1's link came back before its server had finished (both
+# times by host 1's own clock).
+up_at=$(sed -nE 's/^\[host1\] lab: host 1: link up \(guest uptime ([0-9.]+) s\)$/\1/p' "$out/lab-transient.err")
+phase_end=$(sed -nE 's/^== host 1 after the transient phase, guest uptime ([0-9.]+) s$/\1/p' "$out/diag-host1-transient.txt" 2>/dev/null)
+awk -v up="${up_at:-}" -v end="${phase_end:-}" 'BEGIN { exit !(up != "" && end != "" && up + 0 < end + 0) }' ||
+    verdict=FAIL
 record rdma-write "two hosts: server's link down 3 s mid-WRITE, then up" \
     "the WRITE completes after the outage, every byte verified" \
-    "exit codes (server client) $(codes "$t/codes")$(grep -m 1 -o 'verified 8388608 bytes' "$t/server.out" 2>/dev/null || echo '; not verified')" "$verdict"
+    "exit codes (server client) $(codes "$t/codes")$(grep -m 1 -o 'verified 8388608 bytes' "$t/server.out" 2>/dev/null || echo '; not verified'); link up at ${up_at:-?} s, server done at ${phase_end:-?} s (host 1's clock)" "$verdict"
 
 l=$out/long
 verdict=ok
@@ -42,16 +57,20 @@ verdict=ok
 client_line=$(last "$l/client.out")
 server_line=$(last "$l/server.out")
 [[ $client_line == send-recv:* ]] && [[ $server_line == send-recv:* ]] || verdict=FAIL
-grep -q '^\[host2\] lab: host 2: link down' "$out/lab.err" || verdict=FAIL
+grep -q '^\[host2\] lab: host 2: link down' "$out/lab-long.err" || verdict=FAIL
 record send-recv "two hosts: client's link down 15 s mid-run" \
     "both sides give up within --timeout 6, one line each, exit 1" \
     "exit codes (server client) $(codes "$l/codes"); client: $client_line; server: $server_line" "$verdict"
-[ "$rc" = 0 ] || { verdict=FAIL; record "(lab)" "two hosts" "the lab exits 0" "exit $rc: $(tail -n 1 "$out/lab.err")" FAIL; }
+for phase in transient long; do
+    rc=${lab_rc[0]}
+    [ "$phase" = long ] && rc=${lab_rc[1]}
+    [ "$rc" = 0 ] || record "(lab)" "two hosts, $phase phase" "the lab exits 0" "exit $rc: $(tail -n 1 "$out/lab-$phase.err")" FAIL
+done
 # This repository's lab leaves nothing: no run folder (it holds the links' sockets' names and
 # the guests' consoles), no QEMU still running from one.
 runs=$(ls -d "$repo"/build/lab/run.* 2>/dev/null | wc -l)
 qemus=$(pgrep -f "$repo/build/lab/run\." | wc -l)
 record "(lab)" "resources" "no run folder, no guest left" "run folders left: $runs; QEMU processes left: $qemus" \
     "$([ "$runs" = 0 ] && [ "$qemus" = 0 ] && echo ok || echo FAIL)"
-[ "$failed" = 0 ] || { tail -n 20 "$out/lab.out" "$out/lab.err"; cat "$t"/*.out "$l"/*.out 2>/dev/null | tail -n 20; }
+[ "$failed" = 0 ] || { tail -n 20 "$out"/lab-*.out "$out"/lab-*.err; cat "$t"/*.out "$l"/*.out 2>/dev/null | tail -n 20; cat "$out"/diag-*.txt 2>/dev/null; }
 [ "$failed" = 0 ]

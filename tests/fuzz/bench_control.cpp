@@ -2,12 +2,15 @@
 // JSON text (here: the rest of the input). decode_control_length and decode_control_message,
 // then what the client and server read from a message: every field type through field<T>, the
 // endpoints (hex, then decode_qp_endpoint, as decode_endpoints does), the configuration, and
-// the message printed as expect() does when the type is wrong. Checks: only rdmalab::Error
-// refuses; a length is 1..kMaxControlMessage; a message is a JSON object without "error"; a
-// field read as an integer is exactly the integer the peer sent; from_hex round-trips.
+// the message printed as expect() does when the type is wrong, and peer_messages.hpp's checks.
+// Checks: only rdmalab::Error refuses; a length is 1..kMaxControlMessage; a message is a JSON
+// object without "error"; a field read as an integer is exactly the integer the peer sent; from_hex
+// round-trips.
 #include "fuzz.hpp"
 #include "rdmalab/bench/config.hpp"
 #include "rdmalab/bench/control.hpp"
+#include "rdmalab/bench/engine.hpp"
+#include "rdmalab/bench/peer_messages.hpp"
 #include "rdmalab/qp_bringup.hpp"
 
 using namespace rdmalab;
@@ -61,9 +64,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             std::vector<std::byte> wire;
             if (!fuzz::accepts([&] { wire = from_hex(hex); })) continue;
             FUZZ_CHECK(to_hex(wire) == hex);
-            fuzz::accepts(
-                [&] { decode_qp_endpoint_or_throw(wire, IBV_QPT_RC, PeerBuffer::kAdvertised); });
         }
     fuzz::accepts([&] { BenchConfig::from_json(field<Record>(message, "config")); });
+
+    // What the client and server take from a peer's message (peer_messages.hpp), as they call it.
+    ibv_mtu mtu{};
+    if (fuzz::accepts([&] { mtu = peer_mtu(message); }))
+        FUZZ_CHECK(mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 &&
+                   message["protocol"] == kProtocolVersion);
+    std::uint8_t depth = 0;
+    if (fuzz::accepts([&] { depth = peer_depth(message); }))
+        FUZZ_CHECK(message["responder_depth"] == depth);
+    for (Transport transport : {Transport::kRC, Transport::kUC, Transport::kUD}) {
+        BenchConfig config;
+        config.transport = transport;
+        std::vector<QpEndpoint> decoded;
+        if (!fuzz::accepts([&] { decoded = decode_endpoints(message, config); })) continue;
+        FUZZ_CHECK(decoded.size() == message["endpoints"].size());
+        for (std::size_t i = 0; i < decoded.size(); ++i)
+            FUZZ_CHECK(
+                decoded[i].qp_type == qp_type_of(transport) &&
+                to_hex(encode_qp_endpoint(decoded[i])) ==
+                    message["endpoints"][i].get<std::string>().substr(0, 2 * kQpEndpointWireSize));
+    }
+    Record memory;
+    if (fuzz::accepts([&] { memory = peer_memory(message, gpu::MemorySpec{}); })) {
+        const auto copies = memory["staging_copies"].get<std::string>();
+        FUZZ_CHECK(copies == "none" || copies == "per phase" || copies == "per message");
+        FUZZ_CHECK(memory["where"].get<std::string>().size() <= 200);
+    }
     return 0;
 }

@@ -1,0 +1,30 @@
+// Fuzzes the completion-events lesson's messages, compiled from the lesson itself (its main
+// renamed): read_header on what arrived, and ping_matches for the sequence the header names.
+// Checks: only rdmalab::Error refuses; an accepted header came from at least kHeaderSize bytes
+// and write_header writes it back to the same bytes; a message write_ping made for a sequence
+// matches that sequence and kind.
+#include "fuzz.hpp"
+
+#include <algorithm>
+#include <vector>
+
+int completion_events_lesson_main(int argc, char** argv);
+#define main completion_events_lesson_main
+#include "../../lessons/completion-events/completion-events.cpp"
+#undef main
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto wire = rdmalab::fuzz::bytes(data, size);
+    Header header;
+    if (!rdmalab::fuzz::accepts([&] { header = read_header(wire); })) return 0;
+    FUZZ_CHECK(size >= kHeaderSize);
+    std::vector<std::byte> again(size);
+    write_header(again, header);
+    FUZZ_CHECK(std::equal(again.begin(), again.begin() + kHeaderSize, wire.begin()));
+    bool matches = false;
+    if (rdmalab::fuzz::accepts([&] { matches = ping_matches(wire, header.kind, header.a); }))
+        FUZZ_CHECK(matches == (load_be32(wire.last(4)) == header.a));
+    write_ping(again, header.kind, header.a);
+    FUZZ_CHECK(ping_matches(again, header.kind, header.a));
+    return 0;
+}
