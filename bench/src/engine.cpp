@@ -575,17 +575,24 @@ void Engine::stage_destinations(std::uint64_t count) {
 // costs one comparison, not a division. Inlined into the loops: a call per post would cost more
 // than the work it does.
 
-// One WR per doorbell (post list 1, the default): fill in its id and flags, post it.
-[[gnu::always_inline]] inline void Engine::post_one(Queue& queue, std::uint64_t seq,
-                                                    std::uint64_t last_seq) {
-    ibv_send_wr& wr = queue.send_chain.front();
-    wr.wr_id = queue.wr_id_base | seq;
+// A WR's flags: the queue's own (inline, when it inlines), plus SIGNALED for one WR in signal_every
+// and for the last one.
+[[gnu::always_inline]] inline unsigned Engine::send_flags(Queue& queue, std::uint64_t seq,
+                                                          std::uint64_t last_seq) const {
     unsigned flags = queue.base_flags;
     if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
         flags |= IBV_SEND_SIGNALED;
         queue.next_signaled = seq + config_.signal_every;
     }
-    wr.send_flags = flags;
+    return flags;
+}
+
+// One WR per doorbell (post list 1, the default): fill in its id and flags, post it.
+[[gnu::always_inline]] inline void Engine::post_one(Queue& queue, std::uint64_t seq,
+                                                    std::uint64_t last_seq) {
+    ibv_send_wr& wr = queue.send_chain.front();
+    wr.wr_id = queue.wr_id_base | seq;
+    wr.send_flags = send_flags(queue, seq, last_seq);
     if (queue.stamp_immediate) wr.imm_data = to_be32(static_cast<std::uint32_t>(seq));
     ibv_send_wr* bad = nullptr;
     if (const int rc = ibv_post_send(queue.qp.get(), &wr, &bad); rc != 0) [[unlikely]]
@@ -600,12 +607,7 @@ void Engine::stage_destinations(std::uint64_t count) {
     for (std::uint32_t w = 0; w < count; ++w) {
         const std::uint64_t seq = first_seq + w;
         chain[w].wr_id = queue.wr_id_base | seq;
-        unsigned flags = queue.base_flags;
-        if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
-            flags |= IBV_SEND_SIGNALED;
-            queue.next_signaled = seq + config_.signal_every;
-        }
-        chain[w].send_flags = flags;
+        chain[w].send_flags = send_flags(queue, seq, last_seq);
         if (queue.stamp_immediate) chain[w].imm_data = to_be32(static_cast<std::uint32_t>(seq));
     }
     // A batch shorter than the chain: cut the chain after it, and mend it after the post.
@@ -630,12 +632,7 @@ void Engine::stage_destinations(std::uint64_t count) {
     ibv_qp_ex* const qpx = queue.qpx;
     ibv_wr_start(qpx);
     qpx->wr_id = queue.wr_id_base | seq;
-    unsigned flags = queue.base_flags;  // IBV_SEND_INLINE too: rxe reads it from wr_flags
-    if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
-        flags |= IBV_SEND_SIGNALED;
-        queue.next_signaled = seq + config_.signal_every;
-    }
-    qpx->wr_flags = flags;
+    qpx->wr_flags = send_flags(queue, seq, last_seq);  // IBV_SEND_INLINE too: rxe reads it here
     build_extended(qpx, queue.send_chain.front(),
                    queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
                    queue.base_flags & IBV_SEND_INLINE, queue.ud);
@@ -651,12 +648,7 @@ void Engine::post_batch_extended(Queue& queue, std::uint64_t first_seq, std::uin
     for (std::uint32_t w = 0; w < count; ++w) {
         const std::uint64_t seq = first_seq + w;
         qpx->wr_id = queue.wr_id_base | seq;
-        unsigned flags = queue.base_flags;
-        if (seq == queue.next_signaled || seq == last_seq) [[unlikely]] {
-            flags |= IBV_SEND_SIGNALED;
-            queue.next_signaled = seq + config_.signal_every;
-        }
-        qpx->wr_flags = flags;
+        qpx->wr_flags = send_flags(queue, seq, last_seq);
         build_extended(qpx, queue.send_chain[w],
                        queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
                        queue.base_flags & IBV_SEND_INLINE, queue.ud);

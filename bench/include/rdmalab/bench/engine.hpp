@@ -136,6 +136,7 @@ class Engine {
     void prepare_send_chain(Queue& queue);
     void prepare_receive_chain(Queue& queue, std::uint32_t index);
     // The hot path: one WR, or a post list of count WRs, per doorbell (see bench-post).
+    unsigned send_flags(Queue& queue, std::uint64_t seq, std::uint64_t last_seq) const;
     void post_one(Queue& queue, std::uint64_t seq, std::uint64_t last_seq);
     void post_one_extended(Queue& queue, std::uint64_t seq, std::uint64_t last_seq);
     void post_batch_extended(Queue& queue, std::uint64_t first_seq, std::uint32_t count,
