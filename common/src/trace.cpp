@@ -1,10 +1,10 @@
 // Program traces: see trace.hpp.
 #include "rdmalab/trace.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/verbs_names.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -161,7 +161,7 @@ std::string encode_post_send(std::int64_t t_ns, std::string_view host, std::uint
             break;
     }
     if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM)
-        line["imm"] = hex32(ntohl(wr.imm_data));  // imm_data is in network byte order
+        line["imm"] = hex32(from_be32(wr.imm_data));  // imm_data is big-endian
     return line.dump();
 }
 
@@ -187,7 +187,7 @@ std::string encode_completion(std::int64_t t_ns, std::string_view host, const ib
     if (wc.status == IBV_WC_SUCCESS) {
         line["opcode"] = wc_opcode_name(wc.opcode);
         line["byte_len"] = wc.byte_len;
-        if (wc.wc_flags & IBV_WC_WITH_IMM) line["imm"] = hex32(ntohl(wc.imm_data));
+        if (wc.wc_flags & IBV_WC_WITH_IMM) line["imm"] = hex32(from_be32(wc.imm_data));
     } else {
         line["vendor_err"] = hex32(wc.vendor_err);
     }

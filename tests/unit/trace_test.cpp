@@ -2,7 +2,8 @@
 // with the fields ./rdmalab trace and the site's viewer read.
 #include "rdmalab/trace.hpp"
 
-#include <arpa/inet.h>
+#include "rdmalab/codec.hpp"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,7 @@ TEST(Trace, ImmediateDataIsShownInHostOrder) {
     ibv_send_wr wr{};
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.send_flags = IBV_SEND_INLINE;
-    wr.imm_data = htonl(0xcafe);
+    wr.imm_data = rdmalab::to_be32(0xcafe);
     json event = json::parse(trace::encode_post_send(1, "h", 1, 2, wr));
     EXPECT_EQ(event["opcode"], "SEND_WITH_IMM");
     EXPECT_EQ(event["imm"], "0xcafe");
@@ -60,7 +61,7 @@ TEST(Trace, SuccessfulCompletionHasOpcodeAndLength) {
     wc.byte_len = 4;
     wc.qp_num = 0x19;
     wc.wc_flags = IBV_WC_WITH_IMM;
-    wc.imm_data = htonl(5);
+    wc.imm_data = rdmalab::to_be32(5);
     json event = json::parse(trace::encode_completion(9, "host1", wc));
     EXPECT_EQ(event["event"], "completion");
     EXPECT_EQ(event["ok"], true);
