@@ -84,15 +84,16 @@ void add_shared_options(CLI::App& app, ConnectionOptions& options) {
         ->capture_default_str();
     // Opened while parsing, so a file that cannot be written is a one-line usage error.
     app.add_option_function<std::string>(
-        "--trace",
-        [](const std::string& path) {
-            try {
-                trace::open(path);
-            } catch (const std::exception& e) {
-                throw CLI::ValidationError("--trace", e.what());
-            }
-        },
-        "write this process's verbs calls, completions and steps to FILE as JSON lines");
+           "--trace",
+           [](const std::string& path) {
+               try {
+                   trace::open(path);
+               } catch (const std::exception& e) {
+                   throw CLI::ValidationError("--trace", e.what());
+               }
+           },
+           "write this process's verbs calls, completions and steps to FILE as JSON lines")
+        ->type_name("FILE");
 }
 
 }  // namespace

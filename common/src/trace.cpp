@@ -219,8 +219,7 @@ std::string encode_modify_qp(std::int64_t t_ns, std::string_view host, std::uint
 
 void open(const std::string& path) {
     std::FILE* file = std::fopen(path.c_str(), "w");
-    if (file == nullptr)
-        fail(fmt::format("--trace {}: cannot write it ({})", path, std::strerror(errno)));
+    if (file == nullptr) fail(fmt::format("{}: cannot write it ({})", path, std::strerror(errno)));
     delete detail::writer;
     detail::writer = new Writer(file, this_host());
     // The writer lives to the end of the process; each line is already flushed.
