@@ -39,7 +39,7 @@ fi
 fields=(frame.time_relative ip.src ip.dst infiniband.bth.opcode infiniband.bth.destqp infiniband.bth.psn
         infiniband.bth.a infiniband.aeth.syndrome infiniband.aeth.msn infiniband.reth.va infiniband.reth.r_key
         infiniband.reth.dmalen infiniband.immdt infiniband.atomiceth.swapdt infiniband.atomiceth.cmpdt
-        infiniband.atomicacketh.origremdt infiniband.deth.q_key infiniband.deth.srcqp udp.length infiniband.bth.padcnt)
+        infiniband.atomicacketh.origremdt infiniband.deth.q_key infiniband.deth.srcqp udp.length infiniband.bth.padcnt frame.time_epoch)
 tshark_args=(-r "$file" -n -Y 'infiniband.bth' -T fields -E separator=/t -E occurrence=f)
 for field in "${fields[@]}"; do tshark_args+=(-e "$field"); done
 scratch=$(mktemp -d)
@@ -130,7 +130,9 @@ BEGIN {
         if (swap != "") printf ", \"atomic\": {\"swap_or_add\": %s, \"compare\": %s}", hexnum(swap), hexnum(cmp) > json
         if (orig != "") printf ", \"atomic_ack\": {\"original\": %s}", jstr(orig) > json
         if (qkey != "") printf ", \"deth\": {\"qkey\": %s, \"src_qp\": %s}", jstr(qkey), jstr(srcqp) > json
-        printf ", \"payload_bytes\": %d, \"sent_again\": %s}", payload, ((details ~ /SENT AGAIN/) ? "true" : "false") > json
+        # time_epoch: the clock of the capture, as text (doubles in awk would lose digits);
+        # ./rdmalab trace lines it up with the --trace events of programs on the same host.
+        printf ", \"payload_bytes\": %d, \"sent_again\": %s, \"time_epoch\": %s}", payload, ((details ~ /SENT AGAIN/) ? "true" : "false"), jstr($21) > json
     }
 }
 function flush_run() {

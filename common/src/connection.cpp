@@ -2,6 +2,7 @@
 #include "rdmalab/connection.hpp"
 
 #include "rdmalab/error.hpp"
+#include "rdmalab/trace.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -57,6 +58,7 @@ CmEvent wait_for_cm_event(rdma_event_channel* channel, milliseconds timeout) {
         copy.private_data.assign(bytes, bytes + event->param.conn.private_data_len);
     }
     rdma_ack_cm_event(event);  // frees event and its private data: only the copy is used below
+    trace::cm_event(copy.type, rdma_event_str(copy.type), copy.status);
     return copy;
 }
 // #endregion cm-event-copy

@@ -3,6 +3,7 @@
 
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/trace.hpp"
 
 #include <fmt/core.h>
 
@@ -26,6 +27,7 @@ void ControlWord::post_send(ibv_qp* qp, std::uint32_t value, std::uint64_t wr_id
     send.opcode = IBV_WR_SEND;
     send.send_flags = IBV_SEND_SIGNALED;
     ibv_send_wr* bad = nullptr;
+    trace::post_send(qp, &send);
     check_ibv(ibv_post_send(qp, &send, &bad), "ibv_post_send(control word)");
 }
 
@@ -35,6 +37,7 @@ void ControlWord::post_receive(ibv_qp* qp, std::uint64_t wr_id) {
                 .lkey = mr_->lkey};
     ibv_recv_wr receive{.wr_id = wr_id, .next = nullptr, .sg_list = &sge, .num_sge = 1};
     ibv_recv_wr* bad = nullptr;
+    trace::post_recv(qp, &receive);
     check_ibv(ibv_post_recv(qp, &receive, &bad), "ibv_post_recv(control word)");
 }
 

@@ -1,6 +1,8 @@
 // Shared command-line handling: see options.hpp.
 #include "rdmalab/options.hpp"
 
+#include "rdmalab/trace.hpp"
+
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <netinet/in.h>
@@ -80,6 +82,18 @@ void add_shared_options(CLI::App& app, ConnectionOptions& options) {
     app.add_option("--timeout", options.timeout_s, "seconds to wait for each step of a connection")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
+    // Opened while parsing, so a file that cannot be written is a one-line usage error.
+    app.add_option_function<std::string>(
+           "--trace",
+           [](const std::string& path) {
+               try {
+                   trace::open(path);
+               } catch (const std::exception& e) {
+                   throw CLI::ValidationError("--trace", e.what());
+               }
+           },
+           "write this process's verbs calls, completions and steps to FILE as JSON lines")
+        ->type_name("FILE");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "rdmalab/qp_transitions.hpp"
 
 #include "rdmalab/error.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
@@ -95,6 +96,7 @@ void apply_transition(ibv_qp* qp, const QpTransition& transition, std::string_vi
     ibv_qp_attr attributes = transition.attributes;  // ibv_modify_qp takes a non-const pointer
     check_ibv(ibv_modify_qp(qp, &attributes, transition.mask),
               fmt::format("ibv_modify_qp({} -> {})", qp_state_name(from), qp_state_name(to)));
+    trace::modify_qp(qp, from, to);
     const ibv_qp_state now = query_qp_state(qp);
     if (now != to)
         fail(fmt::format("ibv_query_qp says the QP is {}, not {}", qp_state_name(now),

@@ -2,6 +2,7 @@
 #include "rdmalab/verbs.hpp"
 
 #include "rdmalab/error.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs_names.hpp"
 
 #include <arpa/inet.h>
@@ -120,7 +121,10 @@ ibv_wc wait_for_any_completion(ibv_cq* cq, std::chrono::milliseconds timeout,
         ibv_wc wc{};
         int found = ibv_poll_cq(cq, 1, &wc);
         if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
-        if (found == 1) return wc;
+        if (found == 1) {
+            trace::completion(wc);
+            return wc;
+        }
         if (polls % 1024 == 0 && Clock::now() > deadline)
             fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
         if (polls > 100'000) std::this_thread::sleep_for(std::chrono::microseconds(50));

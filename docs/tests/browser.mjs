@@ -9,7 +9,7 @@
 // per check and a closing
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
-import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -224,6 +224,12 @@ async function runChecks(context, baseUrl, options) {
     await checkExplorerOnPhone(page, `${baseUrl}${explorerKey}`);
   }
 
+  // 3b. The trace viewer: every recorded trace the chapters show.
+  const tracePages = [...visited].filter(([, info]) => info.traceViewers > 0).map(([key]) => key);
+  if (!tracePages.length) fail('trace viewer: no page contains <TraceViewer /> (docs/operations.md should)');
+  for (const key of tracePages) await checkTraceViewers(page, `${baseUrl}${key}`, pageProblems);
+  if (tracePages.length) await checkTraceViewerOnPhone(page, `${baseUrl}${tracePages[0]}`);
+
   // 4. Mermaid diagrams render to SVG.
   const mermaidKey = [...visited].find(([, info]) => info.mermaidCount > 0)?.[0];
   if (!mermaidKey) {
@@ -250,7 +256,7 @@ async function runChecks(context, baseUrl, options) {
     pass(`network: all ${requestCount} requests went to 127.0.0.1`);
   }
 
-  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir);
+  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0]);
 }
 
 // light: the page is server-rendered whole (a complete-program page), so
@@ -282,6 +288,7 @@ async function visitPage(page, url, { light = false } = {}) {
       ids: [...ids, ...names],
       links,
       hasExplorer: !!document.querySelector('.qp-explorer'),
+      traceViewers: document.querySelectorAll('.trace-viewer').length,
       brokenImages: [...document.querySelectorAll('.VPContent img')]
         .filter((img) => img.complete && img.naturalWidth === 0)
         .map((img) => img.getAttribute('src')),
@@ -584,6 +591,110 @@ async function checkExplorerOnPhone(page, url) {
   }
 }
 
+// The trace viewer on one page: each recorded trace loads without console errors; stepping
+// walks the file's timeline in order; at the end there is one arrow per packet sent; clicking
+// a packet shows its PSN and opcode; a foreign or malformed file gets a message in the page.
+async function checkTraceViewers(page, url, pageProblems) {
+  const where = new URL(url).pathname;
+  pageProblems.length = 0;
+  try {
+    await visitPage(page, url);
+    const count = await page.locator('.trace-viewer').count();
+    for (let v = 0; v < count; v += 1) {
+      const viewer = page.locator('.trace-viewer').nth(v);
+      await viewer.scrollIntoViewIfNeeded();
+      await waitForCondition(page, 'the trace to load', (i) => {
+        const root = document.querySelectorAll('.trace-viewer')[i];
+        return root?.dataset.loaded || root?.querySelector('.tv-problem');
+      }, v);
+      const src = await viewer.getAttribute('data-src');
+      const problem = await viewer.locator('.tv-problem').count();
+      if (problem) throw new Error(`${src}: ${await viewer.locator('.tv-problem').textContent()}`);
+      const trace = JSON.parse(await readFile(path.join(DIST_DIR, src), 'utf8'));
+      const name = `${where} ${src}`;
+
+      // Step through every step: the viewer's current step is the file's next timeline entry.
+      const seen = [];
+      for (let i = 0; i < trace.timeline.length; i += 1) {
+        await viewer.locator('[data-action="forward"]').click();
+        seen.push(await viewer.evaluate((root) => [root.dataset.stepKind, Number(root.dataset.stepIndex), Number(root.dataset.stepT)]));
+      }
+      const expected = trace.timeline.map((s) => [s.kind, s.index, s.t_ns]);
+      const firstDifference = expected.findIndex((e, i) => JSON.stringify(e) !== JSON.stringify(seen[i]));
+      const ordered = seen.every((s, i) => i === 0 || s[2] >= seen[i - 1][2]);
+      if (firstDifference >= 0 || !ordered) throw new Error(`${src}: step ${firstDifference + 1} shows ${JSON.stringify(seen[firstDifference])}, the file says ${JSON.stringify(expected[firstDifference])}`);
+      pass(`trace viewer on ${name}: ${seen.length} steps forward follow the file's timeline, in time order`);
+
+      const sent = trace.packets.filter((p) => p.tx_ns !== null).length;
+      const arrows = await viewer.locator('.tv-packet').count();
+      if (arrows !== sent) throw new Error(`${src}: ${arrows} packet arrows for ${sent} packets sent`);
+      await viewer.locator('[data-action="back"]').click();
+      const back = await viewer.evaluate((root) => [root.dataset.stepKind, Number(root.dataset.stepIndex)]);
+      const penultimate = trace.timeline[trace.timeline.length - 2];
+      if (back[0] !== penultimate.kind || back[1] !== penultimate.index) throw new Error(`${src}: a step back shows ${back}, not the step before the last`);
+      pass(`trace viewer on ${name}: ${arrows} packet arrows = the ${sent} packets in the file; a step back goes to the step before`);
+
+      // Click the first data packet: its PSN and opcode in the details.
+      const index = trace.packets.findIndex((p) => p.qpn !== '0x000001' && p.tx_ns !== null);
+      const packet = trace.packets[index];
+      await viewer.locator(`[data-packet="${index}"] .tv-plabel`).click();
+      const details = await viewer.locator('[data-details]').textContent();
+      if (!details.includes(`PSN${packet.psn}`) && !details.includes(`PSN ${packet.psn}`)) throw new Error(`${src}: the details of packet ${index} lack PSN ${packet.psn}: ${details.slice(0, 120)}`);
+      if (!details.includes(packet.opcode_name)) throw new Error(`${src}: the details of packet ${index} lack "${packet.opcode_name}"`);
+      pass(`trace viewer on ${name}: clicking ${packet.opcode_name} PSN ${packet.psn} shows its BTH (opcode, PSN)`);
+    }
+
+    // A reader's own file: a foreign JSON and a file that is not JSON get a message.
+    const viewer = page.locator('.trace-viewer').first();
+    const input = viewer.locator('[data-control="file"]');
+    for (const [file, text, words] of [['foreign.json', '{"records": []}', /not a trace this viewer can play: its "format"/],
+      ['broken.json', '{"format": "rdmalab-trace", ', /not a trace this viewer can play: it is not JSON/],
+      ['old.json', '{"format": "rdmalab-trace", "version": 7}', /version 7/]]) {
+      await input.setInputFiles({ name: file, mimeType: 'application/json', buffer: Buffer.from(text) });
+      await waitForCondition(page, `a message about ${file}`, (name) => (document.querySelector('.trace-viewer .tv-problem')?.textContent ?? '').includes(name), file);
+      const message = await viewer.locator('.tv-problem').textContent();
+      if (!words.test(message)) throw new Error(`${file}: the message "${message}" does not say why`);
+    }
+    pass(`trace viewer on ${where}: a foreign, a broken and a newer file each get a message in the page`);
+    if (pageProblems.length) fail(`trace viewer on ${where}: ${pageProblems.slice(0, 3).join(' | ')}`);
+    else pass(`trace viewer on ${where}: no console or page errors`);
+  } catch (error) {
+    fail(`trace viewer on ${where}: ${error.message.split('\n')[0]}`);
+  }
+}
+
+async function checkTraceViewerOnPhone(page, url) {
+  const where = new URL(url).pathname;
+  try {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await visitPage(page, url);
+    const viewer = page.locator('.trace-viewer').first();
+    await viewer.scrollIntoViewIfNeeded();
+    await waitForCondition(page, 'the trace to load on a phone', () => document.querySelector('.trace-viewer')?.dataset.loaded);
+    await viewer.locator('[data-action="end"]').click();
+    const layout = await page.evaluate(() => {
+      const root = document.querySelector('.trace-viewer');
+      const box = root.getBoundingClientRect();
+      const controls = [...root.querySelectorAll('button, select, input')].map((b) => b.getBoundingClientRect());
+      return {
+        pageWidth: document.documentElement.scrollWidth,
+        left: box.left,
+        right: box.right,
+        controlsInside: controls.every((b) => b.left >= box.left - 1 && b.right <= box.right + 1),
+      };
+    });
+    const problems = [];
+    if (layout.pageWidth > 390) problems.push(`page scrolls sideways (${layout.pageWidth} px wide)`);
+    if (layout.left < 0 || layout.right > 390) problems.push(`viewer spans ${Math.round(layout.left)}..${Math.round(layout.right)} px`);
+    if (!layout.controlsInside) problems.push('a control sticks out of the viewer');
+    if (problems.length) fail(`trace viewer on a 390x844 phone (${where}): ${problems.join('; ')}`);
+    else pass(`trace viewer on a 390x844 phone (${where}): fits, the ladder scrolls inside its frame`);
+  } catch (error) {
+    fail(`trace viewer on a 390x844 phone (${where}): ${error.message.split('\n')[0]}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+}
 async function checkMermaid(page, url, where) {
   try {
     await visitPage(page, url);
@@ -598,7 +709,7 @@ async function checkMermaid(page, url, where) {
   }
 }
 
-async function takeScreenshots(page, baseUrl, explorerKey, directory) {
+async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage) {
   await mkdir(directory, { recursive: true });
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     const size = `${width}x${height}`;
@@ -619,6 +730,18 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory) {
       const explorerFullFile = path.join(directory, `explorer-whole-${size}.png`);
       await explorer.screenshot({ path: explorerFullFile, timeout: STEP_TIMEOUT_MS });
       pass(`screenshot ${explorerFile} and ${explorerFullFile}`);
+      if (tracePage) {
+        // The trace viewer part-way through its run, a WRITE packet selected.
+        await visitPage(page, `${baseUrl}${tracePage}`);
+        const viewer = page.locator('.trace-viewer').first();
+        await page.waitForFunction(() => document.querySelector('.trace-viewer')?.dataset.loaded);
+        for (let i = 0; i < 22; i += 1) await viewer.locator('[data-action="forward"]').click();
+        await page.evaluate(() => document.querySelector('.trace-viewer').scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+        const traceFile = path.join(directory, `trace-viewer-${size}.png`);
+        await viewer.screenshot({ path: traceFile, timeout: STEP_TIMEOUT_MS });
+        pass(`screenshot ${traceFile}`);
+      }
       // Every chapter's first screen, and every diagram whole.
       let shots = 0;
       for (const chapter of CHAPTERS) {

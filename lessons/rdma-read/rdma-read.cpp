@@ -5,6 +5,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -80,6 +81,7 @@ int run_client(const ConnectionOptions& options) {
     read.wr.rdma.remote_addr = remote.address;
     read.wr.rdma.rkey = remote.rkey;
     ibv_send_wr* bad_send = nullptr;
+    trace::post_send(connection.qp(), &read);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(connection.qp(), &read, &bad_send), "ibv_post_send(RDMA_READ)");
     connection.wait_for_completion("RDMA READ");
     // #endregion post-read

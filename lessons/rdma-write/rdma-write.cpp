@@ -6,6 +6,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -73,6 +74,7 @@ int run_server(const ConnectionOptions& options) {
         "server: verified {} bytes placed by the client's RDMA WRITE; this CPU never touched "
         "them\n",
         written);
+    trace::step(fmt::format("server verified {} bytes", written));
     connection.wait_for_disconnect();
     return 0;
 }
@@ -112,6 +114,7 @@ int run_client(const ConnectionOptions& options) {
     write.wr.rdma.remote_addr = remote.address;
     write.wr.rdma.rkey = remote.rkey;
     ibv_send_wr* bad_send = nullptr;
+    trace::post_send(connection.qp(), &write);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(connection.qp(), &write, &bad_send), "ibv_post_send(RDMA_WRITE)");
     connection.wait_for_completion("RDMA WRITE");
     // #endregion post-write

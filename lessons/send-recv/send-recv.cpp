@@ -7,6 +7,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -49,6 +50,7 @@ int run_server(const SendRecvOptions& options) {
                        .num_sge = 1};
     }
     ibv_recv_wr* bad_receive = nullptr;
+    trace::post_recv(connection.qp(), receives.data());  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(connection.qp(), receives.data(), &bad_receive), "ibv_post_recv");
     // #endregion pre-post-receives
 
@@ -119,6 +121,7 @@ int run_client(const SendRecvOptions& options) {
         send.opcode = IBV_WR_SEND;
         send.send_flags = IBV_SEND_SIGNALED;
         ibv_send_wr* bad_send = nullptr;
+        trace::post_send(connection.qp(), &send);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND)");
     }
     // #endregion post-sends

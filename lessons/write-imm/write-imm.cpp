@@ -9,6 +9,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -63,6 +64,7 @@ int run_server(const WriteImmOptions& options) {
                        .sg_list = nullptr,
                        .num_sge = 0};
     ibv_recv_wr* bad_receive = nullptr;
+    trace::post_recv(connection.qp(), receives.data());  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(connection.qp(), receives.data(), &bad_receive), "ibv_post_recv");
     // #endregion zero-length-receives
 
@@ -130,6 +132,7 @@ int run_server(const WriteImmOptions& options) {
     send.send_flags = IBV_SEND_SIGNALED;
     send.imm_data = to_be32(0);
     ibv_send_wr* bad_send = nullptr;
+    trace::post_send(connection.qp(), &send);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND_WITH_IMM)");
     // #endregion send-with-imm
     connection.wait_for_completion("the reply");
@@ -183,6 +186,7 @@ int run_client(const WriteImmOptions& options) {
         const bool corrupt = options.bad_immediate && k + 1 == options.parts;
         write.imm_data = to_be32(corrupt ? options.parts : part);
         ibv_send_wr* bad_send = nullptr;
+        trace::post_send(connection.qp(), &write);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(connection.qp(), &write, &bad_send),
                   "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     }

@@ -1,0 +1,141 @@
+// The timeline merge (trace/merge.cpp): clock alignment, WR ↔ packet links and the causal
+// checks, on a small made-up WRITE run whose numbers are easy to follow; and bad input.
+#include "merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+using nlohmann::json;
+using namespace rdmalab::trace_merge;
+
+namespace {
+
+constexpr const char* kHeader =
+    R"({"t_ns":0,"host":"h","event":"trace_start","format":"rdmalab-program-trace","version":1})";
+constexpr std::int64_t kSkewUs = 1'000'000;  // host2's clock runs 1 s ahead of host1's
+
+std::string epoch(std::int64_t us) {
+    return std::to_string(1'700'000'000 + us / 1'000'000) + "." +
+           std::to_string(1'000'000 + us % 1'000'000).substr(1) + "000";
+}
+
+json packet(const char* src, const char* dst, int opcode, const char* name, int psn,
+            std::int64_t us) {
+    json p = {{"src", src},    {"dst", dst}, {"opcode", opcode},    {"opcode_name", name},
+              {"qpn", "0x11"}, {"psn", psn}, {"sent_again", false}, {"time_epoch", epoch(us)}};
+    if (opcode == 17) p["aeth"] = {{"syndrome", 31}, {"msn", 1}};
+    return p;
+}
+
+std::string event(std::int64_t us, const std::string& fields) {
+    return R"({"t_ns":)" + std::to_string((1'700'000'000'000'000 + us) * 1000) + R"(,"host":"h",)" +
+           fields + "}";
+}
+
+constexpr const char* kH1 = "198.51.100.1";
+constexpr const char* kH2 = "198.51.100.2";
+
+// A 3-packet WRITE and a SEND "done", as each host's capture saw them (µs, host1's clock;
+// host2's own stamps are kSkewUs later).
+struct WriteRun {
+    std::int64_t write_completion_us = 1050;
+
+    std::vector<HostInput> hosts() const {
+        const std::int64_t s = kSkewUs;
+        struct Wire {
+            const char* src;
+            const char* dst;
+            int op;
+            const char* name;
+            int psn;
+            std::int64_t tx, rx;
+        };
+        const Wire wire[] = {{kH2, kH1, 6, "RDMA WRITE First", 100, 1010, 1020},
+                             {kH2, kH1, 7, "RDMA WRITE Middle", 101, 1011, 1021},
+                             {kH2, kH1, 8, "RDMA WRITE Last", 102, 1012, 1022},
+                             {kH1, kH2, 17, "Acknowledge", 102, 1030, 1040},
+                             {kH2, kH1, 4, "SEND Only", 103, 1061, 1071},
+                             {kH1, kH2, 17, "Acknowledge", 103, 1080, 1090}};
+        json seen1 = json::array(), seen2 = json::array();
+        for (const auto& w : wire) {
+            const bool from2 = std::string(w.src) == kH2;
+            seen1.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, from2 ? w.rx : w.tx));
+            seen2.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, (from2 ? w.tx : w.rx) + s));
+        }
+        std::string events1 = std::string(kHeader) + "\n" +
+                              event(500, R"("event":"post_recv","qp_num":17,"wr_id":1)") + "\n" +
+                              event(1075, R"("event":"completion","qp_num":17,"wr_id":1,)"
+                                          R"("ok":true,"opcode":"RECV","byte_len":4)") +
+                              "\n";
+        std::string events2 =
+            std::string(kHeader) + "\n" +
+            event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":1,)"
+                            R"("opcode":"RDMA_WRITE","length":3000)") +
+            "\n" +
+            event(write_completion_us + s,
+                  R"("event":"completion","qp_num":17,"wr_id":1,"ok":true,"opcode":"RDMA_WRITE")") +
+            "\n" +
+            event(1060 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":2,)"
+                            R"("opcode":"SEND","length":4)") +
+            "\n" +
+            event(1095 + s,
+                  R"("event":"completion","qp_num":17,"wr_id":2,"ok":true,"opcode":"SEND")") +
+            "\n";
+        return {{"host1", kH1, parse_events(events1, "h1"), parse_packets(seen1.dump(), "p1")},
+                {"host2", kH2, parse_events(events2, "h2"), parse_packets(seen2.dump(), "p2")}};
+    }
+};
+
+}  // namespace
+
+TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
+    json merged = merge(WriteRun{}.hosts(), {{"lesson", "rdma-write"}});
+    EXPECT_EQ(merged["format"], "rdmalab-trace");
+    EXPECT_EQ(merged["version"], 1);
+    EXPECT_EQ(merged["clock"]["offsets_ns"]["host2"], kSkewUs * 1000);
+    ASSERT_EQ(merged["packets"].size(), 6u);
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    // The WRITE's post owns the three WRITE packets, and the first ACK completes it.
+    const json* write = nullptr;
+    for (const auto& e : merged["events"])
+        if (e["event"] == "post_send" && e["wr_id"] == 1) write = &e;
+    ASSERT_NE(write, nullptr);
+    ASSERT_EQ((*write)["packets"].size(), 3u);
+    const json& ack = merged["packets"][(*write)["acked_by"].get<std::size_t>()];
+    EXPECT_EQ(ack["opcode_name"], "Acknowledge");
+    EXPECT_EQ(ack["psn"], 102);
+    EXPECT_EQ(ack["rx_ns"].get<std::int64_t>() - ack["tx_ns"].get<std::int64_t>(), 10'000);
+    // The timeline is in time order and holds every event and each packet twice.
+    const json& timeline = merged["timeline"];
+    EXPECT_EQ(timeline.size(), merged["events"].size() + 2 * merged["packets"].size());
+    for (std::size_t i = 1; i < timeline.size(); ++i)
+        EXPECT_LE(timeline[i - 1]["t_ns"], timeline[i]["t_ns"]);
+}
+
+TEST(TraceMerge, ACompletionBeforeItsAckFailsTheCheck) {
+    WriteRun run;
+    run.write_completion_us = 1035;  // the ACK arrives at 1040
+    json merged = merge(run.hosts(), json::object());
+    std::vector<std::string> failures;
+    EXPECT_FALSE(checks_pass(merged, failures));
+    ASSERT_EQ(failures.size(), 1u);
+    EXPECT_NE(failures[0].find("before the ACK"), std::string::npos) << failures[0];
+}
+
+TEST(TraceMerge, BadInputIsOneClearError) {
+    EXPECT_THROW(parse_events("", "a"), InputError);
+    EXPECT_THROW(parse_events("{\"format\":\"something-else\"}\n", "a"), InputError);
+    EXPECT_THROW(parse_events(std::string(kHeader) + "\nnot json\n", "a"), InputError);
+    EXPECT_THROW(parse_packets("{}", "p"), InputError);
+    EXPECT_THROW(parse_packets(R"([{"src":"a"}])", "p"), InputError);
+    EXPECT_THROW(parse_packets(R"([{"src":"a","dst":"b","opcode":4,"psn":1,"qpn":"0x11"}])", "p"),
+                 InputError);  // no time_epoch: an older wire.sh
+    try {
+        parse_events("[1,2]\n", "mine.jsonl");
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("mine.jsonl"), std::string::npos);
+    }
+}

@@ -1,0 +1,64 @@
+# ./rdmalab trace, from the host: rdma-write across the lab's two hosts with --trace and a
+# capture inside each guest, merged into one timeline. The run must pass trace-merge's causal
+# checks and hold the story the rdma-write chapter tells: the WRITE's post, its First/Middle/Last
+# packets, the ACK, the completion, the "done" SEND and the server's receive completion. Then
+# trace-merge's answers to bad input: one line, exit 2.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-$repo/build/bin}
+source "$repo/tests/checks.sh"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+rc=0
+"$repo/trace/record.sh" --bin "$bin" -o "$scratch/write.json" rdma-write -s 4K -- -s 4K \
+    >"$scratch/record.out" 2>"$scratch/record.err" || rc=$?
+check "trace rdma-write: exits 0 (run verified, every causal check passed)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || tail -n 8 "$scratch/record.out" "$scratch/record.err"
+for name in "every packet arrives after it was sent" "every WR is posted before its first packet leaves" \
+    "every send completion follows the ACK that produced it" "every receive completion follows its message's last packet"; do
+    check "trace rdma-write: ok $name" grep -qF "ok   $name" "$scratch/record.out"
+done
+# The story, read back with node (the site's own runtime) from the merged file.
+story=$(node -e '
+const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const out = [];
+if (t.format === "rdmalab-trace" && t.version === 1) out.push("format");
+const write = t.events.find(e => e.event === "post_send" && e.opcode === "RDMA_WRITE");
+if (write && write.host === "host2") {
+  const names = write.packets.map(i => t.packets[i].opcode_name).join(",");
+  if (names === "RDMA WRITE First,RDMA WRITE Middle,RDMA WRITE Middle,RDMA WRITE Last") out.push("packets");
+  const ack = t.packets[write.acked_by];
+  if (ack && ack.opcode_name === "Acknowledge" && ack.from === "host1") out.push("ack");
+  const done = t.events[write.completion];
+  if (done && done.event === "completion" && done.ok && done.caused_by === write.acked_by) out.push("completion");
+}
+const send = t.events.find(e => e.event === "post_send" && e.opcode === "SEND" && e.host === "host2");
+const recv = t.events.find(e => e.event === "completion" && e.opcode === "RECV" && e.host === "host1");
+if (send && recv && t.packets[recv.caused_by].wr === send.id) out.push("receive");
+if (t.events.some(e => e.event === "step" && /verified 4096 bytes/.test(e.text))) out.push("step");
+let ordered = true;
+for (let i = 1; i < t.timeline.length; i++) if (t.timeline[i].t_ns < t.timeline[i - 1].t_ns) ordered = false;
+if (ordered && t.timeline.length === t.events.length + 2 * t.packets.filter(p => p.rx_ns !== null && p.tx_ns !== null).length) out.push("timeline");
+if (t.meta && t.meta.environment && t.meta.environment.guest_kernel) out.push("environment");
+console.log(out.join(" "));' "$scratch/write.json" 2>&1)
+for part in format packets ack completion receive step timeline environment; do
+    check "trace rdma-write: the timeline has the $part" grep -qw "$part" <<<"$story"
+done
+
+# Bad input: one line, exit 2, nothing written.
+merge=$bin/trace-merge
+printf 'not json\n' >"$scratch/bad.jsonl"
+echo '[]' >"$scratch/none.json"
+rc=0
+"$merge" -o "$scratch/x.json" --host host1 198.51.100.1 "$scratch/bad.jsonl" "$scratch/none.json" \
+    >/dev/null 2>"$scratch/bad.err" || rc=$?
+check "trace-merge: a malformed trace is refused (exit 2)" [ "$rc" = 2 ]
+check "trace-merge: in one line" count_is 1 "$scratch/bad.err" .
+check "trace-merge: naming the file" has_line "$scratch/bad.err" 'bad\.jsonl'
+check "trace-merge: and writes nothing" [ ! -e "$scratch/x.json" ]
+rc=0
+"$repo/trace/record.sh" --bin "$bin" -o "$scratch/x.json" no-such-lesson >/dev/null 2>"$scratch/usage.err" || rc=$?
+check "trace: an unknown lesson is a usage error (exit 2)" [ "$rc" = 2 ]
+check "trace: which says so" has_line "$scratch/usage.err" 'no such lesson'
+finish

@@ -1,0 +1,42 @@
+// One timeline from a run's two sides: each host's program events (--trace, JSON lines) and the
+// packets its own capture saw (lab/wire.sh --json), merged into the file the site's viewer reads
+// ({"format": "rdmalab-trace", "version": 1}), with the checks that its order is causal.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rdmalab::trace_merge {
+
+inline constexpr int kVersion = 1;
+
+// Bad input: one line that says which file and what is wrong with it.
+struct InputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct HostInput {
+    std::string name;     // "host1"
+    std::string address;  // its RoCE address, as the packets' src/dst name it ("198.51.100.1")
+    std::vector<nlohmann::json> events;  // parse_events
+    nlohmann::json packets;              // parse_packets (an array)
+};
+
+// A --trace file's text → its events (the header line checked and dropped). source names the
+// file in messages.
+std::vector<nlohmann::json> parse_events(const std::string& text, const std::string& source);
+// lab/wire.sh --json's text → the packets (each checked for the fields the merge reads).
+nlohmann::json parse_packets(const std::string& text, const std::string& source);
+
+// Clock alignment, WR ↔ packet links, the timeline and the checks. hosts[0]'s clock is the
+// reference. meta is copied into the result (lesson, arguments, environment).
+nlohmann::json merge(const std::vector<HostInput>& hosts, const nlohmann::json& meta);
+
+// True when every check in a merged trace passed; failures gets one line per violation.
+bool checks_pass(const nlohmann::json& merged, std::vector<std::string>& failures);
+
+}  // namespace rdmalab::trace_merge
