@@ -72,14 +72,21 @@ bool consumes_receive(int op) {
 }
 
 std::uint32_t parse_qpn(const json& value, const std::string& source) {
-    if (value.is_number_unsigned()) return value.get<std::uint32_t>();
+    if (value.is_number_unsigned()) {
+        if (value.get<std::uint64_t>() > 0xffffff)
+            throw InputError(fmt::format("{}: a packet's qpn is beyond 24 bits", source));
+        return value.get<std::uint32_t>();
+    }
     if (!value.is_string())
         throw InputError(fmt::format("{}: a packet's qpn is not a string", source));
     const std::string text = value.get<std::string>();
     try {
         std::size_t used = 0;
         unsigned long qpn = std::stoul(text, &used, 0);
-        if (used != text.size()) throw std::invalid_argument(text);
+        // stoul takes "-1" as ULONG_MAX: digits only, and a 24-bit QPN.
+        if (used != text.size() || text.empty() || text[0] == '-' || text[0] == '+' ||
+            qpn > 0xffffff)
+            throw std::invalid_argument(text);
         return static_cast<std::uint32_t>(qpn);
     } catch (const std::exception&) {
         throw InputError(fmt::format("{}: '{}' is not a QP number", source, text));
@@ -102,13 +109,54 @@ std::int64_t parse_epoch(const json& value, const std::string& source) {
     if (seconds.empty() || seconds.size() > 11 || !digits(seconds) || !digits(fraction))
         throw InputError(fmt::format("{}: time_epoch '{}' is not seconds.fraction", source, text));
     fraction = (fraction + "000000000").substr(0, 9);
-    return std::stoll(seconds) * 1'000'000'000 + std::stoll(fraction);
+    // In nanoseconds an int64 holds about 9.2e9 s: refuse what would not fit (year 2255).
+    const long long whole = std::stoll(seconds);
+    if (whole > 9'000'000'000)
+        throw InputError(fmt::format("{}: time_epoch '{}' is out of range", source, text));
+    return whole * 1'000'000'000 + std::stoll(fraction);
 }
 
 std::string packet_key(const json& p) {
     return fmt::format("{}>{}:{}:{}:{}", p["src"].get<std::string>(), p["dst"].get<std::string>(),
                        p["qpn_num"].get<std::uint32_t>(), p["psn"].get<std::int64_t>(),
                        p["opcode"].get<int>());
+}
+
+// The fields the merge reads, each of the type it reads it as, so a foreign or damaged file is
+// refused here by name and never reaches the merge (json's accessors throw on another type).
+bool is_u32(const json& value) {
+    return value.is_number_unsigned() && value.get<std::uint64_t>() <= 0xffffffffu;
+}
+void check_event_fields(const json& event, const std::string& where) {
+    auto bad = [&](const char* field, const char* type) {
+        throw InputError(fmt::format("{}: {} must be {}", where, field, type));
+    };
+    for (const char* field : {"qp_num", "dest_qp"})
+        if (event.contains(field) && !is_u32(event[field])) bad(field, "a QP number");
+    if (event.contains("opcode") && !event["opcode"].is_string()) bad("opcode", "a string");
+    if (event.contains("ok") && !event["ok"].is_boolean()) bad("ok", "true or false");
+    if (event.contains("length") && !event["length"].is_number_unsigned())
+        bad("length", "a byte count");
+    const std::string kind = event["event"];
+    if ((kind == "post_send" || kind == "post_recv" || kind == "completion") &&
+        !(event.contains("wr_id") && event["wr_id"].is_number_unsigned()))
+        bad("wr_id", "an unsigned integer");
+}
+void check_packet_fields(const json& packet, const std::string& source) {
+    // BTH: an 8-bit opcode, a 24-bit PSN (the QPN is checked where it is parsed).
+    if (!packet["opcode"].is_number_unsigned() || packet["opcode"].get<std::uint64_t>() > 255)
+        throw InputError(fmt::format("{}: a packet's opcode must be 0-255", source));
+    if (!packet["psn"].is_number_unsigned() || packet["psn"].get<std::uint64_t>() > 0xffffff)
+        throw InputError(fmt::format("{}: a packet's psn must be 0-16777215", source));
+    if (!packet.contains("opcode_name") || !packet["opcode_name"].is_string())
+        throw InputError(fmt::format("{}: a packet's opcode_name must be a string", source));
+    if (packet.contains("sent_again") && !packet["sent_again"].is_boolean())
+        throw InputError(fmt::format("{}: a packet's sent_again must be true or false", source));
+    if (packet.contains("aeth") &&
+        !(packet["aeth"].is_object() && packet["aeth"].contains("syndrome") &&
+          packet["aeth"]["syndrome"].is_number_unsigned() &&
+          packet["aeth"]["syndrome"].get<std::uint64_t>() < 256))
+        throw InputError(fmt::format("{}: a packet's aeth needs a syndrome (0-255)", source));
 }
 
 }  // namespace
@@ -126,20 +174,26 @@ std::vector<json> parse_events(const std::string& text, const std::string& sourc
         if (event.is_discarded() || !event.is_object())
             throw InputError(fmt::format("{}:{}: not a JSON object", source, number));
         if (!header) {
-            if (event.value("format", "") != "rdmalab-program-trace")
+            // Each field's type checked first: json::value() throws on a field of another type.
+            const auto format = event.find("format");
+            if (format == event.end() || !format->is_string() || *format != "rdmalab-program-trace")
                 throw InputError(fmt::format(
                     "{}: not a program trace (its first line must say \"format\": "
                     "\"rdmalab-program-trace\"; write one with a lesson's --trace FILE)",
                     source));
-            if (event.value("version", 0) != 1)
+            const auto version = event.find("version");
+            if (version == event.end() || !version->is_number_integer() || *version != 1)
                 throw InputError(fmt::format("{}: program trace version {} (this reads 1)", source,
-                                             event.value("version", 0)));
+                                             version == event.end()
+                                                 ? std::string("(none)")
+                                                 : version->dump().substr(0, 20)));
             header = true;
             continue;
         }
         if (!event.contains("t_ns") || !event["t_ns"].is_number_integer() ||
             !event.contains("event") || !event["event"].is_string())
             throw InputError(fmt::format("{}:{}: an event needs t_ns and event", source, number));
+        check_event_fields(event, fmt::format("{}:{}", source, number));
         events.push_back(std::move(event));
     }
     if (!header) throw InputError(fmt::format("{}: empty: no program trace in it", source));
@@ -158,6 +212,7 @@ json parse_packets(const std::string& text, const std::string& source) {
             !p["psn"].is_number_integer())
             throw InputError(
                 fmt::format("{}: a packet lacks src, dst, opcode, qpn or psn", source));
+        check_packet_fields(p, source);
         p["qpn_num"] = parse_qpn(p["qpn"], source);
         p["epoch_ns"] = parse_epoch(p.value("time_epoch", json()), source);
     }
@@ -367,8 +422,9 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 if (!opcode_fits(post.value("opcode", ""), messages[m].first_opcode)) break;
                 for (std::size_t p : messages[m].packets) out_packets[p]["wr"] = post["id"];
                 post["packets"] = messages[m].packets;
-                for (std::int64_t psn = messages[m].first_psn; psn <= messages[m].last_psn; ++psn)
-                    wr_of_psn[psn] = post_ids[m];
+                // Its packets' PSNs (First..Last, consecutive in a well-formed capture; a loop
+                // over the range would trust the file's numbers for its length).
+                for (std::size_t p : messages[m].packets) wr_of_psn[psn_of(p)] = post_ids[m];
                 if (post.value("opcode", "") == "RDMA_READ" && post.contains("length")) {
                     // The responses: PSNs from the request's, one per path-MTU packet.
                     std::int64_t last = messages[m].first_psn;
