@@ -58,6 +58,7 @@ struct Options {
     std::string size = "64K";
     std::string rate_size = "64";
     std::string lat_size = "8";
+    std::string judge = "bw,rate,lat,lat-p99";  // the metrics the verdict flags on
     double duration_s = 1.0;
     std::uint64_t lat_iters = 1000;
     std::uint64_t warmup = 100;
@@ -220,8 +221,11 @@ class Rank {
     std::vector<Cell> cells;
     std::vector<Failure> failures;
     Record pair_seconds = Record::array();
+    // The longest meeting so far (to size waits for peers still in theirs).
+    milliseconds longest_pair() const { return longest_; }
 
   private:
+    milliseconds longest_{0};
     milliseconds step() const { return to_milliseconds(o_.timeout_s); }
     std::string name(int r) const {
         return fmt::format("rank {} ({})", r, who_[static_cast<std::size_t>(r)].label());
@@ -273,9 +277,11 @@ void Rank::meet(int peer) {
         record_failure(fmt::format("{} was reported silent earlier in the run", name(peer)));
         return;
     }
-    // The hello: whether each side can measure at all. A peer still busy with an earlier round
-    // (its own peer went silent) may be late by one timeout per silent rank: wait that long.
-    const milliseconds meet_wait = step() * static_cast<long>(2 + silent_.size());
+    // The hello: whether each side can measure at all. A peer may still be busy with an earlier
+    // pair (rounds are paced only while every rank keeps time) or have waited out a silent
+    // rank: allow the longest pair seen so far, and a timeout per silent rank.
+    const milliseconds meet_wait =
+        step() * static_cast<long>(2 + silent_.size()) + longest_pair() * 3 / 2;
     const std::string& problem = who_[static_cast<std::size_t>(rank_)].problem;
     outbox_.send(peer, kMeetTag, Record{{"problem", problem}}.dump());
     auto hello = receive(peer, kMeetTag, meet_wait);
@@ -302,8 +308,10 @@ void Rank::meet(int peer) {
     bw.transport = *parse_transport(o_.transport);
     bw.mode = Mode::kBandwidth;
     bw.size = *parse_size(o_.size);
-    bw.window = 128;
-    bw.signal_every = 16;
+    // 16 messages in flight: enough to fill a link, few enough that a slow link drains them
+    // within the timeouts once the duration is over (128 × 64 KiB at 5 Mbit/s takes 13 s).
+    bw.window = 16;
+    bw.signal_every = 4;
     bw.duration_s = o_.duration_s;
     bw.warmup = o_.warmup;
     BenchConfig rate = bw;
@@ -322,13 +330,15 @@ void Rank::meet(int peer) {
     for (int from : {low, low == rank_ ? peer : rank_}) {
         const bool initiator = from == rank_;
         for (auto [config, what] : {std::pair{&bw, "bw"}, {&rate, "rate"}, {&lat, "lat"}}) {
+            // A peer that stopped answering mid-pair may only be slow (a slow link is what this
+            // looks for): the rest of this pair is skipped, but it is not announced as silent.
             if (!measure(peer, tag, initiator, *config, what)) {
-                announce_silent(peer);
                 return;
             }
             tag += 8;
         }
     }
+    longest_ = std::max(longest_, std::chrono::duration_cast<milliseconds>(Clock::now() - start));
     pair_seconds.push_back(Record{
         {"peer", peer}, {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
 }
@@ -463,7 +473,9 @@ bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config,
             outbox_.send(peer, t, status(local_error));
             if (!local_error.empty()) return true;
             // The initiator runs for the duration (or the count) before it reports.
-            const milliseconds phase_wait = wait + to_milliseconds(duration * 2);
+            // As long as the initiator's own limits let it run: on a slow link, draining the
+            // window of messages posted before the duration ended takes a while.
+            const milliseconds phase_wait = limits.phase + wait;
             std::optional<std::string> sent;
             try {
                 if (config.mode == Mode::kLatency) {
@@ -525,6 +537,15 @@ constexpr MetricInfo kMetrics[] = {{"bw_gbps", "bandwidth (Gb/s)", true},
                                    {"lat_us", "latency median (µs)", false},
                                    {"lat_p99_us", "latency p99 (µs)", false}};
 
+// Whether --judge names the metric ("bw_gbps" is judged by "bw", "lat_p99_us" by "lat-p99").
+bool judges(const Options& o, const std::string& key) {
+    const std::string name = key == "bw_gbps"     ? "bw"
+                             : key == "rate_mops" ? "rate"
+                             : key == "lat_us"    ? "lat"
+                                                  : "lat-p99";
+    return ("," + o.judge + ",").find("," + name + ",") != std::string::npos;
+}
+
 int report(const Options& o, const std::vector<Identity>& who, const std::vector<Record>& rows,
            const std::vector<FailedPair>& lost_rows, const Record& environment,
            const Record& settings) {
@@ -565,13 +586,22 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
         }
     }
     const Thresholds thresholds{o.fraction, o.latency_factor};
-    const Verdict verdict = judge(n, metrics, failed, thresholds);
+    // Every metric's typical value and threshold; the verdict over the metrics --judge names.
+    const Verdict stats = judge(n, metrics, {}, thresholds);
+    std::vector<Metric> judged;
+    for (const Metric& m : metrics)
+        if (judges(o, m.key)) judged.push_back(m);
+    const Verdict verdict = judge(n, judged, failed, thresholds);
     std::vector<std::string> labels, hosts;
     for (const Identity& i : who) {
         labels.push_back(fmt::format("{} {}", i.rank, i.label()));
         hosts.push_back(i.label());
     }
-    const std::vector<std::string> lines = summary_lines(verdict, metrics, hosts);
+    std::vector<std::string> lines = summary_lines(stats, metrics, hosts);
+    lines.resize(metrics.size());  // the typical values of every metric, then the verdict's
+    const std::vector<std::string> verdict_lines = summary_lines(verdict, judged, hosts);
+    lines.insert(lines.end(), verdict_lines.begin() + static_cast<long>(judged.size()),
+                 verdict_lines.end());
 
     // JSON: everything; CSV: one row per directed pair with both ends' identity.
     Record ranks = Record::array();
@@ -584,11 +614,10 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
             for (const auto& v : row) r.push_back(v ? Record(*v) : Record(nullptr));
             matrix.push_back(r);
         }
-        matrices[metrics[k].key] = Record{{"label", metrics[k].label},
-                                          {"median", verdict.metrics[k].median},
-                                          {"typical", verdict.metrics[k].typical},
-                                          {"threshold", verdict.metrics[k].threshold},
-                                          {"matrix", matrix}};
+        matrices[metrics[k].key] =
+            Record{{"label", metrics[k].label},           {"median", stats.metrics[k].median},
+                   {"typical", stats.metrics[k].typical}, {"threshold", stats.metrics[k].threshold},
+                   {"judged", judges(o, metrics[k].key)}, {"matrix", matrix}};
     }
     Record failed_json = Record::array();
     for (const FailedPair& f : failed)
@@ -638,15 +667,16 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
     for (const FailedPair& f : failed) failed_pairs.emplace_back(f.a, f.b);
     for (std::size_t k = 0; k < metrics.size(); ++k) {
         Heatmap h;
-        h.title = fmt::format("rdma-mesh: {} {}, {} ranks", o.op, metrics[k].label, n);
+        h.title = fmt::format("rdma-mesh: {} {}, {} ranks{}", o.op, metrics[k].label, n,
+                              judges(o, metrics[k].key) ? "" : " (not judged)");
         h.caption = fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device,
                                 who[0].provider, environment.at("kernel").get<std::string>(),
                                 environment.at("date").get<std::string>(),
                                 settings.at("describe").get<std::string>());
         h.labels = labels;
         h.metric = &metrics[k];
-        h.typical = verdict.metrics[k].typical;
-        h.threshold = verdict.metrics[k].threshold;
+        h.typical = stats.metrics[k].typical;
+        h.threshold = stats.metrics[k].threshold;
         h.failed = failed_pairs;
         std::string file = metrics[k].key;
         std::replace(file.begin(), file.end(), '_', '-');
@@ -668,12 +698,19 @@ std::optional<std::string> bad_input(const Options& o) {
     for (const auto& [flag, text] :
          {std::pair{"--size", o.size}, {"--rate-size", o.rate_size}, {"--lat-size", o.lat_size}})
         if (!parse_size(text)) return fmt::format("{} '{}' is not a size (64, 4K, 1M)", flag, text);
+    for (std::size_t start = 0; start <= o.judge.size();) {
+        std::size_t comma = std::min(o.judge.find(',', start), o.judge.size());
+        const std::string name = o.judge.substr(start, comma - start);
+        if (name != "bw" && name != "rate" && name != "lat" && name != "lat-p99")
+            return fmt::format("--judge '{}' is not a list of bw, rate, lat, lat-p99", o.judge);
+        start = comma + 1;
+    }
     BenchConfig c;
     c.op = *parse_op(o.op);
     c.transport = *parse_transport(o.transport);
     c.size = *parse_size(o.size);
-    c.window = 128;
-    c.signal_every = 16;
+    c.window = 16;
+    c.signal_every = 4;
     c.duration_s = o.duration_s;
     if (auto why = c.problem()) return *why;
     return std::nullopt;
@@ -712,6 +749,7 @@ int run(int argc, char** argv, int rank, int size) {
         ->check(CLI::Range(0.1, 3600.0));
     app.add_option("--out", o.out_dir, "folder for mesh.json, mesh.csv, mesh-*.svg (rank 0)")
         ->capture_default_str();
+    app.add_option("--judge", o.judge, "the metrics the verdict flags on")->capture_default_str();
     app.add_option("--fraction", o.fraction, "flag bandwidth/rate below this × typical")
         ->capture_default_str()
         ->check(CLI::Range(0.01, 1.0));
@@ -819,7 +857,11 @@ int run(int argc, char** argv, int rank, int size) {
             if (auto peer = partner_in(round, rank)) me_rank.meet(*peer);
             // Rounds start together. A timed barrier: a rank that is late or silent past the
             // limit stops the pacing (later barriers would wait on it too), not the run.
-            if (paced) paced = timed_barrier(to_milliseconds(o.timeout_s * 3));
+            // Its limit covers a pair 3× as long as the longest seen (at least 30 timeouts).
+            const milliseconds pace_limit =
+                std::max(me_rank.longest_pair() * 3, to_milliseconds(o.timeout_s * 30)) +
+                to_milliseconds(o.timeout_s * 3);
+            if (paced) paced = timed_barrier(pace_limit);
         }
     }
 
@@ -839,7 +881,7 @@ int run(int argc, char** argv, int rank, int size) {
         std::vector<Record> rows{row};
         std::vector<FailedPair> lost;
         // Every other rank finishes within its rounds' bounded waits; a generous limit on top.
-        const milliseconds gather_wait = to_milliseconds(o.timeout_s * 4 + 30);
+        const milliseconds gather_wait = to_milliseconds(o.timeout_s * 30 + 30);
         for (int r = 1; r < size; ++r) {
             auto text = receive(r, kRowTag, gather_wait);
             if (!text) {
@@ -864,6 +906,7 @@ int run(int argc, char** argv, int rank, int size) {
                         {"warmup", o.warmup},
                         {"timeout_s", o.timeout_s},
                         {"serial", o.serial},
+                        {"judge", o.judge},
                         {"fraction", o.fraction},
                         {"latency_factor", o.latency_factor},
                         {"memory", gpu::to_string(o.memory.memory)}};
