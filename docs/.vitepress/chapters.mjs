@@ -17,5 +17,6 @@ export const CHAPTERS = [
   { file: 'uccl.md', link: '/uccl', text: 'Case study: UCCL', group: 'The GPU era' },
   { file: 'efa.md', link: '/efa', text: 'AWS EFA and libfabric', group: 'The GPU era' },
   { file: 'reproduce.md', link: '/reproduce', text: 'Reproduce on your cluster', group: 'The GPU era' },
+  { file: 'check-your-cluster.md', link: '/check-your-cluster', text: 'Check your cluster: rdma-mesh', group: 'The GPU era' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
 ];

@@ -1,0 +1,244 @@
+// Unit tests for rdma-mesh's pure logic: the round-robin schedule, the verdict (typical value,
+// slow pairs, the host named as culprit), the launcher environment (Open MPI, Slurm, PMIx) and
+// the heatmap.
+#include "rdmalab/mesh/heatmap.hpp"
+#include "rdmalab/mesh/launch.hpp"
+#include "rdmalab/mesh/schedule.hpp"
+#include "rdmalab/mesh/verdict.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+using namespace rdmalab::mesh;
+
+namespace {
+
+// Every pair exactly once, each rank at most once per round, and the number of rounds.
+void check_schedule(int n) {
+    const auto rounds = round_robin(n);
+    ASSERT_EQ(static_cast<int>(rounds.size()), n % 2 == 0 ? n - 1 : n) << "n=" << n;
+    std::set<std::pair<int, int>> seen;
+    for (const Round& round : rounds) {
+        std::set<int> busy;
+        for (const auto& [a, b] : round) {
+            ASSERT_LT(a, b);
+            ASSERT_GE(a, 0);
+            ASSERT_LT(b, n);
+            EXPECT_TRUE(busy.insert(a).second) << "rank " << a << " twice in a round, n=" << n;
+            EXPECT_TRUE(busy.insert(b).second) << "rank " << b << " twice in a round, n=" << n;
+            EXPECT_TRUE(seen.insert({a, b}).second) << "pair measured twice, n=" << n;
+        }
+        // Even N: everyone plays every round; odd N: exactly one bye per round.
+        EXPECT_EQ(static_cast<int>(busy.size()), n % 2 == 0 ? n : n - 1);
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), n * (n - 1) / 2);
+}
+
+}  // namespace
+
+TEST(MeshSchedule, EveryPairOnceEachRankOncePerRound) {
+    for (int n = 2; n <= 33; ++n) check_schedule(n);
+    check_schedule(512);
+}
+
+TEST(MeshSchedule, OddSizesGiveEachRankOneBye) {
+    const auto rounds = round_robin(5);
+    std::map<int, int> byes;
+    for (const Round& round : rounds)
+        for (int r = 0; r < 5; ++r)
+            if (!partner_in(round, r)) ++byes[r];
+    for (int r = 0; r < 5; ++r) EXPECT_EQ(byes[r], 1) << "rank " << r;
+}
+
+TEST(MeshSchedule, TooFewRanksHaveNoRounds) {
+    EXPECT_TRUE(round_robin(0).empty());
+    EXPECT_TRUE(round_robin(1).empty());
+    EXPECT_EQ(round_robin(2).size(), 1u);
+}
+
+namespace {
+
+// A bandwidth matrix with every cell `good` but the pairs of `bad_rank` (both directions).
+Metric bandwidth(int n, double good, int bad_rank, double bad) {
+    Metric m{"bw_gbps", "bandwidth (Gb/s)", true, empty_matrix(n)};
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+            if (a != b) m.values[a][b] = (a == bad_rank || b == bad_rank) ? bad : good;
+    return m;
+}
+
+}  // namespace
+
+TEST(MeshVerdict, AllEqualFlagsNothing) {
+    auto v = judge(4, {bandwidth(4, 10, -1, 0)}, {}, {});
+    EXPECT_FALSE(v.flagged());
+    EXPECT_TRUE(v.culprits.empty());
+    EXPECT_DOUBLE_EQ(v.metrics[0].typical, 10);
+    EXPECT_DOUBLE_EQ(v.metrics[0].threshold, 8);
+}
+
+TEST(MeshVerdict, OneBadHostOfFourIsNamed) {
+    // Half of the 12 cells involve rank 3: the plain median falls between good and bad, the
+    // typical value (median of per-rank medians) stays at the good value.
+    auto v = judge(4, {bandwidth(4, 10, 3, 2)}, {}, {});
+    EXPECT_DOUBLE_EQ(v.metrics[0].median, 6);
+    EXPECT_DOUBLE_EQ(v.metrics[0].typical, 10);
+    ASSERT_EQ(v.slow.size(), 3u);
+    for (const FlaggedPair& p : v.slow) EXPECT_EQ(p.b, 3);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 3);
+    EXPECT_EQ(v.culprits[0].pairs, 3);
+    auto lines = summary_lines(v, {bandwidth(4, 10, 3, 2)}, {"h0", "h1", "h2", "h3"});
+    bool named = false;
+    for (const auto& line : lines)
+        named = named || line.find("host h3 (rank 3): all 3 of its pairs") != std::string::npos;
+    EXPECT_TRUE(named);
+}
+
+TEST(MeshVerdict, OneBadHostOfThreeIsNamed) {
+    auto v = judge(3, {bandwidth(3, 10, 2, 3)}, {}, {});
+    ASSERT_EQ(v.slow.size(), 2u);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 2);
+}
+
+TEST(MeshVerdict, OneSlowDirectionFlagsThePairOnly) {
+    Metric m = bandwidth(4, 10, -1, 0);
+    m.values[1][2] = 5;
+    auto v = judge(4, {m}, {}, {});
+    ASSERT_EQ(v.slow.size(), 1u);
+    EXPECT_EQ(v.slow[0].a, 1);
+    EXPECT_EQ(v.slow[0].b, 2);
+    EXPECT_TRUE(v.culprits.empty());  // ranks 1 and 2 each have good pairs too
+}
+
+TEST(MeshVerdict, JustAboveTheFractionIsNotFlagged) {
+    Metric m = bandwidth(4, 10, -1, 0);
+    m.values[0][1] = 8.01;
+    EXPECT_FALSE(judge(4, {m}, {}, {}).flagged());
+    m.values[0][1] = 7.99;
+    EXPECT_TRUE(judge(4, {m}, {}, {}).flagged());
+}
+
+TEST(MeshVerdict, LatencyAboveFactorIsFlagged) {
+    Metric lat{"lat_us", "latency (µs)", false, empty_matrix(4)};
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+            if (a != b) lat.values[a][b] = (a == 0 || b == 0) ? 40 : 10;
+    auto v = judge(4, {lat}, {}, {});
+    EXPECT_DOUBLE_EQ(v.metrics[0].typical, 10);
+    EXPECT_DOUBLE_EQ(v.metrics[0].threshold, 15);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 0);
+}
+
+TEST(MeshVerdict, FailedPairsCountTowardsTheCulprit) {
+    Metric m = bandwidth(4, 10, -1, 0);
+    for (int p = 0; p < 3; ++p) m.values[p][3] = m.values[3][p] = std::nullopt;
+    auto v = judge(4, {m}, {{0, 3, "no answer"}, {1, 3, "no answer"}, {2, 3, "no answer"}}, {});
+    EXPECT_TRUE(v.flagged());
+    EXPECT_TRUE(v.slow.empty());
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 3);
+}
+
+TEST(MeshVerdict, NoCulpritWhenEverythingIsBadOrTwoRanks) {
+    auto two = judge(2, {bandwidth(2, 10, -1, 0)}, {{0, 1, "no device"}}, {});
+    EXPECT_TRUE(two.flagged());
+    EXPECT_TRUE(two.culprits.empty());  // one pair cannot say which end is at fault
+    std::vector<FailedPair> all;
+    for (int a = 0; a < 4; ++a)
+        for (int b = a + 1; b < 4; ++b) all.push_back({a, b, "down"});
+    EXPECT_TRUE(judge(4, {}, all, {}).culprits.empty());
+}
+
+TEST(MeshVerdict, MiddleAveragesTheTwoMiddleValues) {
+    EXPECT_DOUBLE_EQ(middle({}), 0);
+    EXPECT_DOUBLE_EQ(middle({3, 1, 2}), 2);
+    EXPECT_DOUBLE_EQ(middle({4, 1, 3, 2}), 2.5);
+}
+
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+    return [vars](const std::string& name) -> std::optional<std::string> {
+        auto it = vars.find(name);
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+}  // namespace
+
+TEST(MeshLaunch, OpenMpi) {
+    auto info = read_launch_info(
+        env_of({{"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}));
+    EXPECT_EQ(info.launcher, "openmpi");
+    EXPECT_EQ(info.local_rank, 2);
+    EXPECT_EQ(info.local_size, 4);
+}
+
+TEST(MeshLaunch, SlurmSrun) {
+    // What srun -N 2 --ntasks-per-node=4 --mpi=pmix sets for the second task on node gpu07.
+    auto info = read_launch_info(env_of({{"SLURM_PROCID", "5"},
+                                         {"SLURM_LOCALID", "1"},
+                                         {"SLURM_NTASKS_PER_NODE", "4"},
+                                         {"SLURMD_NODENAME", "gpu07"},
+                                         {"PMIX_RANK", "5"}}));
+    EXPECT_EQ(info.launcher, "slurm");
+    EXPECT_EQ(info.local_rank, 1);
+    EXPECT_EQ(info.local_size, 4);
+    EXPECT_EQ(info.node, "gpu07");
+}
+
+TEST(MeshLaunch, MpirunInsideASlurmAllocationPrefersOpenMpi) {
+    auto info = read_launch_info(env_of({{"SLURM_LOCALID", "0"},
+                                         {"SLURMD_NODENAME", "gpu07"},
+                                         {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}}));
+    EXPECT_EQ(info.launcher, "openmpi");
+    EXPECT_EQ(info.local_rank, 3);
+    EXPECT_EQ(info.node, "gpu07");
+}
+
+TEST(MeshLaunch, PmixAndNothing) {
+    auto pmix = read_launch_info(env_of({{"PMIX_LOCAL_RANK", "1"}, {"PMIX_LOCAL_SIZE", "2"}}));
+    EXPECT_EQ(pmix.launcher, "pmix");
+    EXPECT_EQ(pmix.local_rank, 1);
+    auto none = read_launch_info(env_of({}));
+    EXPECT_EQ(none.launcher, "unknown");
+    EXPECT_EQ(none.local_rank, 0);
+    EXPECT_EQ(none.local_size, 1);
+}
+
+TEST(MeshLaunch, GarbageIsIgnored) {
+    auto info = read_launch_info(env_of({{"OMPI_COMM_WORLD_LOCAL_RANK", "-1"},
+                                         {"SLURM_LOCALID", "x"},
+                                         {"PMIX_LOCAL_RANK", "99999999999"}}));
+    EXPECT_EQ(info.launcher, "unknown");
+    auto short_size = read_launch_info(env_of({{"SLURM_LOCALID", "3"}}));
+    EXPECT_EQ(short_size.local_rank, 3);
+    EXPECT_EQ(short_size.local_size, 4);  // never less than the rank implies
+}
+
+TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {
+    Metric m = bandwidth(3, 10, 2, 2);
+    Heatmap h{.title = "t <&>",
+              .caption = "a\nb",
+              .labels = {"0 a", "1 b", "2 c"},
+              .metric = &m,
+              .typical = 10,
+              .threshold = 8,
+              .failed = {}};
+    const std::string svg = render_heatmap(h);
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("t &lt;&amp;&gt;"), std::string::npos);
+    std::size_t rects = 0, thick = 0;
+    for (std::size_t at = 0; (at = svg.find("<rect x=", at)) != std::string::npos; ++at) ++rects;
+    for (std::size_t at = 0; (at = svg.find("stroke-width=\"3\"", at)) != std::string::npos; ++at)
+        ++thick;
+    EXPECT_EQ(rects, 9u);
+    EXPECT_EQ(thick, 4u);  // 0→2, 2→0, 1→2, 2→1
+}
