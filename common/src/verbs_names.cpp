@@ -22,6 +22,58 @@ const char* qp_type_name(unsigned type) {
     return "unknown";
 }
 
+const char* send_opcode_name(ibv_wr_opcode opcode) {
+    switch (opcode) {
+        case IBV_WR_RDMA_WRITE:
+            return "RDMA_WRITE";
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            return "RDMA_WRITE_WITH_IMM";
+        case IBV_WR_SEND:
+            return "SEND";
+        case IBV_WR_SEND_WITH_IMM:
+            return "SEND_WITH_IMM";
+        case IBV_WR_RDMA_READ:
+            return "RDMA_READ";
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+            return "ATOMIC_CMP_AND_SWP";
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+            return "ATOMIC_FETCH_AND_ADD";
+        case IBV_WR_LOCAL_INV:
+            return "LOCAL_INV";
+        case IBV_WR_BIND_MW:
+            return "BIND_MW";
+        case IBV_WR_SEND_WITH_INV:
+            return "SEND_WITH_INV";
+        default:
+            return "OTHER";
+    }
+}
+
+const char* wc_opcode_name(ibv_wc_opcode opcode) {
+    switch (opcode) {
+        case IBV_WC_SEND:
+            return "SEND";
+        case IBV_WC_RDMA_WRITE:
+            return "RDMA_WRITE";
+        case IBV_WC_RDMA_READ:
+            return "RDMA_READ";
+        case IBV_WC_COMP_SWAP:
+            return "COMP_SWAP";
+        case IBV_WC_FETCH_ADD:
+            return "FETCH_ADD";
+        case IBV_WC_BIND_MW:
+            return "BIND_MW";
+        case IBV_WC_LOCAL_INV:
+            return "LOCAL_INV";
+        case IBV_WC_RECV:
+            return "RECV";
+        case IBV_WC_RECV_RDMA_WITH_IMM:
+            return "RECV_RDMA_WITH_IMM";
+        default:
+            return "OTHER";
+    }
+}
+
 const char* qp_state_name(ibv_qp_state state) {
     switch (state) {
         case IBV_QPS_RESET:

@@ -78,7 +78,4 @@ std::string encode_modify_qp(std::int64_t t_ns, std::string_view host, std::uint
 // The first line of every trace: format, version, host, pid.
 std::string encode_header(std::int64_t t_ns, std::string_view host, long pid);
 
-const char* send_opcode_name(ibv_wr_opcode opcode);  // "RDMA_WRITE", "SEND_WITH_IMM", …
-const char* wc_opcode_name(ibv_wc_opcode opcode);    // "RDMA_WRITE", "RECV", "RECV_RDMA_WITH_IMM"
-
 }  // namespace rdmalab::trace

@@ -9,10 +9,12 @@
 
 namespace rdmalab {
 
-const char* qp_type_name(unsigned type);         // "RC", "UC", "UD" (else "unknown")
-const char* qp_state_name(ibv_qp_state state);   // "RESET", "INIT", "RTR", "RTS", …
-std::string qp_attr_mask_names(int mask);        // "STATE | PKEY_INDEX | PORT | ACCESS_FLAGS"
-std::string access_flag_names(unsigned access);  // "REMOTE_WRITE", "none"
+const char* qp_type_name(unsigned type);             // "RC", "UC", "UD" (else "unknown")
+const char* qp_state_name(ibv_qp_state state);       // "RESET", "INIT", "RTR", "RTS", …
+const char* send_opcode_name(ibv_wr_opcode opcode);  // "RDMA_WRITE", "SEND_WITH_IMM", …
+const char* wc_opcode_name(ibv_wc_opcode opcode);    // "RDMA_WRITE", "RECV", "RECV_RDMA_WITH_IMM"
+std::string qp_attr_mask_names(int mask);            // "STATE | PKEY_INDEX | PORT | ACCESS_FLAGS"
+std::string access_flag_names(unsigned access);      // "REMOTE_WRITE", "none"
 // "who:     LABEL name value, name value…" for the attributes mask selects (and ah_attr's).
 void print_qp_attributes(std::string_view who, std::string_view label,
                          const ibv_qp_attr& attributes, int mask);
