@@ -84,17 +84,58 @@ Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<Faile
     for (auto& [pair, reasons] : slow)
         verdict.slow.push_back(FlaggedPair{pair.first, pair.second, std::move(reasons)});
 
-    std::set<std::pair<int, int>> bad;
+    std::set<std::pair<int, int>> bad, failed_pairs;
     for (const FlaggedPair& p : verdict.slow) bad.insert({p.a, p.b});
-    for (const FailedPair& p : failed) bad.insert({std::min(p.a, p.b), std::max(p.a, p.b)});
-    const int all_pairs = n * (n - 1) / 2;
-    if (static_cast<int>(bad.size()) < all_pairs)
+    for (const FailedPair& p : failed) {
+        bad.insert({std::min(p.a, p.b), std::max(p.a, p.b)});
+        failed_pairs.insert({std::min(p.a, p.b), std::max(p.a, p.b)});
+    }
+    auto key = [](int a, int b) { return std::pair{std::min(a, b), std::max(a, b)}; };
+    // First the ranks none of whose pairs could be measured (silent, no device): their failures
+    // explain their pairs, so the others are judged without those pairs. Otherwise a noisy pair
+    // between two good ranks, beside their failed pairs with the silent one, would make every
+    // rank look bad and single out none.
+    // (Only where some pair between two other ranks was measured: when every pair failed,
+    // nothing singles one rank out.)
+    std::set<int> named;
+    for (int r = 0; r < n && n - 1 >= 2; ++r) {
+        int failed_here = 0;
+        for (int p = 0; p < n; ++p)
+            if (p != r && failed_pairs.contains(key(r, p))) ++failed_here;
+        bool others_measured = false;
+        for (int a = 0; a < n; ++a)
+            for (int b = a + 1; b < n; ++b)
+                if (a != r && b != r && !failed_pairs.contains({a, b})) others_measured = true;
+        if (failed_here == n - 1 && others_measured) named.insert(r);
+    }
+    // Then, among the pairs left, a rank with at least two of them, all slow or failed, while
+    // some pair left is neither (else nothing singles it out).
+    int pairs_left = 0, bad_left = 0;
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b)
+            if (!named.contains(a) && !named.contains(b)) {
+                ++pairs_left;
+                if (bad.contains({a, b})) ++bad_left;
+            }
+    std::set<int> slow_ranks;
+    if (bad_left < pairs_left)
         for (int r = 0; r < n; ++r) {
-            int bad_pairs = 0;
+            if (named.contains(r)) continue;
+            int mine = 0, bad_mine = 0;
             for (int p = 0; p < n; ++p)
-                if (p != r && bad.contains({std::min(r, p), std::max(r, p)})) ++bad_pairs;
-            if (n - 1 >= 2 && bad_pairs == n - 1) verdict.culprits.push_back(Culprit{r, bad_pairs});
+                if (p != r && !named.contains(p)) {
+                    ++mine;
+                    if (bad.contains(key(r, p))) ++bad_mine;
+                }
+            if (mine >= 2 && bad_mine == mine) slow_ranks.insert(r);
         }
+    for (int r = 0; r < n; ++r) {
+        if (!named.contains(r) && !slow_ranks.contains(r)) continue;
+        int bad_pairs = 0;
+        for (int p = 0; p < n; ++p)
+            if (p != r && bad.contains(key(r, p))) ++bad_pairs;
+        verdict.culprits.push_back(Culprit{r, bad_pairs});
+    }
     return verdict;
 }
 

@@ -857,9 +857,9 @@ int run(int argc, char** argv, int rank, int size) {
             if (auto peer = partner_in(round, rank)) me_rank.meet(*peer);
             // Rounds start together. A timed barrier: a rank that is late or silent past the
             // limit stops the pacing (later barriers would wait on it too), not the run.
-            // Its limit covers a pair 3× as long as the longest seen (at least 30 timeouts).
+            // Its limit covers a pair 3× as long as the longest seen (at least 10 timeouts).
             const milliseconds pace_limit =
-                std::max(me_rank.longest_pair() * 3, to_milliseconds(o.timeout_s * 30)) +
+                std::max(me_rank.longest_pair() * 3, to_milliseconds(o.timeout_s * 10)) +
                 to_milliseconds(o.timeout_s * 3);
             if (paced) paced = timed_barrier(pace_limit);
         }

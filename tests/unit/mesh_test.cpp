@@ -144,6 +144,20 @@ TEST(MeshVerdict, FailedPairsCountTowardsTheCulprit) {
     EXPECT_EQ(v.culprits[0].rank, 3);
 }
 
+TEST(MeshVerdict, ASilentRankIsNamedThoughTheOthersPairIsNoisy) {
+    // Three ranks, rank 2 never answers, and the one pair left (0-1) happens to be slow: the
+    // failures explain rank 2's pairs; rank 0 and rank 1 each keep one pair, too few to judge.
+    Metric m = bandwidth(3, 10, -1, 0);
+    m.values[0][2] = m.values[2][0] = m.values[1][2] = m.values[2][1] = std::nullopt;
+    m.values[0][1] = 1;
+    auto v = judge(3, {m}, {{0, 2, "rank 2 never answered"}, {1, 2, "rank 2 never answered"}}, {});
+    ASSERT_EQ(v.slow.size(), 1u);  // the noisy pair is still reported
+    EXPECT_EQ(v.slow[0].a, 0);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 2);
+    EXPECT_EQ(v.culprits[0].pairs, 2);
+}
+
 TEST(MeshVerdict, NoCulpritWhenEverythingIsBadOrTwoRanks) {
     auto two = judge(2, {bandwidth(2, 10, -1, 0)}, {{0, 1, "no device"}}, {});
     EXPECT_TRUE(two.flagged());

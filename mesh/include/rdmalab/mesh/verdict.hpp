@@ -65,8 +65,9 @@ double middle(std::vector<double> values);
 // The typical value is the median of per-rank medians rather than the plain median: with one
 // bad host of four, half of all pairs involve it and the plain median falls among the bad
 // ones, while each good rank's median still sits among its good pairs.
-// A rank is a culprit when it has at least two pairs, all of them slow or failed, and the
-// matrix has some pair that is neither (else nothing singles it out).
+// A rank is a culprit when none of its pairs (at least two) could be measured; or when, among
+// the pairs without such a rank, it has at least two, all of them slow or failed, and some pair
+// there is neither (else nothing singles it out).
 Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<FailedPair>& failed,
               const Thresholds& thresholds);
 
