@@ -19,6 +19,9 @@ namespace {
 // 1 µs older than it is. The one check that this could trip (a post before its first packet)
 // allows that much.
 constexpr std::int64_t kCaptureResolutionNs = 1000;
+// Times are ns since the epoch, at most this (2065): two such times, a clock offset between
+// them and a difference from the earliest all stay within int64 (a file's times are peer input).
+constexpr std::int64_t kLatestNs = 3'000'000'000'000'000'000;
 
 // BTH opcodes (RC; the low five bits for UC/UD too).
 enum Opcode : int {
@@ -109,9 +112,9 @@ std::int64_t parse_epoch(const json& value, const std::string& source) {
     if (seconds.empty() || seconds.size() > 11 || !digits(seconds) || !digits(fraction))
         throw InputError(fmt::format("{}: time_epoch '{}' is not seconds.fraction", source, text));
     fraction = (fraction + "000000000").substr(0, 9);
-    // In nanoseconds an int64 holds about 9.2e9 s: refuse what would not fit (year 2255).
+    // kLatestNs: see there.
     const long long whole = std::stoll(seconds);
-    if (whole > 9'000'000'000)
+    if (whole > kLatestNs / 1'000'000'000)
         throw InputError(fmt::format("{}: time_epoch '{}' is out of range", source, text));
     return whole * 1'000'000'000 + std::stoll(fraction);
 }
@@ -131,6 +134,8 @@ void check_event_fields(const json& event, const std::string& where) {
     auto bad = [&](const char* field, const char* type) {
         throw InputError(fmt::format("{}: {} must be {}", where, field, type));
     };
+    const std::int64_t t_ns = event["t_ns"].get<std::int64_t>();
+    if (t_ns < 0 || t_ns > kLatestNs) bad("t_ns", "ns since the epoch, before 2065");
     for (const char* field : {"qp_num", "dest_qp"})
         if (event.contains(field) && !is_u32(event[field])) bad(field, "a QP number");
     if (event.contains("opcode") && !event["opcode"].is_string()) bad("opcode", "a string");
