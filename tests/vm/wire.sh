@@ -198,6 +198,8 @@ refused "a fault for a host that is not there" "there are only 2 hosts" "$lab" -
 refused "a bad --link-down" "--link-down must be HOST@SECONDS" "$lab" --hosts 2 --link-down 2 -- true
 refused "--on beyond the hosts" "--on 3: there are only 2 host" "$lab" --hosts 2 --on 3 true -- true
 refused "a fault on one host" "need the wire" "$lab" --loss 5% -- true
+refused "--kernel that is not a kernel" "--kernel .*: not a readable ROOT/boot/vmlinuz-VERSION" \
+    "$lab" --kernel "$scratch/boot/vmlinuz-none" -- true
 refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.pcap"
 printf 'not a pcap\n' >"$scratch/junk.pcap"
 refused "wire: a file that is not a capture" "tshark cannot read" "$wire" "$scratch/junk.pcap"
