@@ -1,16 +1,31 @@
 # Sourced by lab/lab.sh: the guest's boot files, prepared once and cached in build/lab.
-#   $kernel, $kver      the newest Debian kernel in /boot (discovered, never hard-coded)
+#   $kernel, $kver      the newest Debian kernel in /boot (discovered, never hard-coded), or
+#                       $lab_kernel when set (lab.sh --kernel FILE: a Debian kernel unpacked
+#                       elsewhere, ROOT/boot/vmlinuz-VER with its modules in ROOT/lib/modules/VER)
 #   $initramfs          busybox, lab/guest-init.sh as /init, and the modules in load order:
 #                       lab/modules.order for every guest, lab/modules.wire for the wire's guests
 #   $boot_kernel        the kernel unpacked to ELF (boots through PVH: no decompression per boot)
 # Needs: $cache_dir, $lab_dir, die().
 
-kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1 || true)
-[ -n "$kernel" ] ||
-    die "no Debian kernel in /boot: install one with 'apt-get install linux-image-amd64' (or run ./rdmalab deps)"
-kver=${kernel#/boot/vmlinuz-}
-[ -r "$kernel" ] || die "$kernel is not readable by $(id -un): run as root, or make it readable (chmod 0644)"
-[ -d /lib/modules/$kver ] || die "/lib/modules/$kver is missing: reinstall linux-image-$kver"
+modules_root=""   # modprobe's -d: the tree holding lib/modules/$kver ("" means /)
+if [ -n "${lab_kernel:-}" ]; then
+    [[ $(basename "$lab_kernel") == vmlinuz-* ]] && [ -r "$lab_kernel" ] ||
+        die "--kernel $lab_kernel: not a readable ROOT/boot/vmlinuz-VERSION (unpack a Debian linux-image package with dpkg-deb -x)"
+    kernel=$(realpath "$lab_kernel")
+    kver=${kernel##*/vmlinuz-}
+    modules_root=$(dirname "$(dirname "$kernel")")
+    [ -d "$modules_root/lib/modules/$kver" ] || die "--kernel $lab_kernel: $modules_root/lib/modules/$kver is missing"
+    # An unpacked package has no modules.dep (the package's postinst makes it): make it once.
+    [ -s "$modules_root/lib/modules/$kver/modules.dep" ] || depmod -b "$modules_root" "$kver" ||
+        die "--kernel $lab_kernel: depmod -b $modules_root $kver failed"
+else
+    kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1 || true)
+    [ -n "$kernel" ] ||
+        die "no Debian kernel in /boot: install one with 'apt-get install linux-image-amd64' (or run ./rdmalab deps)"
+    kver=${kernel#/boot/vmlinuz-}
+    [ -r "$kernel" ] || die "$kernel is not readable by $(id -un): run as root, or make it readable (chmod 0644)"
+    [ -d /lib/modules/$kver ] || die "/lib/modules/$kver is missing: reinstall linux-image-$kver"
+fi
 [ -x /bin/busybox ] || die "/bin/busybox is missing: install it with 'apt-get install busybox-static'"
 for tool in modprobe cpio; do
     command -v $tool >/dev/null || die "$tool is missing: install it with 'apt-get install ${tool/modprobe/kmod}'"
@@ -30,7 +45,7 @@ add_modules() {
     local list=$1 module path name
     shift
     for module in "$@"; do
-        modprobe -S "$kver" --show-depends "$module" >"$stage/deps.raw" 2>/dev/null ||
+        modprobe ${modules_root:+-d "$modules_root"} -S "$kver" --show-depends "$module" >"$stage/deps.raw" 2>/dev/null ||
             die "modprobe cannot resolve module $module for kernel $kver"
         awk '$1 == "insmod" { print $2 }' "$stage/deps.raw" >"$stage/deps"
         [ -s "$stage/deps" ] || grep -q '^builtin' "$stage/deps.raw" || die "kernel $kver has no module $module"
@@ -69,7 +84,7 @@ if [ ! -s "$initramfs" ]; then
     grep -q rdma_rxe.ko "$stage/lab/modules.order" || die "kernel $kver has no rdma_rxe module"
     rm -f "$stage/deps" "$stage/deps.raw"
     (cd "$stage" && find . | cpio -o -H newc --quiet >"$initramfs.tmp") && mv "$initramfs.tmp" "$initramfs"
-    find "$cache_dir" -maxdepth 1 -name 'initramfs-*.cpio' ! -path "$initramfs" -delete   # stale versions
+    find "$cache_dir" -maxdepth 1 -name "initramfs-$kver-*.cpio" ! -path "$initramfs" -delete   # stale versions
     rm -rf "$stage"
     trap - EXIT
 fi

@@ -18,7 +18,7 @@ verbose=${RDMALAB_LAB_VERBOSE:-0}
 accel_request=${RDMALAB_LAB_ACCEL:-auto}
 qemu=${RDMALAB_QEMU:-qemu-system-x86_64}          # tests put a stand-in here
 kvm_device=${RDMALAB_LAB_KVM_DEVICE:-/dev/kvm}    # likewise
-usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
 help="$usage
 
 One guest (the default): CMD runs with one rxe device on a veth, 198.51.100.1 (server and
@@ -35,13 +35,17 @@ the exit status is the first failure's. RDMALAB_SHARED names a folder every host
   --rate [I:]RATE       a rate limit (e.g. 100mbit, 10kbit)
   --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
                         again after D more seconds)
-  --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I"
+  --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I
+--kernel ROOT/boot/vmlinuz-VER: boot this Debian kernel (a linux-image package unpacked with
+dpkg-deb -x, modules in ROOT/lib/modules/VER) instead of the newest one in /boot, which the
+suite is tested on (docs/memory-registration.md#odp-rxe tried Debian's 6.12 this way)"
 
 die() { echo "lab: $*" >&2; exit 2; }
 note() { echo "lab: $*" >&2; }
 
 hosts=1
 capture=""
+lab_kernel=""
 declare -A on_command=()
 faults=()      # "KIND|[HOST:]VALUE", as given
 link_downs=()  # "HOST@WHEN[+FOR]", as given
@@ -54,6 +58,8 @@ while [ $# -gt 0 ]; do
         --timeout=*) timeout_s=${1#--timeout=} ;;
         --accel) [ $# -ge 2 ] || die "--accel needs auto, kvm or tcg"; accel_request=$2; shift ;;
         --accel=*) accel_request=${1#--accel=} ;;
+        --kernel) [ $# -ge 2 ] || die "--kernel needs a file, ROOT/boot/vmlinuz-VERSION"; lab_kernel=$2; shift ;;
+        --kernel=*) lab_kernel=${1#--kernel=} ;;
         --hosts) [ $# -ge 2 ] || die "--hosts needs a number of hosts (1 to 4)"; hosts=$2; shift ;;
         --hosts=*) hosts=${1#--hosts=} ;;
         --on) [ $# -ge 3 ] || die "--on needs a host number and a command (--on 2 'CMD')"
@@ -151,12 +157,13 @@ native_address() {
     die "--hosts: the wire boots its guests from the host machine, not from inside a lab guest"
 
 if [ "$mode" = auto ]; then
-    if [ "$hosts" -gt 1 ] || ! host_has_rdma_device; then mode=vm; else mode=native; fi
+    if [ "$hosts" -gt 1 ] || [ -n "$lab_kernel" ] || ! host_has_rdma_device; then mode=vm; else mode=native; fi
 fi
 
 if [ "$mode" = native ]; then
     [ "$hosts" = 1 ] || die "--native with --hosts: on real hosts, run each host's command on that host (see docs/getting-started.md#the-wire)"
     host_has_rdma_device || die "--native: no RDMA device on this host (ibv_devices lists none)"
+    [ -z "$lab_kernel" ] || die "--kernel boots a lab guest: it cannot go with --native"
     [ "$verbose" = 1 ] && note "RDMA device found on this host: running natively"
     RDMALAB_ADDR=${RDMALAB_ADDR:-$(native_address || true)} RDMALAB_IN_LAB=native exec timeout --kill-after=5 "$timeout_s" "$@"
 fi

@@ -118,7 +118,7 @@ run_step() {
             heading rdma-write "one-sided: the client writes into the server's memory; a final SEND says 'done'"
             pair rdma-write -s 64K -- -s 64K ;;
         rdma-read)
-            heading rdma-read "one-sided: the client reads the server's memory; the server only advertised it"
+            heading rdma-read "one-sided: the client reads the server's memory; then a READ and a SEND of what it fetched, without and with IBV_SEND_FENCE"
             pair rdma-read -s 64K -- -s 64K ;;
         send-recv)
             heading send-recv "two-sided: pre-posted receives; every SEND arrives whole, in order"
@@ -139,7 +139,7 @@ run_step() {
             heading rendezvous "large transfers: SEND {addr, rkey, len} → RDMA READ → FIN; then an RDMA WRITE ring with credits"
             pair rendezvous -- ;;
         completion-events)
-            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only)"
+            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only); solicited SENDs wake an epoll loop, plain ones do not"
             pair completion-events -- ;;
         post-api)
             heading post-api "the extended API: ibv_wr_* builds a WRITE and a SEND with immediate, one ibv_wr_complete; ibv_start_poll reads them"
@@ -162,7 +162,7 @@ run_step() {
             heading multicast "UD multicast through rdma_cm: two receivers join 239.1.1.1, one sender; each receiver counts its own copies"
             multicast_step ;;
         memory-windows)
-            heading memory-windows "type 2 memory windows: remote access to part of a region, with the window's own rkey and rights, until invalidated"
+            heading memory-windows "type 2 memory windows: remote access to part of a region, with the window's own rkey and rights, until invalidated; a type 1 window bound with ibv_bind_mw"
             pair memory-windows -- ;;
         send-invalidate)
             heading send-invalidate "SEND WITH INVALIDATE: the peer that wrote through a window revokes its rkey in the same message"
@@ -170,7 +170,7 @@ run_step() {
             rcs+=($?)
             show "$scratch/send-invalidate.out" ;;
         registration-cost)
-            heading registration-cost "what ibv_reg_mr costs: size, untouched vs resident pages, huge pages, a registration cache, fork"
+            heading registration-cost "what ibv_reg_mr costs: size, untouched vs resident pages, huge pages, a registration cache, fork; ODP asked for, then tried"
             "$RDMALAB_BIN/registration-cost" >"$scratch/registration-cost.out" 2>&1
             rcs+=($?)
             show "$scratch/registration-cost.out" ;;

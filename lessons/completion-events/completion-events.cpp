@@ -1,5 +1,7 @@
 // Lesson: completion-events — busy polling vs. sleeping on a completion channel, measured as the
 // OpenFabrics slides do: ping-pong round-trip time and CPU time of both sides, in four modes.
+// Then solicited events: the server sleeps in epoll_wait on a CQ armed for solicited completions
+// only, and counts which of the client's SENDs wake it.
 // Run: completion-events server | completion-events client ADDR [-n ITERS] [--mode MODE] [-s SIZE]
 #include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
@@ -12,7 +14,9 @@
 
 #include <fmt/core.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -65,7 +69,18 @@ struct PingPongOptions : ConnectionOptions {
 // Every message starts with five big-endian words: kind, then four whose meaning depends on
 // the kind. A ping or pong also repeats its sequence number in its last 4 bytes, so a message
 // (or an RDMA WRITE) that landed only partly is caught.
-enum class Kind : std::uint32_t { kStart = 1, kPing, kPong, kFinished, kReport, kBye };
+// kSolicited starts the solicited-events part; its messages and the server's go-aheads are
+// kNote (a: number, b: 1 if sent with IBV_SEND_SOLICITED).
+enum class Kind : std::uint32_t {
+    kStart = 1,
+    kPing,
+    kPong,
+    kFinished,
+    kReport,
+    kBye,
+    kSolicited,
+    kNote
+};
 constexpr std::size_t kHeaderSize = 20;
 constexpr std::uint32_t kMaxIterations = 1'000'000;
 constexpr std::size_t kReceiveSlots = 8;  // at most 2 messages are ever in flight each way
@@ -299,6 +314,27 @@ void post(ibv_qp* qp, ibv_wr_opcode opcode, std::byte* local, std::size_t length
         check_ibv(rc, fmt::format("ibv_post_send({})", what));
 }
 
+// #region send-solicited
+// A SEND with IBV_SEND_SOLICITED sets the Solicited Event bit in its last packet: a receiver whose
+// CQ is armed for solicited completions only (ibv_req_notify_cq(cq, 1)) gets an event for it,
+// and for no other successful completion.
+void post_note(ibv_qp* qp, std::span<std::byte> message, std::uint32_t lkey, std::uint32_t number,
+               bool solicited) {
+    write_header(message, {Kind::kNote, number, solicited ? 1U : 0U, 0, 0});
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
+                .length = static_cast<std::uint32_t>(kHeaderSize),
+                .lkey = lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = number;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0);
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(SEND note)");
+}
+// #endregion send-solicited
+
 // #region create-channel
 // The channel must outlive the CQ that reports to it (ibv_destroy_comp_channel refuses, EBUSY,
 // while a CQ uses it), so its owner is declared before the connection that owns the CQ. It needs
@@ -315,6 +351,137 @@ void create_channel_and_queues(Connection& connection, CompletionChannel& channe
                               .channel = channel.get()});
 }
 // #endregion create-channel
+
+// ---------------------------------------------------------------- solicited events
+
+// The server's side of the solicited part. The client sends, in three steps (each after the
+// server's go-ahead): notes 1 and 2 plain; note 3 plain and note 4 solicited; note 5 solicited.
+// The server sleeps in epoll_wait on the channel's fd, the CQ armed for solicited completions
+// only, and counts the events: 0, 1, 1. Returns whether every count was as expected.
+bool serve_solicited(Connection& connection, ibv_comp_channel* channel, ReceiveSlots& receives,
+                     std::span<std::byte> reply, std::uint32_t reply_lkey,
+                     std::chrono::milliseconds timeout) {
+    ibv_cq* cq = connection.cq();
+    // #region epoll-set
+    // The channel's fd in an epoll set: how an event loop that also watches sockets, timers and
+    // other channels sleeps on completions.
+    int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    check_errno(epoll_fd >= 0, "epoll_create1");
+    struct CloseFd {
+        int fd;
+        ~CloseFd() { close(fd); }
+    } close_epoll{epoll_fd};
+    epoll_event interest{.events = EPOLLIN, .data = {.ptr = channel}};
+    check_errno(epoll_ctl(epoll_fd, EPOLL_CTL_ADD, channel->fd, &interest) == 0, "epoll_ctl(ADD)");
+    // #endregion epoll-set
+
+    // Notes taken off the CQ by number (1..5); send completions (our go-aheads) are skipped.
+    std::array<bool, 6> seen{};
+    unsigned taken = 0, sends_done = 0, sends_posted = 0;
+    const auto deadline = Clock::now() + timeout;
+    auto past_deadline = [&] {
+        if (Clock::now() > deadline)
+            fail(
+                fmt::format("solicited part: the client's notes did not all arrive within {:.1f} s",
+                            timeout.count() / 1000.0));
+    };
+    auto drain = [&] {
+        ibv_wc wc{};
+        int found;
+        while ((found = ibv_poll_cq(cq, 1, &wc)) > 0) {
+            if (wc.status != IBV_WC_SUCCESS)
+                fail(fmt::format("solicited part: {}", failed_completion(wc)));
+            if (wc.opcode != IBV_WC_RECV) {
+                ++sends_done;
+                continue;
+            }
+            const Header note = read_header(receives.message(wc));
+            receives.post(wc.wr_id);
+            if (note.kind != Kind::kNote || note.a < 1 || note.a > 5 || seen[note.a])
+                fail("solicited part: expected notes 1 to 5, each once");
+            seen[note.a] = true;
+            ++taken;
+        }
+        check_errno(found == 0, "ibv_poll_cq");
+    };
+    // wait_events(MS): one epoll_wait of at most MS; on an event, take it, acknowledge it, re-arm
+    // (solicited only), then poll: a note that came in before the re-arm raised nothing.
+    auto wait_events = [&](std::chrono::milliseconds wait) {
+        // #region epoll-wait
+        epoll_event ready{};
+        int n = epoll_wait(epoll_fd, &ready, 1, static_cast<int>(wait.count()));
+        check_errno(n >= 0 || errno == EINTR, "epoll_wait");
+        if (n <= 0) return 0;
+        ibv_cq* event_cq = nullptr;
+        void* cq_context = nullptr;
+        check_errno(ibv_get_cq_event(channel, &event_cq, &cq_context) == 0, "ibv_get_cq_event");
+        if (event_cq != cq) fail("ibv_get_cq_event returned an event for another CQ");
+        ibv_ack_cq_events(cq, 1);
+        check_ibv(ibv_req_notify_cq(cq, 1), "ibv_req_notify_cq(solicited only)");
+        drain();
+        return 1;
+        // #endregion epoll-wait
+    };
+    // A go-ahead to the client, once the one before it has completed (they share one buffer).
+    auto go_ahead = [&](std::uint32_t step) {
+        while (sends_done < sends_posted) past_deadline(), drain();
+        write_header(reply, {Kind::kNote, step, 0, 0, 0});
+        post(connection.qp(), IBV_WR_SEND, reply.data(), kHeaderSize, reply_lkey, true, {},
+             "SEND go-ahead");
+        ++sends_posted;
+    };
+
+    // A clean start: the CQ may still be armed for ANY completion from the ping-pong part (an arm
+    // lasts until it fires). Go-ahead 0's send completion fires such an arm: once the completion
+    // is in, its event (if any) is taken, and the CQ is armed for solicited completions only.
+    go_ahead(0);
+    while (sends_done < sends_posted) past_deadline(), drain();
+    wait_events(std::chrono::milliseconds(50));
+    // #region arm-solicited
+    check_ibv(ibv_req_notify_cq(cq, 1), "ibv_req_notify_cq(solicited only)");
+    drain();  // arm, then poll: anything already there raised no event
+    // #endregion arm-solicited
+
+    go_ahead(1);
+    // Step 1: two plain SENDs. Short sleeps that time out, a poll after each: the notes are
+    // found in the CQ, yet no event came.
+    unsigned events1 = 0, timeouts1 = 0;
+    while (taken < 2) {
+        past_deadline();
+        if (wait_events(std::chrono::milliseconds(100)))
+            ++events1;
+        else
+            ++timeouts1, drain();
+    }
+    fmt::print(
+        "server: [solicited] step 1, 2 plain SENDs: {} event(s), {} epoll_wait timeouts, then "
+        "polled\n",
+        events1, timeouts1);
+    // Steps 2 and 3: sleep until an event; it must come with the solicited note. (A device that
+    // raised none would leave the notes in the CQ: a poll after the timeout counts them.)
+    auto step = [&](std::uint32_t number, unsigned notes_after) {
+        go_ahead(number);
+        unsigned events = 0;
+        while (taken < notes_after) {
+            past_deadline();
+            if (wait_events(timeout))
+                ++events;
+            else
+                drain();
+        }
+        return events;
+    };
+    unsigned events2 = step(2, 4);
+    fmt::print(
+        "server: [solicited] step 2, a plain then a solicited SEND: {} event(s), {} notes "
+        "in the CQ\n",
+        events2, taken - 2);
+    unsigned events3 = step(3, 5);
+    fmt::print("server: [solicited] step 3, re-armed, one solicited SEND: {} event(s)\n", events3);
+    go_ahead(4);  // the last go-ahead: the client may leave the solicited part
+    while (sends_done < sends_posted) past_deadline(), drain();
+    return events1 == 0 && events2 == 1 && events3 == 1;
+}
 
 // ---------------------------------------------------------------- server
 
@@ -346,6 +513,7 @@ int run_server(const PingPongOptions& options) {
     unsigned pending_sends = 0;  // our last SEND, whose completion may still be on its way
     unsigned modes_served = 0;
     std::uint64_t round_trips = 0;
+    bool solicited_served = false, solicited_ok = false;
     for (;;) {
         // Between modes nothing is urgent: sleep.
         waiter.use_events(true);
@@ -354,6 +522,12 @@ int run_server(const PingPongOptions& options) {
         const Header request = read_header(receives.message(wc));
         receives.post(wc.wr_id);
         if (request.kind == Kind::kBye) break;
+        if (request.kind == Kind::kSolicited) {
+            solicited_ok = serve_solicited(connection, channel.get(), receives, reply.bytes(),
+                                           reply_mr->lkey, options.timeout());
+            solicited_served = true;
+            continue;
+        }
         if (request.kind != Kind::kStart)
             fail(fmt::format("expected a start message, got kind {}",
                              static_cast<unsigned>(request.kind)));
@@ -421,6 +595,14 @@ int run_server(const PingPongOptions& options) {
         "server: verified every ping of {} mode{} ({} round trips) and reported its CPU time for "
         "each\n",
         modes_served, modes_served == 1 ? "" : "s", round_trips);
+    if (solicited_served && !solicited_ok) {
+        fmt::print("server: [solicited] FAILED: expected 0, 1 and 1 events in the three steps\n");
+        return 1;
+    }
+    if (solicited_served)
+        fmt::print(
+            "server: [solicited] verified: the 2 solicited SENDs woke the channel, the 3 "
+            "plain ones did not\n");
     return 0;
 }
 
@@ -545,6 +727,44 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
             static_cast<double>(server.user.count()) / n};
 }
 
+// The client's side of the solicited part: notes sent after each go-ahead of the server, which
+// counts its events (serve_solicited).
+void run_solicited(ClientSide& side) {
+    ibv_qp* qp = side.connection.qp();
+    // Two notes can be in flight at once: a slot each. Only our NIC reads them.
+    Buffer notes(2 * kHeaderSize);
+    MemoryRegion notes_mr{check_ptr(ibv_reg_mr(side.connection.pd(), notes.data(), notes.size(), 0),
+                                    "ibv_reg_mr(notes)")};
+    auto slot = [&](unsigned i) { return notes.bytes().subspan(i * kHeaderSize, kHeaderSize); };
+    write_header(side.ping.bytes(), {Kind::kSolicited, 0, 0, 0, 0});
+    post(qp, IBV_WR_SEND, side.ping.data(), kHeaderSize, side.ping_mr->lkey, true, {},
+         "SEND solicited start");
+    side.waiter.use_events(true);
+    unsigned sends = 1;
+    auto wait_go_ahead = [&](std::uint32_t step) {
+        ibv_wc wc = *collect(side.waiter, sends, true, "the server's go-ahead");
+        const Header go = read_header(side.receives.message(wc));
+        side.receives.post(wc.wr_id);
+        if (go.kind != Kind::kNote || go.a != step)
+            fail(fmt::format("solicited part: expected the server's go-ahead {}", step));
+        sends = 0;
+    };
+    wait_go_ahead(0);
+    wait_go_ahead(1);
+    post_note(qp, slot(0), notes_mr->lkey, 1, false);
+    post_note(qp, slot(1), notes_mr->lkey, 2, false);
+    sends = 2;
+    wait_go_ahead(2);
+    post_note(qp, slot(0), notes_mr->lkey, 3, false);
+    post_note(qp, slot(1), notes_mr->lkey, 4, true);
+    sends = 2;
+    wait_go_ahead(3);
+    post_note(qp, slot(0), notes_mr->lkey, 5, true);
+    sends = 1;
+    wait_go_ahead(4);
+    fmt::print("client: [solicited] sent 5 SENDs, notes 4 and 5 with IBV_SEND_SOLICITED\n");
+}
+
 int run_client(const PingPongOptions& options) {
     CompletionChannel channel;  // before the connection: see create_channel_and_queues
     auto connection = Connection::resolve(options);
@@ -572,6 +792,8 @@ int run_client(const PingPongOptions& options) {
     for (const auto& entry : kModes)
         if (options.mode == "all" || options.mode == entry.name)
             results.push_back(run_mode(side, entry.mode, options.iterations, options.size));
+
+    run_solicited(side);
 
     write_header(ping.bytes(), {Kind::kBye, 0, 0, 0, 0});
     post(connection.qp(), IBV_WR_SEND, ping.data(), kHeaderSize, ping_mr->lkey, true, {},

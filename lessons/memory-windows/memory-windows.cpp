@@ -10,6 +10,8 @@
 //   2. rights: a READ-only window; the client reads it (verified), then tries to write: refused.
 //   3. revoke: the client reads (verified); the server invalidates the window (LOCAL_INV); the
 //              client's next read with the old rkey is refused.
+//   4. type 1: a READ-only type 1 window, bound with ibv_bind_mw; the client reads it (verified),
+//              then tries to write: refused. (A device without type 1 windows is named.)
 #include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
@@ -24,6 +26,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,7 +43,13 @@ constexpr std::uint64_t kOutsideSeed = 0x7c;  // the rest of the region in conne
 constexpr std::size_t kMinSize = 4;           // a middle half with bytes on either side
 
 // Control words that keep the two sides in step (SENDs; the advertisement is a SEND too).
-enum Word : std::uint32_t { kWritten = 1, kChecked = 2, kReadDone = 3, kRevoked = 4 };
+enum Word : std::uint32_t {
+    kWritten = 1,
+    kChecked = 2,
+    kReadDone = 3,
+    kRevoked = 4,
+    kNoWindow = 5
+};
 
 // One control slot holds the 24-byte advertisement or a 4-byte word.
 constexpr std::size_t kSlotBytes = kRemoteBufferWireSize;
@@ -140,6 +149,23 @@ void expect_control_word(Endpoint& endpoint, Word expected, std::string_view wha
     auto bytes = receive_control(endpoint, what);
     if (bytes.size() != 4 || load_be32(bytes) != expected)
         fail(fmt::format("expected {} ({} bytes arrived)", what, bytes.size()));
+}
+
+// The next completion whatever its status (the deliberate failures), within the timeout.
+ibv_wc wait_for_any_completion(Connection& connection, std::string_view what) {
+    using Clock = std::chrono::steady_clock;
+    const auto limit = connection.options().timeout();
+    const auto deadline = Clock::now() + limit;
+    for (;;) {
+        ibv_wc wc{};
+        const int found = ibv_poll_cq(connection.cq(), 1, &wc);
+        if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
+        if (found == 1) return wc;
+        if (Clock::now() > deadline)
+            fail(fmt::format("{}: no completion within {:.1f} s", what,
+                             connection.options().timeout_s));
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
 }
 
 // ---- Server
@@ -299,6 +325,72 @@ int run_server(const ConnectionOptions& options) {
         send_control_word(side.endpoint, kRevoked);
         side.endpoint.connection.wait_for_disconnect();
     }
+    // ---- 4. Type 1: bound by a verb, not a work request; READ-only, so a WRITE is refused.
+    {
+        Endpoint endpoint{listener.next_client()};
+        Connection& connection = endpoint.connection;
+        prepare_control(endpoint);
+        connection.require_size_fits(options.size);
+        Buffer region(options.size);
+        const std::size_t offset = region.size() / 4, length = region.size() / 2;
+        fill_pattern(region.bytes(), kOutsideSeed);
+        fill_pattern(region.bytes().subspan(offset, length), kServerSeed);
+        MemoryRegion region_mr{ibv_reg_mr(connection.pd(), region.data(), region.size(),
+                                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND)};
+        check_ptr(region_mr.get(), "ibv_reg_mr(region, MW_BIND)");
+        connection.accept();
+        ibv_device_attr device{};
+        check_ibv(ibv_query_device(connection.context(), &device), "ibv_query_device");
+        const char* name = ibv_get_device_name(connection.context()->device);
+        std::string refused;  // why there is no type 1 window, if there is none
+        // #region mw-type1
+        // A type 1 window is bound by a verb, ibv_bind_mw (libibverbs posts the bind on the QP
+        // given), which sets its new rkey in mw->rkey. Once bound it is not tied to that QP: any
+        // QP of the PD may use it. LOCAL_INV and SEND_WITH_INV do not apply: binding it again
+        // with length 0 closes it.
+        MemoryWindow window{ibv_alloc_mw(connection.pd(), IBV_MW_TYPE_1)};
+        if (!window) {
+            refused = fmt::format("ibv_alloc_mw(IBV_MW_TYPE_1) failed: {}", std::strerror(errno));
+        } else {
+            ibv_mw_bind bind{};
+            bind.wr_id = 4;
+            bind.send_flags = IBV_SEND_SIGNALED;
+            bind.bind_info = {.mr = region_mr.get(),
+                              .addr = reinterpret_cast<std::uintptr_t>(region.data() + offset),
+                              .length = length,
+                              .mw_access_flags = IBV_ACCESS_REMOTE_READ};
+            if (int rc = ibv_bind_mw(connection.qp(), window.get(), &bind); rc != 0)
+                refused = fmt::format("ibv_bind_mw failed: {}", std::strerror(rc));
+            else if (ibv_wc wc = wait_for_any_completion(connection, "the type 1 bind");
+                     wc.status != IBV_WC_SUCCESS)
+                refused = fmt::format("the bind completed with {}", ibv_wc_status_str(wc.status));
+        }
+        // #endregion mw-type1
+        if (!refused.empty()) {
+            fmt::print(
+                "server: [4] {} refuses type 1 windows: {} (device_cap_flags {} "
+                "IBV_DEVICE_MEM_WINDOW)\n",
+                name, refused, device.device_cap_flags & IBV_DEVICE_MEM_WINDOW ? "has" : "lacks");
+            send_control_word(endpoint, kNoWindow);
+        } else {
+            auto wire = encode_remote_buffer(
+                {.address = reinterpret_cast<std::uintptr_t>(region.data() + offset),
+                 .rkey = window->rkey,
+                 .length = static_cast<std::uint32_t>(length),
+                 .use = BufferUse::kReadSource});
+            std::copy(wire.begin(), wire.end(), slot(endpoint.send_slot, 0).begin());
+            send_control(endpoint, wire.size(), "the window advertisement");
+            fmt::print(
+                "server: [4] type 1 window rkey {:#x} (READ only) bound with ibv_bind_mw over "
+                "bytes {}..{}\n",
+                window->rkey, offset, offset + length);
+        }
+        connection.wait_for_disconnect();
+        if (find_pattern_mismatch(region.bytes().subspan(offset, length), kServerSeed))
+            fail("the READ-only type 1 window was written to");
+        if (refused.empty()) fmt::print("server: [4] the READ-only type 1 window is unchanged\n");
+    }
+
     if (range_not_enforced_by.empty())
         fmt::print(
             "server: verified: each window opened only its part of the region, with only its "
@@ -312,23 +404,6 @@ int run_server(const ConnectionOptions& options) {
 }
 
 // ---- Client
-
-// The next completion whatever its status (the deliberate failures), within the timeout.
-ibv_wc wait_for_any_completion(Connection& connection, std::string_view what) {
-    using Clock = std::chrono::steady_clock;
-    const auto limit = connection.options().timeout();
-    const auto deadline = Clock::now() + limit;
-    for (;;) {
-        ibv_wc wc{};
-        const int found = ibv_poll_cq(connection.cq(), 1, &wc);
-        if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
-        if (found == 1) return wc;
-        if (Clock::now() > deadline)
-            fail(fmt::format("{}: no completion within {:.1f} s", what,
-                             connection.options().timeout_s));
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-}
 
 // The client's side of one connection: the endpoint, the window it was granted, and a local
 // buffer of the window's size (the READ's target: LOCAL_WRITE; the WRITE's source).
@@ -461,6 +536,35 @@ int run_client(const ConnectionOptions& options) {
             "an RDMA READ with the invalidated rkey", 3);
         side.endpoint.connection.disconnect();
     }
+    // ---- 4. Type 1: read through it, then a WRITE it does not allow (or the server says why
+    // there is no window).
+    {
+        Endpoint endpoint{Connection::resolve(options)};
+        prepare_control(endpoint);
+        endpoint.connection.connect();
+        auto bytes = receive_control(endpoint, "the type 1 window advertisement");
+        if (bytes.size() == 4 && load_be32(bytes) == kNoWindow) {
+            fmt::print(
+                "client: [4] the server's device has no type 1 windows (the server says why)\n");
+            endpoint.connection.disconnect();
+        } else {
+            RemoteBuffer window = decode_remote_buffer_or_throw(bytes, BufferUse::kReadSource);
+            if (window.length > options.size)
+                fail(fmt::format("the server's window has {} bytes, more than this client's -s {}",
+                                 window.length, options.size));
+            ClientSide side{std::move(endpoint), window, Buffer(window.length), {}};
+            side.data_mr.reset(ibv_reg_mr(side.endpoint.connection.pd(), side.data.data(),
+                                          side.data.size(), IBV_ACCESS_LOCAL_WRITE));
+            check_ptr(side.data_mr.get(), "ibv_reg_mr(data)");
+            fmt::print("client: [4] granted a {}-byte type 1 window, rkey {:#x}\n", window.length,
+                       window.rkey);
+            read_server_data(side, 4);
+            require_refused(access(side, IBV_WR_RDMA_WRITE, side.window.address, 1, "RDMA WRITE"),
+                            "an RDMA WRITE through the READ-only type 1 window", 4);
+            side.endpoint.connection.disconnect();
+        }
+    }
+
     if (range_not_enforced_by.empty())
         fmt::print(
             "client: verified: each window let us in only within its range, with only its rights, "

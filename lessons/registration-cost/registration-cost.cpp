@@ -1,7 +1,8 @@
 // Lesson: registration-cost — what ibv_reg_mr costs, measured: against region size, on pages
 // never touched (registration faults them in and pins them) and on pages already resident, then
 // what a registration cache saves when the same buffer is sent again and again (the reason every
-// framework keeps one), and what fork() does to registered memory. One process, no peer.
+// framework keeps one), what fork() does to registered memory, and whether the device does
+// on-demand paging (asked, then tried). One process, no peer.
 // Run: registration-cost [--max-size SIZE] [--repeat N]   (in the lab: Soft-RoCE under emulation:
 // compare the rows with each other, never with hardware)
 #include "rdmalab/error.hpp"
@@ -232,6 +233,33 @@ int run(const Options& options) {
     fmt::print("registration-cost: the parent's page, pinned by lkey {:#x}, is unchanged\n",
                pinned->lkey);
     // #endregion fork
+
+    // 4. On-demand paging: asked, then tried.
+    // #region odp
+    // ODP is reported in the extended attributes: IBV_ODP_SUPPORT in odp_caps.general_caps, and
+    // per transport which operations may touch an ODP MR. An MR with IBV_ACCESS_ON_DEMAND pins
+    // nothing when registered: the NIC faults pages in as it touches them. Asked, then tried,
+    // because the answer is the device's (and its kernel's) to give.
+    ibv_device_attr_ex extended{};
+    check_ibv(ibv_query_device_ex(context.get(), nullptr, &extended), "ibv_query_device_ex");
+    const ibv_odp_caps& odp = extended.odp_caps;
+    fmt::print(
+        "registration-cost: odp_caps general_caps {:#x} (IBV_ODP_SUPPORT {}), rc {:#x}, ud {:#x}\n",
+        odp.general_caps, odp.general_caps & IBV_ODP_SUPPORT ? "set" : "clear",
+        odp.per_transport_caps.rc_odp_caps, odp.per_transport_caps.ud_odp_caps);
+    Mapping untouched(16 * page);
+    errno = 0;
+    MemoryRegion on_demand{ibv_reg_mr(pd.get(), untouched.data, untouched.size,
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND)};
+    if (on_demand)
+        fmt::print(
+            "registration-cost: ibv_reg_mr with ON_DEMAND: registered {} B of untouched pages, "
+            "lkey {:#x}\n",
+            untouched.size, on_demand->lkey);
+    else
+        fmt::print("registration-cost: ibv_reg_mr with ON_DEMAND: refused, {} ({})\n",
+                   strerrorname_np(errno), std::strerror(errno));
+    // #endregion odp
     return 0;
 }
 

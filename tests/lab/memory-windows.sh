@@ -1,5 +1,6 @@
 # Lab test: memory-windows — a type 2 window opens only part of a region, with its own rights,
-# until it is invalidated; every deliberate failure is a remote access error on the client.
+# until it is invalidated; a type 1 window bound with ibv_bind_mw allows READ and refuses WRITE;
+# every deliberate failure is a remote access error on the client.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # windows_checked NAME WINDOW_BYTES: the lines of each step, on both sides.
@@ -34,6 +35,15 @@ windows_checked() {
         '^server: \[3\] invalidated window rkey 0x[0-9a-f]+'
     check "$name: [3] the invalidated rkey is refused" has_line "$client" \
         "^client: \[3\] an RDMA READ with the invalidated rkey $refused"
+    # A type 1 window: bound with ibv_bind_mw (rxe does), READ allowed, WRITE refused.
+    check "$name: [4] server bound a type 1 window with ibv_bind_mw" has_line "$server" \
+        '^server: \[4\] type 1 window rkey 0x[0-9a-f]+ \(READ only\) bound with ibv_bind_mw'
+    check "$name: [4] client read the type 1 window" has_line "$client" \
+        "^client: \[4\] read the window's $window bytes, verified"
+    check "$name: [4] a WRITE through the READ-only type 1 window is refused" has_line "$client" \
+        "^client: \[4\] an RDMA WRITE through the READ-only type 1 window $refused"
+    check "$name: [4] server: the type 1 window is unchanged" has_line "$server" \
+        '^server: \[4\] the READ-only type 1 window is unchanged'
 }
 
 pair_expect mw-default memory-windows '^server: verified: each window' '^client: verified: each window' --

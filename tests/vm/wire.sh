@@ -43,6 +43,8 @@ check "rdma-write across: verified on host 1" has_line "$out/rdma-write/server.o
 check "rdma-write across: the client's connection is RoCE v2 from 198.51.100.2" \
     has_line "$out/rdma-write/client.out" 'RoCE v2 ::ffff:198\.51\.100\.2'
 check "rdma-read across: verified on host 2" has_line "$out/rdma-read/client.out" 'verified'
+check "rdma-read across: the fenced SEND carried what the READ fetched" has_line "$out/rdma-read/server.out" \
+    '^server: \[fence\] SEND 2, IBV_SEND_FENCE: the 65536 bytes the READ fetched, verified'
 check "send-recv across: every message verified" has_line "$out/send-recv/server.out" 'verified'
 check "atomics across: the counter is exact" has_line "$out/atomics/server.out" 'counter'
 check "ud across: counts add up" has_line "$out/ud/server.out" '^server: received [0-9]+ of 100 datagrams'
@@ -196,6 +198,8 @@ refused "a fault for a host that is not there" "there are only 2 hosts" "$lab" -
 refused "a bad --link-down" "--link-down must be HOST@SECONDS" "$lab" --hosts 2 --link-down 2 -- true
 refused "--on beyond the hosts" "--on 3: there are only 2 host" "$lab" --hosts 2 --on 3 true -- true
 refused "a fault on one host" "need the wire" "$lab" --loss 5% -- true
+refused "--kernel that is not a kernel" "--kernel .*: not a readable ROOT/boot/vmlinuz-VERSION" \
+    "$lab" --kernel "$scratch/boot/vmlinuz-none" -- true
 refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.pcap"
 printf 'not a pcap\n' >"$scratch/junk.pcap"
 refused "wire: a file that is not a capture" "tshark cannot read" "$wire" "$scratch/junk.pcap"
