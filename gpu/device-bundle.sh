@@ -2,7 +2,7 @@
 # Packs GPU programs built here, with the shared libraries they need beyond glibc, into one folder
 # that runs on a GPU machine where rdma-core, fmt and friends are not installed (a lent H100, a
 # cluster node): build-device/run PROGRAM ARGS... runs it with the folder's libraries first.
-#   gpu/device-bundle.sh [PROGRAM...]      default: gpu-memory-bench gpu-write gpu-read rdma-bench gpu_unit_tests
+#   gpu/device-bundle.sh [PROGRAM...]      default: gpu-memory-bench gpu-write gpu-read proxy rdma-bench gpu_unit_tests
 # It configures build-device with the CUDA backend only (a HIP backend would need ROCm's libraries
 # on an NVIDIA machine) and never installs anything.
 set -euo pipefail
@@ -10,7 +10,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$repo/build-device   # what travels: bin/, lib/, run
 build=$repo/build-cuda   # the CUDA-only build it is made from
 programs=("$@")
-[ ${#programs[@]} -gt 0 ] || programs=(gpu-memory-bench gpu-write gpu-read rdma-bench gpu_unit_tests)
+[ ${#programs[@]} -gt 0 ] || programs=(gpu-memory-bench gpu-write gpu-read proxy rdma-bench gpu_unit_tests)
 for tool in cmake ninja ldd strip; do
     command -v "$tool" >/dev/null || { echo "device-bundle: $tool is missing (./rdmalab deps installs the build tools)" >&2; exit 1; }
 done

@@ -9,7 +9,7 @@
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
            post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
-           threads gpu-write gpu-read rdma-bench)
+           threads gpu-write gpu-read proxy rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -194,6 +194,9 @@ run_step() {
         gpu-read)
             heading gpu-read "GPU memory, read side: the server's buffer read by the client, the path each side took reported"
             pair gpu-read -- --mem host ;;
+        proxy)
+            heading proxy "the GPU-era proxy pattern: a producer's ring of requests, a CPU proxy thread posting RDMA WRITEs, completions back through a ring; latency per leg (Soft-RoCE numbers)"
+            pair proxy -n 200 -- -n 200 ;;
         rdma-bench)
             heading rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB, send counted at the receiver; then the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect). Soft-RoCE numbers"
             pair rdma-bench -- --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress

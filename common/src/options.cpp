@@ -240,6 +240,16 @@ CommandLine CommandLine::subcommand(const std::string& name) {
     return CommandLine(app_->get_subcommand(name));
 }
 
+CommandLine CommandLine::add_subcommand(const std::string& name, const std::string& description) {
+    CLI::App* sub = app_->add_subcommand(name, description);
+    sub->fallthrough();
+    return CommandLine(sub);
+}
+
+bool CommandLine::chose(const std::string& subcommand) const {
+    return app_->get_subcommand(subcommand)->parsed();
+}
+
 void CommandLine::describe(const std::string& text) {
     app_->description(text);
 }

@@ -4,6 +4,8 @@
 // void*. Each returns the toolkit's error code of the launch (0: launched).
 #pragma once
 
+#include "rdmalab/gpu/proxy_ring.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -19,5 +21,12 @@ int cuda_launch_verify(const void* device, std::size_t size, std::size_t count, 
 int hip_launch_fill(void* device, std::size_t count, std::uint64_t seed, void* stream);
 int hip_launch_verify(const void* device, std::size_t size, std::size_t count, std::uint64_t seed,
                       unsigned long long* first_bad, void* stream);
+
+// The proxy lesson's producer (proxy_producer.cu): one block of kProxyProducerThreads threads
+// that fills requests 1..plan.requests in data and publishes them in the rings at rings_device
+// (mapped pinned host memory, the GPU's address), its samples at samples_device.
+inline constexpr unsigned kProxyProducerThreads = 256;
+int cuda_launch_proxy_producer(void* data, void* rings_device, void* samples_device,
+                               const ProducerPlan& plan, void* stream);
 
 }  // namespace rdmalab::gpu

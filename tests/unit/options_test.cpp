@@ -114,3 +114,35 @@ TEST(ParseOrExit, BadInputExitsTwoWithOneLine) {
 TEST(ParseOrExit, HelpExitsZero) {
     EXPECT_EXIT(parse_or_exit_with({"lesson", "--help"}), testing::ExitedWithCode(0), "");
 }
+
+TEST(CommandLine, AnotherSubcommandBesideServerAndClient) {
+    auto parse_line = [](std::vector<std::string> args, ConnectionOptions& options,
+                         CommandLine& cli) {
+        cli.add_connection_options(options);
+        cli.add_subcommand("no-nic", "a mode without a peer");
+        std::vector<char*> argv;
+        for (auto& arg : args) argv.push_back(arg.data());
+        cli.app().parse(static_cast<int>(argv.size()), argv.data());
+    };
+    {
+        CommandLine cli{"test", "lesson"};
+        ConnectionOptions options;
+        parse_line({"lesson", "no-nic", "-s", "64"}, options, cli);
+        EXPECT_TRUE(cli.chose("no-nic"));
+        EXPECT_FALSE(cli.chose("server"));
+        EXPECT_FALSE(cli.chose("client"));
+        EXPECT_EQ(options.size, 64u);  // the program's options reach the new subcommand
+    }
+    {
+        CommandLine cli{"test", "lesson"};
+        ConnectionOptions options;
+        parse_line({"lesson", "server"}, options, cli);
+        EXPECT_FALSE(cli.chose("no-nic"));
+        EXPECT_TRUE(options.server);
+    }
+    {
+        CommandLine cli{"test", "lesson"};
+        ConnectionOptions options;
+        EXPECT_THROW(parse_line({"lesson", "no-nic", "server"}, options, cli), CLI::ParseError);
+    }
+}

@@ -85,6 +85,10 @@ class CommandLine {
     OptionRef existing(const std::string& name);  // an option added before (to re-describe)
     void remove(const std::string& name);
     CommandLine subcommand(const std::string& name);  // "server" or "client"
+    // Another subcommand beside server and client (a mode that needs no peer, for example); the
+    // program's options fall through to it. After parsing, chose(name) says whether it was given.
+    CommandLine add_subcommand(const std::string& name, const std::string& description);
+    bool chose(const std::string& subcommand) const;
     void describe(const std::string& text);
     void alias(const std::string& name);
     // Parses argv. --help prints usage and exits 0; bad input prints one line

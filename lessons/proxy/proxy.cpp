@@ -1,0 +1,604 @@
+// Lesson: proxy — how a GPU drives a NIC it cannot drive itself. A producer (the "device": a
+// CUDA kernel with --mem cuda, or a host thread standing in for one) writes transfer requests
+// into a ring in memory it shares with the CPU; a CPU proxy thread polls that ring, turns each
+// request into an RDMA WRITE to the peer (ibv_post_send), polls the CQ, and writes the
+// completion into a completion ring the producer waits on. This is the shape of NCCL's proxy
+// thread and of NVSHMEM's proxy transport. The server checks every byte of every request; the
+// client measures each request's latency and splits it into its legs.
+// Run: proxy server [-n N] [-s SIZE] | proxy client ADDR [-n N] [-s SIZE] [--in-flight K]
+//      [--mem host|cuda[:N]] | proxy no-nic [--mem host|cuda[:N]] (the ring alone, no NIC)
+#include "rdmalab/connection.hpp"
+#include "rdmalab/control_word.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/gpu/memory.hpp"
+#include "rdmalab/gpu/options.hpp"
+#include "rdmalab/gpu/proxy_producer.hpp"
+#include "rdmalab/gpu/proxy_ring.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/percentile.hpp"
+#include "rdmalab/private_data.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+using gpu::kProxySlots;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x50;  // request k's bytes: the pattern for kSeed + k
+constexpr std::size_t kMaxData = std::size_t{1} << 30;
+
+// Both sides of the ring read and write its words with std::atomic_ref. That is only sound if
+// the atomics are plain loads and stores of the words themselves (lock-free, no hidden lock
+// word): the other side may be a GPU that knows nothing of a C++ library's locks.
+static_assert(std::atomic_ref<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic_ref<std::uint64_t>::required_alignment <= alignof(std::uint64_t));
+
+struct Options {
+    unsigned requests = 1000;  // -n
+    unsigned in_flight = 1;    // requests the producer may have outstanding
+};
+
+std::uint64_t now_ns() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count());
+}
+
+// #region host-producer
+// The producer as a host thread: what a GPU kernel does in src/proxy_producer.cu, with C++
+// atomics instead of volatile and __threadfence_system(). For each request: wait for room,
+// write the bytes, fill the slot, ring its doorbell; meanwhile, read completions.
+void host_producer(std::byte* data, gpu::ProxyRings& rings, gpu::ProducerSample* samples,
+                   const gpu::ProducerPlan& plan) {
+    std::uint64_t consumed = 0;  // completions read (the completion ring's tail: ours alone)
+    std::uint32_t outcome = gpu::kProducerRunning;
+    // Reads what the proxy has published: the head index with acquire, so the completions
+    // written before it (release, by the proxy) are complete when read here.
+    auto consume = [&] {
+        const std::uint64_t published =
+            std::atomic_ref(rings.completions_published).load(std::memory_order_acquire);
+        if (published == consumed) return true;
+        const std::uint64_t seen = now_ns();
+        if (published < consumed || published > plan.requests || published - consumed > kProxySlots)
+            return false;
+        for (; consumed < published; ++consumed) {
+            const gpu::ProxyCompletion& completion = rings.completions[consumed % kProxySlots];
+            if (completion.sequence != consumed + 1 || completion.status != 0) return false;
+            samples[consumed].completion_seen_ns = seen;
+        }
+        return true;
+    };
+    // Every wait is bounded, and ends early if the proxy has given up.
+    auto wait_until = [&](auto ready, std::uint32_t timed_out) {
+        const std::uint64_t deadline = now_ns() + plan.timeout_ns;
+        for (unsigned polls = 0;;) {
+            if (!consume()) return outcome = gpu::kProducerBadCompletion;
+            if (ready()) return outcome;
+            if (std::atomic_ref(rings.proxy_stopped).load(std::memory_order_acquire) != 0)
+                return outcome = gpu::kProducerProxyStopped;
+            if (now_ns() > deadline) return outcome = timed_out;
+            if (++polls % 64 == 0) std::this_thread::yield();  // 2 CPUs in the lab: let others run
+        }
+    };
+    for (std::uint64_t k = 1; k <= plan.requests; ++k) {
+        gpu::ProxyRequest& slot = rings.requests[(k - 1) % kProxySlots];
+        auto room = [&] {
+            return k - 1 - consumed < plan.in_flight &&
+                   std::atomic_ref(slot.doorbell).load(std::memory_order_acquire) == 0;
+        };
+        if (wait_until(room, gpu::kProducerNoRoom) != gpu::kProducerRunning) break;
+        const std::uint64_t offset = (k - 1) * plan.length;
+        fill_pattern({data + offset, plan.length}, plan.seed + k);
+        slot.offset = offset;
+        slot.length = plan.length;
+        slot.sequence = k;
+        samples[k - 1].enqueued_ns = now_ns();
+        // The doorbell, with release: every write above — the request's bytes, the slot's
+        // fields — happens before it for whoever sees it with acquire. Without release the
+        // compiler (on any CPU) or the CPU itself (on Arm, as in a Grace Hopper) may make the
+        // doorbell visible first, and the proxy would send stale bytes or a stale offset.
+        std::atomic_ref(slot.doorbell).store(1, std::memory_order_release);
+    }
+    if (outcome == gpu::kProducerRunning)
+        wait_until([&] { return consumed == plan.requests; }, gpu::kProducerNoCompletion);
+    if (outcome == gpu::kProducerRunning) outcome = gpu::kProducerDone;
+    std::atomic_ref(rings.producer_state).store(outcome, std::memory_order_release);
+}
+// #endregion host-producer
+
+const char* producer_outcome(std::uint32_t state) {
+    switch (state) {
+        case gpu::kProducerRunning:
+            return "still running";
+        case gpu::kProducerDone:
+            return "saw every completion";
+        case gpu::kProducerNoRoom:
+            return "timed out waiting for a free slot";
+        case gpu::kProducerNoCompletion:
+            return "timed out waiting for a completion";
+        case gpu::kProducerBadCompletion:
+            return "read a completion out of order or failed";
+        case gpu::kProducerProxyStopped:
+            return "stopped because the proxy stopped";
+    }
+    return "ended in an unknown state";
+}
+
+// What the proxy did with request k, in its clock (steady_clock).
+struct ProxyTimes {
+    std::uint64_t seen = 0, posted = 0, completed = 0, published = 0;
+};
+
+// The NIC side of the proxy: where a request's bytes are and where they go. Without it
+// (proxy no-nic) the proxy completes each request the moment it sees it.
+struct WritePath {
+    ibv_qp* qp;
+    ibv_cq* cq;
+    gpu::RegisteredMemory* source;
+    RemoteBuffer remote;
+};
+
+// The proxy thread's loop: take every request whose doorbell is rung, post its WRITE, poll the
+// CQ, publish each completion. It never blocks: a real proxy serves many rings and many QPs
+// from one thread, and a blocking call on one would stall all of them.
+std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
+                                  std::size_t data_size, const WritePath* nic,
+                                  std::chrono::milliseconds timeout) {
+    // #region proxy-publish
+    std::vector<ProxyTimes> times(plan.requests);
+    std::uint64_t taken = 0;      // requests taken (the request ring's tail: ours alone)
+    std::uint64_t completed = 0;  // completions published (the completion ring's head)
+    auto publish = [&](std::int32_t status) {
+        gpu::ProxyCompletion& completion = rings.completions[completed % kProxySlots];
+        completion.sequence = completed + 1;
+        completion.status = status;
+        // Release: the completion is written before the index that announces it.
+        std::atomic_ref(rings.completions_published)
+            .store(completed + 1, std::memory_order_release);
+        times[completed].published = now_ns();
+        ++completed;
+    };
+    // #endregion proxy-publish
+    auto last_progress = Clock::now();
+    while (completed < plan.requests) {
+        bool progress = false;
+        // #region proxy-take
+        // 1. The next request: its doorbell read with acquire, so its fields (and the bytes the
+        // producer wrote before ringing) are complete when read below.
+        gpu::ProxyRequest& slot = rings.requests[taken % kProxySlots];
+        if (taken < plan.requests &&
+            std::atomic_ref(slot.doorbell).load(std::memory_order_acquire) == 1) {
+            times[taken].seen = now_ns();
+            // Copied out and checked before use: a producer's bug must not become a WRITE of
+            // the wrong bytes to the wrong place.
+            const std::uint64_t sequence = slot.sequence, offset = slot.offset;
+            const std::uint32_t length = slot.length;
+            if (sequence != taken + 1)
+                fail(fmt::format("request slot {} holds sequence {}, expected {}",
+                                 taken % kProxySlots, sequence, taken + 1));
+            if (length == 0 || offset > data_size || length > data_size - offset)
+                fail(fmt::format("request {} asks for {} bytes at offset {} of a {}-byte buffer",
+                                 sequence, length, offset, data_size));
+            // The slot is free again. Release: our reads of it happen before the producer's
+            // next writes to it.
+            std::atomic_ref(slot.doorbell).store(0, std::memory_order_release);
+            // #endregion proxy-take
+            if (nic) {
+                // #region proxy-post
+                // Staging: the NIC cannot reach the GPU memory, so copy the bytes to the bounce
+                // buffer first (a direct path needs nothing: the doorbell ordered the bytes).
+                if (nic->source->path() == gpu::Path::kStaging)
+                    nic->source->before_nic_reads(length, offset);
+                ibv_sge sge{.addr = nic->source->nic_address() + offset,
+                            .length = length,
+                            .lkey = nic->source->lkey()};
+                ibv_send_wr write{};
+                write.wr_id = sequence;  // the completion names the request it finishes
+                write.sg_list = &sge;
+                write.num_sge = 1;
+                write.opcode = IBV_WR_RDMA_WRITE;
+                write.send_flags = IBV_SEND_SIGNALED;
+                write.wr.rdma.remote_addr = nic->remote.address + offset;
+                write.wr.rdma.rkey = nic->remote.rkey;
+                ibv_send_wr* bad = nullptr;
+                check_ibv(ibv_post_send(nic->qp, &write, &bad), "ibv_post_send(RDMA_WRITE)");
+                times[taken].posted = now_ns();
+                // #endregion proxy-post
+            } else {
+                publish(0);  // no NIC: complete at once
+            }
+            ++taken;
+            progress = true;
+        }
+        // #region proxy-complete
+        // 2. The CQ: RC completes one QP's WRITEs in order, so the next is request completed + 1.
+        if (nic) {
+            ibv_wc wc{};
+            const int found = ibv_poll_cq(nic->cq, 1, &wc);
+            if (found < 0) fail("ibv_poll_cq failed");
+            if (found == 1) {
+                times[completed].completed = now_ns();
+                if (wc.wr_id != completed + 1)
+                    fail(fmt::format("a completion for request {} arrived; request {} was due",
+                                     wc.wr_id, completed + 1));
+                if (wc.status != IBV_WC_SUCCESS) {
+                    publish(static_cast<std::int32_t>(wc.status));  // the producer learns too
+                    fail(fmt::format("the RDMA WRITE of request {} failed: {}", wc.wr_id,
+                                     ibv_wc_status_str(wc.status)));
+                }
+                publish(0);
+                progress = true;
+            }
+        }
+        // #endregion proxy-complete
+        // 3. Every wait is bounded: a producer that stopped, or a NIC that went quiet, ends it.
+        const std::uint32_t producer =
+            std::atomic_ref(rings.producer_state).load(std::memory_order_acquire);
+        if (producer != gpu::kProducerRunning && producer != gpu::kProducerDone)
+            fail(fmt::format("the producer {}", producer_outcome(producer)));
+        if (progress)
+            last_progress = Clock::now();
+        else if (Clock::now() - last_progress > timeout)
+            fail(
+                fmt::format("no request and no completion for {:.1f} s ({} of {} requests taken, "
+                            "{} completed)",
+                            timeout.count() / 1000.0, taken, plan.requests, completed));
+    }
+    return times;
+}
+
+// Runs the proxy loop; if it fails, tells the producer (proxy_stopped) before the error goes on,
+// so a producer waiting for room or a completion stops too.
+std::vector<ProxyTimes> proxy_or_stop(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
+                                      std::size_t data_size, const WritePath* nic,
+                                      std::chrono::milliseconds timeout) {
+    try {
+        return run_proxy(rings, plan, data_size, nic, timeout);
+    } catch (...) {
+        std::atomic_ref(rings.proxy_stopped).store(1, std::memory_order_release);
+        throw;
+    }
+}
+
+// The producer of this run: a host thread, or a CUDA kernel.
+class Producer {
+  public:
+    Producer(gpu::DeviceMemory& data, gpu::ProxySharedMemory& shared,
+             const gpu::ProducerPlan& plan) {
+        if (data.spec().kind == gpu::MemoryKind::kHost) {
+            description_ = "a host thread (standing in for a GPU kernel)";
+            thread_ = std::jthread(host_producer, static_cast<std::byte*>(data.data()),
+                                   std::ref(shared.rings()), shared.samples(), plan);
+        } else {
+            kernel_.emplace(data, shared, plan);
+            description_ = kernel_->description();
+        }
+    }
+    // Waits for the producer to end; its outcome is in the rings.
+    void wait(std::chrono::milliseconds limit) {
+        if (kernel_) kernel_->wait(limit);
+        if (thread_.joinable()) thread_.join();  // it ends by itself: all its waits are bounded
+    }
+    bool same_clock_as_proxy() const { return !kernel_; }
+    const std::string& description() const { return description_; }
+
+  private:
+    std::string description_;
+    std::optional<gpu::GpuProxyProducer> kernel_;
+    std::jthread thread_;
+};
+
+// Each request's legs, in microseconds, as median and p99 over all requests (nearest rank:
+// each value was measured; the medians of the legs need not add up to the total's).
+void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
+                    const gpu::ProducerSample* samples, bool same_clock, bool nic) {
+    struct Leg {
+        std::string name;
+        std::vector<double> us;
+    };
+    std::vector<Leg> legs;
+    auto leg = [&](std::string name) -> std::vector<double>& {
+        legs.push_back({std::move(name), {}});
+        return legs.back().us;
+    };
+    auto us = [](std::uint64_t from, std::uint64_t to) {
+        return (static_cast<double>(to) - static_cast<double>(from)) / 1000.0;
+    };
+    // The producer's clock and the proxy's are one clock only for a host producer: a GPU's
+    // %globaltimer is another, so its two ring crossings are measured together, as the
+    // producer's round trip minus the proxy's own time.
+    if (same_clock) {
+        auto& enqueue_to_seen = leg("producer enqueue → proxy sees the doorbell");
+        for (std::size_t k = 0; k < proxy.size(); ++k)
+            enqueue_to_seen.push_back(us(samples[k].enqueued_ns, proxy[k].seen));
+    }
+    if (nic) {
+        auto& post = leg("proxy sees it → ibv_post_send returned");
+        auto& write = leg("posted → completion polled (the WRITE)");
+        auto& publish = leg("completion polled → completion ring written");
+        for (const ProxyTimes& t : proxy) {
+            post.push_back(us(t.seen, t.posted));
+            write.push_back(us(t.posted, t.completed));
+            publish.push_back(us(t.completed, t.published));
+        }
+    } else {
+        auto& publish = leg("proxy sees it → completion ring written");
+        for (const ProxyTimes& t : proxy) publish.push_back(us(t.seen, t.published));
+    }
+    if (same_clock) {
+        auto& seen = leg("completion ring written → producer sees it");
+        for (std::size_t k = 0; k < proxy.size(); ++k)
+            seen.push_back(us(proxy[k].published, samples[k].completion_seen_ns));
+    } else {
+        auto& crossings = leg("both ring crossings (round trip − proxy time)");
+        for (std::size_t k = 0; k < proxy.size(); ++k)
+            crossings.push_back(us(samples[k].enqueued_ns, samples[k].completion_seen_ns) -
+                                us(proxy[k].seen, proxy[k].published));
+    }
+    auto& total = leg("total: the producer's round trip");
+    for (std::size_t k = 0; k < proxy.size(); ++k)
+        total.push_back(us(samples[k].enqueued_ns, samples[k].completion_seen_ns));
+
+    fmt::print("{}:   {:<46} {:>9} {:>9}  (µs)\n", who,
+               fmt::format("latency per request, {} requests", proxy.size()), "median", "p99");
+    for (const Leg& l : legs)
+        fmt::print("{}:   {:<46} {:>9.2f} {:>9.2f}\n", who, l.name, median(l.us),
+                   percentile(l.us, 0.99));
+}
+
+// Checks the producer ended well, after the proxy's loop.
+void require_producer_done(gpu::ProxyRings& rings) {
+    const std::uint32_t state =
+        std::atomic_ref(rings.producer_state).load(std::memory_order_acquire);
+    if (state != gpu::kProducerDone) fail(fmt::format("the producer {}", producer_outcome(state)));
+}
+
+gpu::ProducerPlan make_plan(const Options& options, std::uint32_t length,
+                            const ConnectionOptions& connection) {
+    return {.requests = options.requests,
+            .length = length,
+            .in_flight = options.in_flight,
+            .seed = kSeed,
+            .timeout_ns = static_cast<std::uint64_t>(connection.timeout().count()) * 1'000'000};
+}
+
+int run_server(const ConnectionOptions& options, const Options& proxy_options,
+               const gpu::MemoryOptions& memory_options) {
+    // Room for every request the client may send: -n requests of -s bytes, zero-filled so a
+    // request that never arrived cannot pass the check.
+    const std::size_t capacity = std::size_t{proxy_options.requests} * options.size;
+    gpu::DeviceMemory target(memory_options.memory, capacity);
+    auto connection = Connection::wait_for_client(options);
+    connection.create_queues({.send = 1, .recv = 2, .completions = 4});
+    connection.require_size_fits(capacity);
+    // Least privilege: the peer may write (REMOTE_WRITE, which requires LOCAL_WRITE), not read.
+    gpu::RegisteredMemory target_mr =
+        gpu::register_memory(connection.pd(), target,
+                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, memory_options.path);
+    // After the last WRITE the client says how long each request was and how many it sent.
+    ControlWord length_word(connection.pd(), ControlWord::Direction::kReceive);
+    ControlWord count_word(connection.pd(), ControlWord::Direction::kReceive);
+    length_word.post_receive(connection.qp(), 1);
+    count_word.post_receive(connection.qp(), 2);
+    connection.accept(encode_remote_buffer({.address = target_mr.nic_address(),
+                                            .rkey = target_mr.rkey(),
+                                            .length = static_cast<std::uint32_t>(capacity),
+                                            .use = BufferUse::kWriteTarget}));
+    fmt::print("server: connected over {}; {} bytes of {} for up to {} requests ({})\n",
+               connection.path_description(), capacity, target.description(),
+               proxy_options.requests, gpu::path_name(target_mr.path()));
+
+    auto word = [&](ControlWord& control, std::uint64_t wr_id, std::string_view what) {
+        const ibv_wc wc = connection.wait_for_completion(what);
+        if (wc.wr_id != wr_id) fail(fmt::format("{}: the receives completed out of order", what));
+        return control.received_value(wc, what);
+    };
+    const std::uint32_t length = word(length_word, 1, "the client's request length");
+    const std::uint32_t count = word(count_word, 2, "the client's request count");
+    // A peer's claims are checked before use.
+    if (length == 0 || count == 0 || std::uint64_t{length} * count > capacity)
+        fail(fmt::format("the client claims {} requests of {} bytes; this buffer holds {}", count,
+                         length, capacity));
+    const std::size_t written = std::size_t{length} * count;
+    fmt::print("server: {}\n", target_mr.after_nic_writes(written));
+
+    // #region server-verify
+    // RC order: the two SENDs came after every WRITE, so every request's bytes have landed.
+    // Each request has its own pattern: one that landed at another request's offset fails.
+    for (std::uint32_t k = 1; k <= count; ++k) {
+        const std::size_t offset = std::size_t{k - 1} * length;
+        if (auto bad = target.find_mismatch(kSeed + k, length, offset, length)) {
+            fmt::print("server: data check FAILED: byte {} of request {} ({} bytes at offset {})\n",
+                       *bad, k, length, offset);
+            return 1;
+        }
+    }
+    if (written < capacity && target.find_mismatch(0, 0, written, capacity - written)) {
+        fmt::print("server: data check FAILED: bytes beyond the {} written were changed\n",
+                   written);
+        return 1;
+    }
+    // #endregion server-verify
+    fmt::print(
+        "server: verified {} requests of {} bytes ({} bytes, a pattern per request, every byte) "
+        "placed by the client's proxy with RDMA WRITE; checked by {} in {}\n",
+        count, length, written, target.worker(), target.description());
+    connection.wait_for_disconnect();
+    return 0;
+}
+
+int run_client(const ConnectionOptions& options, const Options& proxy_options,
+               const gpu::MemoryOptions& memory_options) {
+    gpu::require_proxy_producer(memory_options.memory);
+    const std::uint32_t length = static_cast<std::uint32_t>(options.size);
+    const std::size_t data_size = std::size_t{proxy_options.requests} * length;
+    // #region client-memory
+    // The requests' bytes live where --mem says (GPU memory with --mem cuda); the rings and the
+    // producer's samples live in memory both the producer and this CPU reach.
+    gpu::DeviceMemory data(memory_options.memory, data_size);
+    gpu::ProxySharedMemory shared(memory_options.memory, proxy_options.requests);
+    // #endregion client-memory
+
+    auto connection = Connection::resolve(options);
+    connection.create_queues(
+        {.send = kProxySlots + 2, .recv = 1, .completions = 2 * kProxySlots + 4});
+    connection.require_size_fits(data_size);
+    // Only our own NIC reads the data: access flags 0 (local read) are enough.
+    gpu::RegisteredMemory source_mr =
+        gpu::register_memory(connection.pd(), data, 0, memory_options.path);
+    for (const std::string& line : source_mr.report()) fmt::print("client: {}\n", line);
+    ControlWord length_word(connection.pd(), ControlWord::Direction::kSend);
+    ControlWord count_word(connection.pd(), ControlWord::Direction::kSend);
+
+    auto private_data = connection.connect();
+    const RemoteBuffer remote =
+        decode_remote_buffer_or_throw(private_data, BufferUse::kWriteTarget, data_size);
+    const std::string device = ibv_get_device_name(connection.context()->device);
+    fmt::print("client: connected over {}; server buffer {} bytes at {:#x}, rkey {:#x}\n",
+               connection.path_description(), remote.length, remote.address, remote.rkey);
+
+    const gpu::ProducerPlan plan = make_plan(proxy_options, length, options);
+    const WritePath nic{connection.qp(), connection.cq(), &source_mr, remote};
+    std::vector<ProxyTimes> times;
+    std::string producer_description;
+    bool same_clock = true;
+    {
+        Producer producer(data, shared, plan);
+        producer_description = producer.description();
+        same_clock = producer.same_clock_as_proxy();
+        fmt::print("client: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n",
+                   producer_description, shared.description(), plan.requests, length,
+                   plan.in_flight);
+        // This thread is the proxy.
+        times = proxy_or_stop(shared.rings(), plan, data_size, &nic, options.timeout());
+        producer.wait(options.timeout());
+    }
+    require_producer_done(shared.rings());
+
+    length_word.post_send(connection.qp(), length, 1);
+    connection.wait_for_completion("the request length");
+    count_word.post_send(connection.qp(), plan.requests, 2);
+    connection.wait_for_completion("the request count");
+    connection.disconnect();
+
+    report_latency("client", times, shared.samples(), same_clock, true);
+    if (!same_clock)
+        fmt::print("client: the producer's clock (%globaltimer) ticks in steps of {} ns\n",
+                   shared.rings().producer_clock_step_ns);
+    if (device.starts_with("rxe"))
+        fmt::print(
+            "client: {} is Soft-RoCE: these are Soft-RoCE numbers (the \"NIC\" is kernel code on "
+            "these CPUs, here emulated); compare the legs with each other, not with hardware\n",
+            device);
+    fmt::print(
+        "client: {} requests of {} bytes produced by {}, each turned into an RDMA WRITE by the "
+        "proxy thread and its completion returned through the ring (path: {})\n",
+        plan.requests, length, producer_description, gpu::path_name(source_mr.path()));
+    return 0;
+}
+
+// proxy no-nic: the producer and the proxy without a NIC. The proxy completes each request the
+// moment it sees it, so what is measured is the ring alone, both ways: how long a request takes
+// to reach the proxy, and a completion to reach the producer. It runs on a GPU machine that has
+// no RDMA device.
+int run_no_nic(const ConnectionOptions& options, const Options& proxy_options,
+               const gpu::MemoryOptions& memory_options) {
+    gpu::require_proxy_producer(memory_options.memory);
+    const std::uint32_t length = static_cast<std::uint32_t>(options.size);
+    const std::size_t data_size = std::size_t{proxy_options.requests} * length;
+    gpu::DeviceMemory data(memory_options.memory, data_size);
+    gpu::ProxySharedMemory shared(memory_options.memory, proxy_options.requests);
+    const gpu::ProducerPlan plan = make_plan(proxy_options, length, options);
+    std::vector<ProxyTimes> times;
+    bool same_clock = true;
+    std::string producer_description;
+    {
+        Producer producer(data, shared, plan);
+        producer_description = producer.description();
+        same_clock = producer.same_clock_as_proxy();
+        fmt::print("no-nic: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n",
+                   producer_description, shared.description(), plan.requests, length,
+                   plan.in_flight);
+        fmt::print(
+            "no-nic: no NIC and no verbs: the proxy completes each request as soon as it sees "
+            "it; what is measured is the ring alone, both ways (producer → proxy → producer)\n");
+        times = proxy_or_stop(shared.rings(), plan, data_size, nullptr, options.timeout());
+        producer.wait(options.timeout());
+    }
+    require_producer_done(shared.rings());
+    // No NIC moved the bytes, but the producer wrote them before each doorbell: check them where
+    // they are (a kernel for GPU memory).
+    for (std::uint32_t k = 1; k <= plan.requests; ++k) {
+        const std::size_t offset = std::size_t{k - 1} * length;
+        if (auto bad = data.find_mismatch(kSeed + k, length, offset, length))
+            fail(
+                fmt::format("data check FAILED: byte {} of request {} is not what the producer "
+                            "was to write",
+                            *bad, k));
+    }
+    report_latency("no-nic", times, shared.samples(), same_clock, false);
+    if (!same_clock)
+        fmt::print("no-nic: the producer's clock (%globaltimer) ticks in steps of {} ns\n",
+                   shared.rings().producer_clock_step_ns);
+    fmt::print(
+        "no-nic: verified {} requests of {} bytes where the producer wrote them, in {}, checked by "
+        "{}\n",
+        plan.requests, length, data.description(), data.worker());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("proxy", [&] {
+        CommandLine cli{
+            "The proxy pattern: a producer's ring of requests, a CPU proxy thread posting RDMA "
+            "WRITEs for it, a ring of completions back",
+            "proxy"};
+        ConnectionOptions options;
+        Options proxy_options;
+        gpu::MemoryOptions memory_options;
+        cli.add_connection_options(options);
+        cli.add_subcommand("no-nic",
+                           "no peer and no verbs: the producer and the proxy with the ring alone "
+                           "(for a GPU machine without an RDMA device)");
+        cli.existing("--size").description("bytes per request (server: the most it accepts)");
+        cli.option("-n,--iters", proxy_options.requests, "requests (server: the most it accepts)")
+            .range(1u, 1'000'000u)
+            .show_default();
+        cli.option("--in-flight", proxy_options.in_flight,
+                   "requests the producer may have outstanding (1 to the ring's 16 slots)")
+            .range(1u, kProxySlots)
+            .show_default();
+        gpu::add_memory_options(cli, memory_options);
+        cli.parse_or_exit(argc, argv);
+        if (options.size > std::numeric_limits<std::uint32_t>::max() ||
+            std::size_t{proxy_options.requests} * options.size > kMaxData) {
+            std::fprintf(stderr,
+                         "proxy: -n %u requests of -s %zu bytes is more than the %zu bytes this "
+                         "lesson allows (run with --help for usage)\n",
+                         proxy_options.requests, options.size, kMaxData);
+            return 2;
+        }
+        if (cli.chose("no-nic")) return run_no_nic(options, proxy_options, memory_options);
+        return options.server ? run_server(options, proxy_options, memory_options)
+                              : run_client(options, proxy_options, memory_options);
+    });
+}
