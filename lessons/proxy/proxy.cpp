@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -313,7 +314,7 @@ void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
         std::string name;
         std::vector<double> us;
     };
-    std::vector<Leg> legs;
+    std::deque<Leg> legs;  // a deque: adding a leg keeps the references to earlier ones valid
     auto leg = [&](std::string name) -> std::vector<double>& {
         legs.push_back({std::move(name), {}});
         return legs.back().us;
@@ -361,6 +362,11 @@ void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
     for (const Leg& l : legs)
         fmt::print("{}:   {:<46} {:>9.2f} {:>9.2f}\n", who, l.name, median(l.us),
                    percentile(l.us, 0.99));
+    // And the rate: every request from the first enqueue to the last completion seen.
+    const double span_s =
+        us(samples[0].enqueued_ns, samples[proxy.size() - 1].completion_seen_ns) / 1e6;
+    fmt::print("{}: {} requests in {:.3f} ms by the producer's clock: {:.0f} requests/s\n", who,
+               proxy.size(), span_s * 1e3, static_cast<double>(proxy.size()) / span_s);
 }
 
 // Checks the producer ended well, after the proxy's loop.

@@ -20,6 +20,7 @@ for name in 'producer enqueue → proxy sees the doorbell' 'proxy sees it → ib
     check "breakdown: $name" has_line "$out" "^client:   $name$leg"
 done
 check "breakdown: the legs are in time order (no negative median or p99)" count_is 0 "$out" '^client:   .* -[0-9]'
+check "the rate" has_line "$out" '^client: 200 requests in [0-9.]+ ms by the producer.s clock: [0-9]+ requests/s$'
 check "Soft-RoCE numbers are labelled" has_line "$out" '^client: rxe[0-9]* is Soft-RoCE: these are Soft-RoCE numbers'
 
 # Eight in flight, 100-byte requests: the 16-slot rings wrap many times, still in order.
@@ -40,6 +41,7 @@ for name in 'producer enqueue → proxy sees the doorbell' 'proxy sees it → co
     'completion ring written → producer sees it' "total: the producer's round trip"; do
     check "no-nic: $name" has_line "$scratch/no-nic.out" "^no-nic:   $name$leg"
 done
+check "no-nic: the rate" has_line "$scratch/no-nic.out" '^no-nic: 2000 requests in [0-9.]+ ms by the producer.s clock: [0-9]+ requests/s$'
 check "no-nic: no WRITE leg" count_is 0 "$scratch/no-nic.out" 'ibv_post_send|WRITE'
 check "no-nic: the producer's bytes verified" has_line "$scratch/no-nic.out" \
     '^no-nic: verified 2000 requests of 64 bytes where the producer wrote them, in host memory, checked by the CPU$'
