@@ -105,6 +105,7 @@ vg_single async-events
 vg_single registration-cost --max-size 1M --repeat 1
 vg_single send-invalidate
 vg_single threads -n 50 --max-threads 2
+vg_single proxy no-nic -n 100 --in-flight 4
 vg_pair rdma-write 1 -s 64K -- -s 64K
 vg_pair rdma-read 1 -s 64K -- -s 64K
 vg_pair send-recv 1 -n 4 -- -n 4
@@ -127,6 +128,7 @@ vg_pair on-the-wire 1 --
 vg_pair loss-and-retransmission 1 --
 vg_pair gpu-write 1 --
 vg_pair gpu-read 1 --
+vg_pair proxy 1 -n 20 -- -n 20 --in-flight 4
 vg_pair rdma-bench 1 -- --op write -s 4K -n 200 --warmup 10 --no-progress
 echo "valgrind: $(grep -c $'\tok$' "$out/summary.tsv") processes clean, $failed failed"
 [ "$failed" = 0 ]
