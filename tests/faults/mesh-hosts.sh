@@ -68,6 +68,9 @@ else:
             and slow and all(2 in p for p in slow)
             and len(slow_cells) == 2 and all(v < m["threshold"] for v in slow_cells))
     seen += "; rank 2 sent at %s Gb/s" % ", ".join("%.3g" % v for v in slow_cells)
+times = sorted(p["seconds"] for p in d["pair_seconds"])
+if times:
+    seen += "; pairs took %.1f-%.1f s" % (times[0], times[-1])
 print(("ok" if good else "FAIL") + "\t" + seen)
 EOF
 }
