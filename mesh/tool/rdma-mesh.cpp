@@ -690,6 +690,7 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
         h.typical = stats.metrics[k].typical;
         h.threshold = stats.metrics[k].threshold;
         h.failed = failed_pairs;
+        if (o.pairs != "all") h.planned = planned;
         std::string file = metrics[k].key;
         std::replace(file.begin(), file.end(), '_', '-');
         write_file(o.out_dir + "/mesh-" + file + ".svg", render_heatmap(h));

@@ -58,6 +58,7 @@ run_mesh() {  # run_mesh NAME NP [ARGS...]: output in $scratch/NAME.out, exit st
     echo "$rc" >"$scratch/$name.rc"
     echo "$name: exit $rc after $((SECONDS - start)) s"
 }
+lacks_line() { ! has_line "$@"; }
 rc_in() { local code; read -r code <"$1"; [[ " $2 " == *" $code "* ]]; }
 
 # ---- The whole matrix, one pair at a time (short measurements: the numbers are not judged).
@@ -104,6 +105,9 @@ check "ring: exits 0 (nothing flagged) or 1 (flagged)" rc_in "$scratch/ring.rc" 
 check "ring: says 4 of 6 pairs" has_line "$scratch/ring.out" '^rdma-mesh: 4 ranks, 2 rounds, 4 of 6 pairs \(--pairs ring:1\)'
 json_check "$j" "ring: 2 rounds, 4 planned pairs, none failed" \
     'd["rounds"] == 2 and d["planned_pairs"] == 4 and d["failed"] == [] and d["settings"]["pairs"] == "ring:1"'
+check "ring: the heatmap draws 0-2 and 1-3 as not planned, not failed" \
+    lacks_line "$scratch/ring/mesh-bw-gbps.svg" '>failed<'
+check "ring: a bandwidth heatmap" has_line "$scratch/ring/mesh-bw-gbps.svg" '^</svg>$'
 json_check "$j" "ring: exactly the ring's 8 directed cells measured" \
     'sorted((i, k) for i, r in enumerate(d["metrics"]["bw_gbps"]["matrix"]) for k, v in enumerate(r) if v) == sorted([(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2), (0, 3), (3, 0)])'
 

@@ -403,7 +403,8 @@ TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {
               .metric = &m,
               .typical = 10,
               .threshold = 8,
-              .failed = {}};
+              .failed = {},
+              .planned = {}};
     const std::string svg = render_heatmap(h);
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("t &lt;&amp;&gt;"), std::string::npos);
@@ -413,4 +414,27 @@ TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {
         ++thick;
     EXPECT_EQ(rects, 9u);
     EXPECT_EQ(thick, 4u);  // 0→2, 2→0, 1→2, 2→1
+    EXPECT_EQ(svg.find(">failed<"), std::string::npos);
+}
+
+TEST(MeshHeatmap, PairsLeftOutOfThePlanAreNotFailed) {
+    Metric m{"bw_gbps", "bandwidth (Gb/s)", true, empty_matrix(4)};
+    const std::vector<std::pair<int, int>> ring{{0, 1}, {1, 2}, {2, 3}, {0, 3}};
+    for (const auto& [a, b] : ring) m.values[a][b] = m.values[b][a] = 10;
+    Heatmap h{.title = "ring",
+              .caption = "",
+              .labels = {"0", "1", "2", "3"},
+              .metric = &m,
+              .typical = 10,
+              .threshold = 8,
+              .failed = {},
+              .planned = ring};
+    const std::string svg = render_heatmap(h);
+    EXPECT_EQ(svg.find(">failed<"), std::string::npos);  // 0-2 and 1-3 were never planned
+    std::size_t pale = 0;
+    for (std::size_t at = 0; (at = svg.find("fill=\"#f4f4f4\"", at)) != std::string::npos; ++at)
+        ++pale;
+    EXPECT_EQ(pale, 8u);  // the diagonal's 4 and the 4 cells of 0-2 and 1-3
+    h.planned = {};       // every pair planned: the empty cells are failed
+    EXPECT_NE(render_heatmap(h).find(">failed<"), std::string::npos);
 }
