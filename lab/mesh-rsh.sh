@@ -25,7 +25,13 @@ while [ ! -e "$inbox/$id.started" ]; do
 done
 tail -n +1 -f "$inbox/$id.out" --pid=$$ 2>/dev/null &
 tail_pid=$!
-until [ -e "$inbox/$id.rc" ]; do sleep 0.1; done
+# The command itself may run as long as the runner lives (10 minutes), and no longer.
+waited=0
+until [ -e "$inbox/$id.rc" ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+    [ $waited -lt 6000 ] || { kill "$tail_pid" 2>/dev/null; echo "mesh-rsh: host $host's command never ended" >&2; exit 255; }
+done
 sleep 0.2
 kill "$tail_pid" 2>/dev/null
 read -r rc <"$inbox/$id.rc"

@@ -4,10 +4,22 @@
 # lab/mesh-rsh.sh; every other host runs a runner that executes what mesh-rsh hands it, until
 # host 1 says it is done.
 #   lab/lab.sh --hosts 4 [--rate 4:20mbit] -- lab/mesh-run.sh BUILD_BIN_DIR OUT_DIR [ARGS...]
+# --then-slow I:RATE OUT2: after the run, host I's egress is held to RATE (netem, applied by
+# host I's runner) and the same run again writes OUT2: a healthy run and a degraded one in one
+# boot. Each run's exit status is in its folder's `status`; mesh-run then exits 0 when both
+# came to a verdict (0 or 1), else with the first other status.
 set -uo pipefail
-bin=${1:?usage: mesh-run.sh BUILD_BIN_DIR OUT_DIR [RDMA-MESH ARGS...]}
-out=${2:?usage: mesh-run.sh BUILD_BIN_DIR OUT_DIR [RDMA-MESH ARGS...]}
+usage="usage: mesh-run.sh BUILD_BIN_DIR OUT_DIR [--then-slow I:RATE OUT2] [RDMA-MESH ARGS...]"
+bin=${1:?$usage}
+out=${2:?$usage}
 shift 2
+slow_host="" slow_rate="" slow_out=""
+if [ "${1:-}" = --then-slow ]; then
+    [[ ${2:-} =~ ^([1-9]):([1-9][0-9]*(kbit|mbit|gbit))$ ]] && [ -n "${3:-}" ] ||
+        { echo "mesh-run: --then-slow needs I:RATE (e.g. 3:2mbit) and a second output folder" >&2; exit 2; }
+    slow_host=${BASH_REMATCH[1]} slow_rate=${BASH_REMATCH[2]} slow_out=$3
+    shift 3
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${RDMALAB_SHARED:?mesh-run: run it with rdmalab lab --hosts N}
 host=${RDMALAB_HOST:?} hosts=${RDMALAB_HOSTS:?}
@@ -41,14 +53,37 @@ for ((i = 2; i <= hosts; i++)); do
 done
 list=""
 for ((i = 1; i <= hosts; i++)); do list+=${list:+,}198.51.100.$i; done
-mkdir -p "$out"
+# mesh OUT: one rdma-mesh run over every host; its exit status in OUT/status.
+mesh() {
+    local rc=0
+    mkdir -p "$1"
+    timeout -k 5 500 mpirun --allow-run-as-root --host "$list" -np "$hosts" --map-by node \
+        --mca plm_rsh_agent "$here/mesh-rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+        --mca oob_tcp_if_include 198.51.100.0/24 --mca btl_tcp_if_include 198.51.100.0/24 \
+        --mca btl self,tcp --mca pml ob1 \
+        -x PATH \
+        "$bin/rdma-mesh" --out "$1" "${args[@]}" || rc=$?
+    echo "$rc" >"$1/status"
+    echo "mesh-run: rdma-mesh exit status $rc ($1)"
+    return "$rc"
+}
+args=("$@")
 rc=0
-timeout -k 5 500 mpirun --allow-run-as-root --host "$list" -np "$hosts" --map-by node \
-    --mca plm_rsh_agent "$here/mesh-rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-    --mca oob_tcp_if_include 198.51.100.0/24 --mca btl_tcp_if_include 198.51.100.0/24 \
-    --mca btl self,tcp --mca pml ob1 \
-    -x PATH \
-    "$bin/rdma-mesh" --out "$out" "$@" || rc=$?
+mesh "$out" || rc=$?
+if [ -n "$slow_host" ]; then
+    if [ "$slow_host" -gt "$hosts" ] || [ "$slow_host" = 1 ]; then
+        echo "mesh-run: --then-slow names host $slow_host: it must be one of 2..$hosts (host 1 runs mpirun)" >&2
+        rc2=2
+    elif "$here/mesh-rsh.sh" "198.51.100.$slow_host" \
+        "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem rate $slow_rate || exit 1; done"; then
+        echo "mesh-run: host $slow_host's egress held to $slow_rate"
+        rc2=0
+        mesh "$slow_out" || rc2=$?
+    else
+        echo "mesh-run: host $slow_host could not be slowed (tc failed)" >&2
+        rc2=2
+    fi
+    if [ "$rc" -le 1 ] && [ "$rc2" -le 1 ]; then rc=0; elif [ "$rc" -le 1 ]; then rc=$rc2; fi
+fi
 touch "$shared/done"
-echo "mesh-run: rdma-mesh exit status $rc"
 exit "$rc"

@@ -19,7 +19,8 @@
 # that would take minutes under emulation); `; why: ...` says why. A block without a marker fails.
 # Commands run in a scratch folder; `./rdmalab`, `build/`, `docs/`, `bench/` and `lab/` at the
 # start of a word mean the repository's. `./rdmalab test` is this suite itself and is not run
-# inside itself; `./rdmalab tour` and `./rdmalab build` run once however often they appear.
+# inside itself; `./rdmalab tour`, `./rdmalab build` and a plain `./rdmalab lab -- CMD` (no shell
+# syntax in CMD) run once however often they appear.
 side=${1:?usage: doc-commands.sh lab|host BUILD_BIN_DIR}
 shift
 case "$side" in
@@ -125,7 +126,9 @@ run_block() {
             echo "    not run inside itself: $command"
             continue
         fi
-        if [[ $command =~ ^\./rdmalab\ (tour|build)$ ]]; then
+        # The tour, the build, and a plain command in the lab (no shell syntax: it depends on
+        # nothing an earlier line of its block did) run once however often the documents show them.
+        if [[ $command =~ ^\./rdmalab\ (tour|build)$ || $command =~ ^\./rdmalab\ lab\ --\ [][A-Za-z0-9_./=:,\ -]+$ ]]; then
             if grep -qxF "$command" "$scratch/ran-once" 2>/dev/null; then
                 echo "    ran earlier in this test: $command"
                 continue

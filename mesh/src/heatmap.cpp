@@ -70,7 +70,12 @@ std::string render_heatmap(const Heatmap& h) {
     for (int from = 0; from < n; ++from)
         for (int to = 0; to < n; ++to) {
             const int x = left + to * cell, y = top + from * cell;
-            if (from == to) {
+            const bool planned =
+                h.planned.empty() || std::any_of(h.planned.begin(), h.planned.end(), [&](auto p) {
+                    return (p.first == from && p.second == to) ||
+                           (p.first == to && p.second == from);
+                });
+            if (from == to || !planned) {
                 svg << fmt::format(
                     "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f4f4\" "
                     "stroke=\"white\"/>\n",

@@ -41,7 +41,7 @@ std::string number(double value) {
 }  // namespace
 
 Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<FailedPair>& failed,
-              const Thresholds& thresholds) {
+              const Thresholds& thresholds, const std::vector<std::pair<int, int>>& planned) {
     Verdict verdict;
     verdict.failed = failed;
     std::map<std::pair<int, int>, std::vector<std::string>> slow;
@@ -91,6 +91,12 @@ Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<Faile
         failed_pairs.insert({std::min(p.a, p.b), std::max(p.a, p.b)});
     }
     auto key = [](int a, int b) { return std::pair{std::min(a, b), std::max(a, b)}; };
+    // The pairs the run meant to measure; a pair left out of the plan says nothing of a rank.
+    std::set<std::pair<int, int>> plan;
+    for (const auto& [a, b] : planned) plan.insert(key(a, b));
+    auto in_plan = [&](int a, int b) {
+        return a != b && (plan.empty() || plan.contains(key(a, b)));
+    };
     // First the ranks none of whose pairs could be measured (silent, no device): their failures
     // explain their pairs, so the others are judged without those pairs. Otherwise a noisy pair
     // between two good ranks, beside their failed pairs with the silent one, would make every
@@ -98,22 +104,26 @@ Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<Faile
     // (Only where some pair between two other ranks was measured: when every pair failed,
     // nothing singles one rank out.)
     std::set<int> named;
-    for (int r = 0; r < n && n - 1 >= 2; ++r) {
-        int failed_here = 0;
+    for (int r = 0; r < n; ++r) {
+        int planned_here = 0, failed_here = 0;
         for (int p = 0; p < n; ++p)
-            if (p != r && failed_pairs.contains(key(r, p))) ++failed_here;
+            if (in_plan(r, p)) {
+                ++planned_here;
+                if (failed_pairs.contains(key(r, p))) ++failed_here;
+            }
         bool others_measured = false;
         for (int a = 0; a < n; ++a)
             for (int b = a + 1; b < n; ++b)
-                if (a != r && b != r && !failed_pairs.contains({a, b})) others_measured = true;
-        if (failed_here == n - 1 && others_measured) named.insert(r);
+                if (a != r && b != r && in_plan(a, b) && !failed_pairs.contains({a, b}))
+                    others_measured = true;
+        if (planned_here >= 2 && failed_here == planned_here && others_measured) named.insert(r);
     }
     // Then, among the pairs left, a rank with at least two of them, all slow or failed, while
     // some pair left is neither (else nothing singles it out).
     int pairs_left = 0, bad_left = 0;
     for (int a = 0; a < n; ++a)
         for (int b = a + 1; b < n; ++b)
-            if (!named.contains(a) && !named.contains(b)) {
+            if (in_plan(a, b) && !named.contains(a) && !named.contains(b)) {
                 ++pairs_left;
                 if (bad.contains({a, b})) ++bad_left;
             }
@@ -123,7 +133,7 @@ Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<Faile
             if (named.contains(r)) continue;
             int mine = 0, bad_mine = 0;
             for (int p = 0; p < n; ++p)
-                if (p != r && !named.contains(p)) {
+                if (in_plan(r, p) && !named.contains(p)) {
                     ++mine;
                     if (bad.contains(key(r, p))) ++bad_mine;
                 }

@@ -64,6 +64,8 @@ struct Options {
     std::uint64_t warmup = 100;
     bool quick = false;
     bool serial = false;
+    std::string pairs = "all";  // --pairs: all, sample:K, ring:K, rail (schedule.hpp)
+    std::uint64_t seed = 1;     // --seed: sample's random order
     double timeout_s = 5;
     std::string out_dir = ".";
     double fraction = 0.8;
@@ -172,10 +174,11 @@ std::optional<std::string> receive(int from, int tag, milliseconds limit) {
     }
 }
 
-// An MPI barrier that gives up after `limit`: true when every rank arrived in time. A request
-// given up on is kept (MPI forbids freeing a collective's request) and completes, or not,
-// whenever the late rank arrives.
-bool timed_barrier(milliseconds limit) {
+// An MPI barrier that gives up after `limit`, or as soon as `doomed()` says a rank will never
+// arrive: true when every rank arrived in time. A request given up on is kept (MPI forbids
+// freeing a collective's request) and completes, or not, whenever the late rank arrives.
+template <typename Doomed>
+bool timed_barrier(milliseconds limit, Doomed doomed) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
     const auto deadline = Clock::now() + limit;
@@ -183,7 +186,7 @@ bool timed_barrier(milliseconds limit) {
         int done = 0;
         check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (done) return true;
-        if (Clock::now() >= deadline) {
+        if (Clock::now() >= deadline || doomed()) {
             static std::vector<MPI_Request> abandoned;
             abandoned.push_back(request);
             return false;
@@ -223,6 +226,12 @@ class Rank {
     Record pair_seconds = Record::array();
     // The longest meeting so far (to size waits for peers still in theirs).
     milliseconds longest_pair() const { return longest_; }
+    // Whether some rank is known to be silent (said by a peer, or seen here): a barrier would
+    // wait for it in vain.
+    bool knows_silent_rank() {
+        collect_silent();
+        return !silent_.empty();
+    }
 
   private:
     milliseconds longest_{0};
@@ -546,10 +555,12 @@ bool judges(const Options& o, const std::string& key) {
     return ("," + o.judge + ",").find("," + name + ",") != std::string::npos;
 }
 
-int report(const Options& o, const std::vector<Identity>& who, const std::vector<Record>& rows,
-           const std::vector<FailedPair>& lost_rows, const Record& environment,
-           const Record& settings) {
+int report(const Options& o, const std::vector<Identity>& who, const std::vector<Round>& rounds,
+           const std::vector<Record>& rows, const std::vector<FailedPair>& lost_rows,
+           const Record& environment, const Record& settings) {
     const int n = static_cast<int>(who.size());
+    std::vector<std::pair<int, int>> planned;
+    for (const Round& round : rounds) planned.insert(planned.end(), round.begin(), round.end());
     std::vector<Metric> metrics;
     for (const MetricInfo& m : kMetrics)
         metrics.push_back(Metric{m.key, m.label, m.higher, empty_matrix(n)});
@@ -587,11 +598,11 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
     }
     const Thresholds thresholds{o.fraction, o.latency_factor};
     // Every metric's typical value and threshold; the verdict over the metrics --judge names.
-    const Verdict stats = judge(n, metrics, {}, thresholds);
+    const Verdict stats = judge(n, metrics, {}, thresholds, planned);
     std::vector<Metric> judged;
     for (const Metric& m : metrics)
         if (judges(o, m.key)) judged.push_back(m);
-    const Verdict verdict = judge(n, judged, failed, thresholds);
+    const Verdict verdict = judge(n, judged, failed, thresholds, planned);
     std::vector<std::string> labels, hosts;
     for (const Identity& i : who) {
         labels.push_back(fmt::format("{} {}", i.rank, i.label()));
@@ -634,7 +645,8 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
                     {"environment", environment},
                     {"settings", settings},
                     {"ranks", ranks},
-                    {"rounds", round_robin(n).size()},
+                    {"rounds", rounds.size()},
+                    {"planned_pairs", planned.size()},
                     {"pair_seconds", pair_seconds},
                     {"metrics", matrices},
                     {"failed", failed_json},
@@ -678,6 +690,7 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
         h.typical = stats.metrics[k].typical;
         h.threshold = stats.metrics[k].threshold;
         h.failed = failed_pairs;
+        if (o.pairs != "all") h.planned = planned;
         std::string file = metrics[k].key;
         std::replace(file.begin(), file.end(), '_', '-');
         write_file(o.out_dir + "/mesh-" + file + ".svg", render_heatmap(h));
@@ -698,6 +711,8 @@ std::optional<std::string> bad_input(const Options& o) {
     for (const auto& [flag, text] :
          {std::pair{"--size", o.size}, {"--rate-size", o.rate_size}, {"--lat-size", o.lat_size}})
         if (!parse_size(text)) return fmt::format("{} '{}' is not a size (64, 4K, 1M)", flag, text);
+    if (!parse_pairs(o.pairs))
+        return fmt::format("--pairs '{}' is not all, sample:K, ring:K or rail", o.pairs);
     for (std::size_t start = 0; start <= o.judge.size();) {
         std::size_t comma = std::min(o.judge.find(',', start), o.judge.size());
         const std::string name = o.judge.substr(start, comma - start);
@@ -744,6 +759,12 @@ int run(int argc, char** argv, int rank, int size) {
         ->check(CLI::Range(0ull, 1ull << 20));
     app.add_flag("--quick", o.quick, "short measurements: -D 0.2, -n 200, --warmup 20");
     app.add_flag("--serial", o.serial, "one pair at a time instead of every pair of a round");
+    app.add_option("--pairs", o.pairs,
+                   "which pairs: all, sample:K (K random partners per rank, seeded), ring:K (K "
+                   "neighbours each side), rail (same local rank only)")
+        ->capture_default_str();
+    app.add_option("--seed", o.seed, "sample:K's random order (same seed, same pairs)")
+        ->capture_default_str();
     app.add_option("--timeout", o.timeout_s, "seconds any wait for a peer may take")
         ->capture_default_str()
         ->check(CLI::Range(0.1, 3600.0));
@@ -827,13 +848,17 @@ int run(int argc, char** argv, int rank, int size) {
         who.push_back(Identity::from_json(parse_json(
             all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])),
             "an identity")));
-    const auto rounds = round_robin(size);
+    std::vector<int> rail_of;
+    for (const Identity& i : who) rail_of.push_back(i.local_rank);
+    const auto rounds = plan_rounds(size, *parse_pairs(o.pairs), o.seed, rail_of);
+    std::size_t planned_pairs = 0;
+    for (const Round& round : rounds) planned_pairs += round.size();
     if (rank == 0) {
         fmt::print(
-            "rdma-mesh: {} ranks, {} rounds, {} pairs; {} {} {} for {:.2g} s, rate at {}, "
-            "latency at {} × {}\n",
-            size, rounds.size(), size * (size - 1) / 2, o.op, o.transport, o.size, o.duration_s,
-            o.rate_size, o.lat_size, o.lat_iters);
+            "rdma-mesh: {} ranks, {} rounds, {} of {} pairs (--pairs {}); {} {} {} for {:.2g} s, "
+            "rate at {}, latency at {} × {}\n",
+            size, rounds.size(), planned_pairs, size * (size - 1) / 2, o.pairs, o.op, o.transport,
+            o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
         for (const Identity& i : who)
             fmt::print("rdma-mesh: rank {}: {} {} {} local rank {}{}\n", i.rank, i.label(),
                        i.device, i.gid, i.local_rank, i.problem.empty() ? "" : " — " + i.problem);
@@ -858,10 +883,13 @@ int run(int argc, char** argv, int rank, int size) {
             // Rounds start together. A timed barrier: a rank that is late or silent past the
             // limit stops the pacing (later barriers would wait on it too), not the run.
             // Its limit covers a pair 3× as long as the longest seen (at least 10 timeouts).
+            // A rank known to be silent stops it at once: it would never arrive.
             const milliseconds pace_limit =
                 std::max(me_rank.longest_pair() * 3, to_milliseconds(o.timeout_s * 10)) +
                 to_milliseconds(o.timeout_s * 3);
-            if (paced) paced = timed_barrier(pace_limit);
+            if (paced && me_rank.knows_silent_rank()) paced = false;
+            if (paced)
+                paced = timed_barrier(pace_limit, [&] { return me_rank.knows_silent_rank(); });
         }
     }
 
@@ -886,7 +914,9 @@ int run(int argc, char** argv, int rank, int size) {
             auto text = receive(r, kRowTag, gather_wait);
             if (!text) {
                 for (int p = 0; p < size; ++p)
-                    if (p != r)
+                    if (p != r && std::any_of(rounds.begin(), rounds.end(), [&](const Round& x) {
+                            return partner_in(x, r) == p;
+                        }))
                         lost.push_back(
                             FailedPair{std::min(r, p), std::max(r, p),
                                        fmt::format("rank {} ({}) sent no results", r,
@@ -906,6 +936,8 @@ int run(int argc, char** argv, int rank, int size) {
                         {"warmup", o.warmup},
                         {"timeout_s", o.timeout_s},
                         {"serial", o.serial},
+                        {"pairs", o.pairs},
+                        {"seed", o.seed},
                         {"judge", o.judge},
                         {"fraction", o.fraction},
                         {"latency_factor", o.latency_factor},
@@ -921,7 +953,7 @@ int run(int argc, char** argv, int rank, int size) {
         environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
         environment["launcher"] = launch.launcher;
         environment["ranks"] = size;
-        const int verdict = report(o, who, rows, lost, environment, settings);
+        const int verdict = report(o, who, rounds, rows, lost, environment, settings);
         if (status == 0) status = verdict;
     }
     outbox.drain(to_milliseconds(o.timeout_s));

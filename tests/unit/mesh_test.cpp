@@ -60,6 +60,136 @@ TEST(MeshSchedule, TooFewRanksHaveNoRounds) {
 
 namespace {
 
+// A plan's rounds: pairs in range, a < b, no pair twice, no rank twice in a round. Returns each
+// rank's partners.
+std::vector<std::set<int>> check_plan(int n, const std::vector<Round>& rounds) {
+    std::vector<std::set<int>> partners(static_cast<std::size_t>(n));
+    std::set<std::pair<int, int>> seen;
+    for (const Round& round : rounds) {
+        std::set<int> busy;
+        for (const auto& [a, b] : round) {
+            EXPECT_LT(a, b);
+            EXPECT_GE(a, 0);
+            EXPECT_LT(b, n);
+            EXPECT_TRUE(busy.insert(a).second) << "rank " << a << " twice in a round, n=" << n;
+            EXPECT_TRUE(busy.insert(b).second) << "rank " << b << " twice in a round, n=" << n;
+            EXPECT_TRUE(seen.insert({a, b}).second) << "pair " << a << "-" << b << " twice";
+            if (a >= 0 && b < n && a < b) {
+                partners[static_cast<std::size_t>(a)].insert(b);
+                partners[static_cast<std::size_t>(b)].insert(a);
+            }
+        }
+    }
+    return partners;
+}
+
+PairChoice pairs(const char* text) {
+    auto choice = parse_pairs(text);
+    EXPECT_TRUE(choice) << text;
+    return choice.value_or(PairChoice{});
+}
+
+}  // namespace
+
+TEST(MeshPairs, ParsesEachFormAndRefusesTheRest) {
+    EXPECT_EQ(to_string(pairs("all")), "all");
+    EXPECT_EQ(to_string(pairs("rail")), "rail");
+    EXPECT_EQ(pairs("sample:3").kind, PairChoice::Kind::kSample);
+    EXPECT_EQ(pairs("sample:3").k, 3);
+    EXPECT_EQ(to_string(pairs("ring:2")), "ring:2");
+    for (const char* bad : {"", "All", "sample", "sample:", "sample:0", "sample:-1", "sample:2x",
+                            "ring:", "ring:0", "rail:2", "sample: 2", "sample:99999999999"})
+        EXPECT_FALSE(parse_pairs(bad)) << "'" << bad << "'";
+}
+
+TEST(MeshPairs, AllIsTheTournament) {
+    EXPECT_EQ(plan_rounds(6, pairs("all"), 1), round_robin(6));
+}
+
+TEST(MeshPairs, SampleGivesEveryRankKPartnersInKRounds) {
+    for (int n : {4, 5, 8, 9, 64, 65, 512}) {
+        for (int k : {1, 2, 3, 5}) {
+            const auto rounds = plan_rounds(n, pairs(("sample:" + std::to_string(k)).c_str()), 7);
+            const int max_rounds = n % 2 == 0 ? n - 1 : n;
+            const int expected_rounds = std::min(max_rounds, k + n % 2);
+            EXPECT_EQ(static_cast<int>(rounds.size()), expected_rounds) << "n=" << n << " k=" << k;
+            const auto partners = check_plan(n, rounds);
+            for (int r = 0; r < n; ++r) {
+                const int got = static_cast<int>(partners[static_cast<std::size_t>(r)].size());
+                EXPECT_GE(got, std::min(k, n - 1)) << "rank " << r << " n=" << n << " k=" << k;
+                EXPECT_LE(got, k + 1) << "rank " << r << " n=" << n << " k=" << k;
+            }
+        }
+    }
+}
+
+TEST(MeshPairs, SampleIsFixedByItsSeedAndMovesWithIt) {
+    const PairChoice choice = pairs("sample:2");
+    EXPECT_EQ(plan_rounds(64, choice, 42), plan_rounds(64, choice, 42));
+    EXPECT_NE(plan_rounds(64, choice, 42), plan_rounds(64, choice, 43));
+    // Not the first rounds of the plain tournament: the ranks are in a random order.
+    const auto plain = round_robin(64);
+    const auto sampled = plan_rounds(64, choice, 42);
+    EXPECT_NE(sampled[0], plain[0]);
+    // Over many seeds every pair turns up: the sample is not stuck on a few partners.
+    std::set<std::pair<int, int>> seen;
+    for (std::uint64_t seed = 1; seed <= 200; ++seed)
+        for (const Round& round : plan_rounds(8, pairs("sample:1"), seed))
+            for (const auto& pair : round) seen.insert(pair);
+    EXPECT_EQ(seen.size(), 28u);
+}
+
+TEST(MeshPairs, SampleOfAtLeastNMinusOneIsEveryPair) {
+    const auto partners = check_plan(6, plan_rounds(6, pairs("sample:9"), 3));
+    for (const auto& p : partners) EXPECT_EQ(p.size(), 5u);
+}
+
+TEST(MeshPairs, RingPairsNeighboursWithinK) {
+    for (int n : {3, 4, 7, 8, 64}) {
+        for (int k : {1, 2}) {
+            const auto rounds = plan_rounds(n, pairs(("ring:" + std::to_string(k)).c_str()), 1);
+            const auto partners = check_plan(n, rounds);
+            for (int r = 0; r < n; ++r) {
+                std::set<int> expected;
+                for (int d = 1; d <= k; ++d) {
+                    expected.insert((r + d) % n);
+                    expected.insert((r - d + n) % n);
+                }
+                expected.erase(r);
+                EXPECT_EQ(partners[static_cast<std::size_t>(r)], expected)
+                    << "rank " << r << " n=" << n << " k=" << k;
+            }
+            // Greedy packing: at most 2·degree − 1 rounds (degree 2k).
+            EXPECT_LE(static_cast<int>(rounds.size()), 4 * k - 1) << "n=" << n << " k=" << k;
+        }
+    }
+    EXPECT_EQ(plan_rounds(64, pairs("ring:1"), 1).size(), 2u);  // even ring: two rounds
+}
+
+TEST(MeshPairs, RailPairsOnlyTheSameLocalRank) {
+    // 4 hosts × 2 NICs, ranks placed by slot: rank = host·2 + local rank.
+    std::vector<int> rail_of;
+    for (int host = 0; host < 4; ++host)
+        for (int local = 0; local < 2; ++local) rail_of.push_back(local);
+    const auto rounds = plan_rounds(8, pairs("rail"), 1, rail_of);
+    EXPECT_EQ(rounds.size(), 3u);  // each rail: 4 ranks, 3 rounds, both rails at once
+    const auto partners = check_plan(8, rounds);
+    for (int r = 0; r < 8; ++r) {
+        EXPECT_EQ(partners[static_cast<std::size_t>(r)].size(), 3u);
+        for (int p : partners[static_cast<std::size_t>(r)]) EXPECT_EQ(p % 2, r % 2);
+    }
+}
+
+TEST(MeshPairs, PackRoundsNeverDoublesARank) {
+    std::vector<std::pair<int, int>> star{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {2, 3}};
+    const auto rounds = pack_rounds(star);
+    const auto partners = check_plan(4, rounds);
+    EXPECT_EQ(partners[0].size(), 3u);
+    EXPECT_EQ(rounds.size(), 3u);
+}
+
+namespace {
+
 // A bandwidth matrix with every cell `good` but the pairs of `bad_rank` (both directions).
 Metric bandwidth(int n, double good, int bad_rank, double bad) {
     Metric m{"bw_gbps", "bandwidth (Gb/s)", true, empty_matrix(n)};
@@ -158,6 +288,34 @@ TEST(MeshVerdict, ASilentRankIsNamedThoughTheOthersPairIsNoisy) {
     EXPECT_EQ(v.culprits[0].pairs, 2);
 }
 
+TEST(MeshVerdict, ASampledPlanJudgesARankByItsPlannedPairs) {
+    // Eight ranks, a ring of one neighbour each side: rank 5's two pairs (4-5, 5-6) are slow
+    // and the pairs left out of the plan were never measured. Judged over all pairs, rank 5
+    // would have 7 pairs, 5 of them unmeasured, and go unnamed.
+    const int n = 8;
+    const auto rounds = plan_rounds(n, *parse_pairs("ring:1"), 1);
+    std::vector<std::pair<int, int>> planned;
+    for (const Round& round : rounds) planned.insert(planned.end(), round.begin(), round.end());
+    Metric m{"bw_gbps", "bandwidth (Gb/s)", true, empty_matrix(n)};
+    for (const auto& [a, b] : planned) {
+        const double v = (a == 5 || b == 5) ? 2 : 10;
+        m.values[a][b] = m.values[b][a] = v;
+    }
+    auto v = judge(n, {m}, {}, {}, planned);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0].rank, 5);
+    EXPECT_EQ(v.culprits[0].pairs, 2);
+    EXPECT_EQ(v.slow.size(), 2u);
+    EXPECT_TRUE(judge(n, {m}, {}, {}).culprits.empty());  // the whole-matrix view cannot tell
+    // A rank whose planned pairs all failed is named too.
+    Metric quiet = m;
+    for (const auto& [a, b] : planned)
+        if (a == 5 || b == 5) quiet.values[a][b] = quiet.values[b][a] = std::nullopt;
+    auto s = judge(n, {quiet}, {{4, 5, "no answer"}, {5, 6, "no answer"}}, {}, planned);
+    ASSERT_EQ(s.culprits.size(), 1u);
+    EXPECT_EQ(s.culprits[0].rank, 5);
+}
+
 TEST(MeshVerdict, NoCulpritWhenEverythingIsBadOrTwoRanks) {
     auto two = judge(2, {bandwidth(2, 10, -1, 0)}, {{0, 1, "no device"}}, {});
     EXPECT_TRUE(two.flagged());
@@ -245,7 +403,8 @@ TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {
               .metric = &m,
               .typical = 10,
               .threshold = 8,
-              .failed = {}};
+              .failed = {},
+              .planned = {}};
     const std::string svg = render_heatmap(h);
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("t &lt;&amp;&gt;"), std::string::npos);
@@ -255,4 +414,27 @@ TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {
         ++thick;
     EXPECT_EQ(rects, 9u);
     EXPECT_EQ(thick, 4u);  // 0→2, 2→0, 1→2, 2→1
+    EXPECT_EQ(svg.find(">failed<"), std::string::npos);
+}
+
+TEST(MeshHeatmap, PairsLeftOutOfThePlanAreNotFailed) {
+    Metric m{"bw_gbps", "bandwidth (Gb/s)", true, empty_matrix(4)};
+    const std::vector<std::pair<int, int>> ring{{0, 1}, {1, 2}, {2, 3}, {0, 3}};
+    for (const auto& [a, b] : ring) m.values[a][b] = m.values[b][a] = 10;
+    Heatmap h{.title = "ring",
+              .caption = "",
+              .labels = {"0", "1", "2", "3"},
+              .metric = &m,
+              .typical = 10,
+              .threshold = 8,
+              .failed = {},
+              .planned = ring};
+    const std::string svg = render_heatmap(h);
+    EXPECT_EQ(svg.find(">failed<"), std::string::npos);  // 0-2 and 1-3 were never planned
+    std::size_t pale = 0;
+    for (std::size_t at = 0; (at = svg.find("fill=\"#f4f4f4\"", at)) != std::string::npos; ++at)
+        ++pale;
+    EXPECT_EQ(pale, 8u);  // the diagonal's 4 and the 4 cells of 0-2 and 1-3
+    h.planned = {};       // every pair planned: the empty cells are failed
+    EXPECT_NE(render_heatmap(h).find(">failed<"), std::string::npos);
 }

@@ -18,6 +18,9 @@ struct Heatmap {
     double typical = 0;
     double threshold = 0;
     std::vector<std::pair<int, int>> failed;  // pairs drawn as failed (both cells)
+    // The pairs the run set out to measure (empty: all): the others are drawn as not measured,
+    // like the diagonal, not as failed.
+    std::vector<std::pair<int, int>> planned;
 };
 
 std::string render_heatmap(const Heatmap& heatmap);

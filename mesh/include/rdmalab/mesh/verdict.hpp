@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rdmalab::mesh {
@@ -68,8 +69,10 @@ double middle(std::vector<double> values);
 // A rank is a culprit when none of its pairs (at least two) could be measured; or when, among
 // the pairs without such a rank, it has at least two, all of them slow or failed, and some pair
 // there is neither (else nothing singles it out).
+// planned: the pairs the run set out to measure (a < b; empty: every pair): with --pairs sample,
+// ring or rail a rank is judged by its planned pairs only.
 Verdict judge(int n, const std::vector<Metric>& metrics, const std::vector<FailedPair>& failed,
-              const Thresholds& thresholds);
+              const Thresholds& thresholds, const std::vector<std::pair<int, int>>& planned = {});
 
 // The plain summary, one line each: the typical pair per metric, each slow and failed pair,
 // each culprit ("host X (rank 3): all 3 of its pairs slow or failed — its NIC or link").
