@@ -38,10 +38,10 @@ record atomics atomics --clients 1 -n 2 -- -n 2
 record selective-signaling selective-signaling -- -n 8 --signal-every 4
 # rendezvous, 4 KiB pulled with RDMA READ, then 4 messages through a ring of 2 slots (credits).
 record rendezvous rendezvous -s 4K --slots 2 -- -s 4K -n 4
-# loss-and-retransmission, 20% loss on the client's egress: 8 WRITEs of 4 KiB (32 packets), NAKs
-# and go-back-N resends; then 20 UD datagrams, some lost for good.
+# loss-and-retransmission, 20% loss on the client's egress: 4 WRITEs of 4 KiB (16 packets), NAKs
+# and go-back-N resends; then 10 UD datagrams, some lost for good.
 record loss-and-retransmission --loss 2:20% \
-    loss-and-retransmission -n 8 -s 4K --datagrams 20 -- -n 8 -s 4K --datagrams 20
+    loss-and-retransmission -n 4 -s 4K --datagrams 10 -- -n 4 -s 4K --datagrams 10
 # link-failure, 1 KiB rounds: the server's link goes down (for 3 s) once the client writes; the
 # WRITE is resent retry_cnt times and fails (IBV_WC_RETRY_EXC_ERR); later RNR NAKs and
 # IBV_WC_RNR_RETRY_EXC_ERR; the QP recovered both times.
