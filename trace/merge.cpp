@@ -534,6 +534,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 for (std::size_t p : post_ids) {
                     json& post = out_events[p];
                     if (post.contains("completion") || post["wr_id"] != done["wr_id"]) continue;
+                    // An unsignaled WR completes only if it fails (and a wr_id may repeat).
+                    if (done.value("ok", false) && !post.value("signaled", true)) continue;
                     post["completion"] = c;
                     done["wr"] = p;
                     // A failed WR has no ACK; a UD or UC send completes once sent.

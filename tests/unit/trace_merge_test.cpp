@@ -45,6 +45,7 @@ constexpr const char* kH2 = "198.51.100.2";
 struct WriteRun {
     std::int64_t write_completion_us = 1050;
     bool lose_first = false;
+    bool unsignaled_write = false;  // the WRITE unsignaled, with the SEND's wr_id (2)
 
     std::vector<HostInput> hosts() const {
         const std::int64_t s = kSkewUs;
@@ -87,12 +88,17 @@ struct WriteRun {
                               "\n";
         std::string events2 =
             std::string(kHeader) + "\n" +
-            event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":1,)"
-                            R"("opcode":"RDMA_WRITE","length":3000)") +
-            "\n" +
-            event(write_completion_us + s,
-                  R"("event":"completion","qp_num":17,"wr_id":1,"ok":true,"opcode":"RDMA_WRITE")") +
-            "\n" +
+            (unsignaled_write
+                 ? event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":2,)"
+                                   R"("signaled":false,"opcode":"RDMA_WRITE","length":3000)") +
+                       "\n"
+                 : event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":1,)"
+                                   R"("opcode":"RDMA_WRITE","length":3000)") +
+                       "\n" +
+                       event(write_completion_us + s,
+                             R"("event":"completion","qp_num":17,"wr_id":1,"ok":true,)"
+                             R"("opcode":"RDMA_WRITE")") +
+                       "\n") +
             event(1060 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":2,)"
                             R"("opcode":"SEND","length":4)") +
             "\n" +
@@ -163,6 +169,19 @@ TEST(TraceMerge, APacketLostBeforeTheCaptureStillBelongsToItsWr) {
     for (const auto& p : packets)
         if (p["sent_again"] == true && p.contains("wr") && p["wr"] == (*write)["id"]) ++again;
     EXPECT_EQ(again, 2);
+}
+
+TEST(TraceMerge, AnUnsignaledWrGetsNoSuccessfulCompletion) {
+    WriteRun run;
+    run.unsignaled_write = true;
+    json merged = merge(run.hosts(), json::object());
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    for (const auto& e : merged["events"]) {
+        if (e["event"] != "post_send") continue;
+        if (e["opcode"] == "RDMA_WRITE") EXPECT_FALSE(e.contains("completion"));
+        if (e["opcode"] == "SEND") EXPECT_TRUE(e.contains("completion"));
+    }
 }
 
 TEST(TraceMerge, BadInputIsOneClearError) {
