@@ -179,8 +179,11 @@ TEST(TraceMerge, AnUnsignaledWrGetsNoSuccessfulCompletion) {
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
     for (const auto& e : merged["events"]) {
         if (e["event"] != "post_send") continue;
-        if (e["opcode"] == "RDMA_WRITE") EXPECT_FALSE(e.contains("completion"));
-        if (e["opcode"] == "SEND") EXPECT_TRUE(e.contains("completion"));
+        if (e["opcode"] == "RDMA_WRITE") {
+            EXPECT_FALSE(e.contains("completion"));
+        } else if (e["opcode"] == "SEND") {
+            EXPECT_TRUE(e.contains("completion"));
+        }
     }
 }
 
