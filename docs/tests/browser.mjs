@@ -227,7 +227,9 @@ async function runChecks(context, baseUrl, options) {
   // 3b. The trace viewer: every recorded trace the chapters show.
   const tracePages = [...visited].filter(([, info]) => info.traceViewers > 0).map(([key]) => key);
   if (!tracePages.length) fail('trace viewer: no page contains <TraceViewer /> (docs/operations.md should)');
+  const tracesStarted = Date.now();
   for (const key of tracePages) await checkTraceViewers(page, `${baseUrl}${key}`, pageProblems);
+  console.log(`note trace viewers on ${tracePages.length} pages checked in ${((Date.now() - tracesStarted) / 1000).toFixed(1)} s`);
   if (tracePages.length && filteredAway === 0) fail('trace viewer: the QP filter hid nothing in any trace (no trace has two QPs)');
   if (tracePages.length) await checkTraceViewerOnPhone(page, `${baseUrl}${tracePages[0]}`);
 
@@ -598,7 +600,7 @@ async function checkExplorerOnPhone(page, url) {
 // unsignaled WRs are marked exactly where the file has them (and the loss, link-failure and
 // selective-signaling traces must have theirs); the QP filter hides every other QP's events;
 // clicking a packet shows its PSN and opcode; a foreign or malformed file gets a message.
-const STEPS_CLICKED = 24;  // each a click; the rest of the order is read off the ladder at the end
+const STEPS_CLICKED = 12;  // each a click; the rest of the order is read off the ladder at the end
 let filteredAway = 0;  // packets the QP filter hid, over every trace
 // What each recorded trace is there to show: marks it must have (at least one).
 const TRACE_MUST_SHOW = {
