@@ -4,9 +4,21 @@
 # events come from the same CLOCK_REALTIME — around the lesson's server (host 1) or client
 # (host 2), each with --trace. Leaves DIR/hostN.pcap, DIR/hostN.events.jsonl and, from
 # lab/pair.sh's wire_pair, DIR/run/{server,client}.{out,rc}.
-#   trace/guest.sh BIN_DIR DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
+#   trace/guest.sh [--any-interface] [--signal-on HOST TEXT] BIN_DIR DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]
+# --any-interface: capture on "any", which outlives eth0 going down (a capture on eth0 ends
+# with it). --signal-on HOST TEXT: on the client's host, create $RDMALAB_SHARED/link-down-HOST
+# (the lab's link-down signal) once the client's output has a line containing TEXT.
 set -uo pipefail
-export RDMALAB_BIN=${1:?usage: guest.sh BIN_DIR DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]}
+interface=eth0
+signal_host="" signal_text=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --any-interface) interface=any; shift ;;
+        --signal-on) signal_host=${2:?} signal_text=${3:?}; shift 3 ;;
+        *) break ;;
+    esac
+done
+export RDMALAB_BIN=${1:?usage: guest.sh [--any-interface] [--signal-on HOST TEXT] BIN_DIR DIR LESSON [SERVER_ARGS...] -- [CLIENT_ARGS...]}
 dir=${2:?} lesson=${3:?}
 shift 3
 source "$(dirname "$0")/../lab/pair.sh" || exit 1
@@ -14,7 +26,7 @@ host=${RDMALAB_HOST:?guest.sh runs on the wire: lab.sh --hosts 2}
 pcap=$dir/host$host.pcap
 
 # RoCE v2 only (UDP 4791: the data path and rdma_cm's own messages to QP 1); pcap format.
-dumpcap -q -i eth0 -f 'udp port 4791' -P -w "$pcap" 2>"$dir/host$host.dumpcap.err" &
+dumpcap -q -i "$interface" -f 'udp port 4791' -P -w "$pcap" 2>"$dir/host$host.dumpcap.err" &
 capture=$!
 # dumpcap writes the file's header once it is capturing: no packet before that is missed.
 for _ in $(seq 100); do [ -s "$pcap" ] && break; sleep 0.05; done
@@ -25,8 +37,24 @@ if [ ! -s "$pcap" ]; then
 fi
 
 split_args "$@"
+signaller=""
+if [ -n "$signal_host" ] && [ "$host" = 2 ]; then
+    # Bounded by the client's own limit (pair.sh's 90 s); ends early if the client does.
+    (
+        for _ in $(seq 1800); do
+            if grep -qF -- "$signal_text" "$dir/run/client.out" 2>/dev/null; then
+                touch "$RDMALAB_SHARED/link-down-$signal_host"
+                exit 0
+            fi
+            [ -s "$dir/run/client.rc" ] && exit 0
+            sleep 0.05
+        done
+    ) &
+    signaller=$!
+fi
 wire_pair "$dir/run" "$lesson" "${server_args[@]}" --trace "$dir/host1.events.jsonl" -- \
     "${client_args[@]}" --trace "$dir/host2.events.jsonl"
+[ -z "$signaller" ] || wait "$signaller"
 sleep 0.5  # the last ACK and rdma_cm's disconnect messages
 kill -INT "$capture" 2>/dev/null
 wait "$capture" 2>/dev/null

@@ -236,6 +236,7 @@ struct Message {  // a request message: its packets (indices into the merged pac
     std::vector<std::size_t> packets;
     int first_opcode = 0;
     std::int64_t first_psn = 0, last_psn = 0;
+    std::int64_t until = std::numeric_limits<std::int64_t>::max();  // its QP's next move to RTS
 };
 
 bool opcode_fits(const std::string& wr_opcode, int first) {
@@ -394,6 +395,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
         std::map<std::uint32_t, std::uint32_t> dest_of;
         std::map<std::uint32_t, std::vector<std::size_t>> recv_posts, recv_done;
         std::map<std::uint32_t, std::vector<std::size_t>> send_done;
+        std::map<std::uint32_t, std::vector<std::int64_t>> rts_at;  // local QP → its moves to RTS
         for (std::size_t i = 0; i < events.size(); ++i) {
             if (events[i].host != h) continue;
             const json& e = out_events[i];
@@ -403,6 +405,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 dest_of[e["qp_num"]] = e["dest_qp"];
             } else if (kind == "post_recv" && e.contains("qp_num")) {
                 recv_posts[e["qp_num"]].push_back(i);
+            } else if (kind == "modify_qp" && e.contains("qp_num") && e.value("to", "") == "RTS") {
+                rts_at[e["qp_num"]].push_back(events[i].t);
             } else if (kind == "completion" && e.contains("qp_num")) {
                 const std::string op = e.value("opcode", "");
                 const bool receive = op == "RECV" || op == "RECV_RDMA_WITH_IMM";
@@ -411,17 +415,50 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
         }
         for (const auto& [qp, post_ids] : posts) {
             const std::uint32_t dest = dest_of[qp];
-            std::vector<Message> messages;
-            std::map<std::int64_t, std::size_t> wr_of_psn;
+            // The requests this QP sent, each PSN's first captured copy, in PSN order within each
+            // span between its moves to RTS (a QP reset and brought up again starts a new PSN).
+            // PSN order, not time order: a packet lost before the sender's capture saw it (netem
+            // drops it on the way out) first appears as its retransmission, after later PSNs.
+            std::vector<std::map<std::int64_t, std::size_t>> spans;  // relative PSN → packet
+            std::vector<std::int64_t> span_base, span_until;
+            const auto& starts = rts_at[qp];
+            std::size_t span_of_last = SIZE_MAX;
+            bool unacknowledged = false;  // UD, UC: no ACK completes a send
             for (std::size_t i = 0; i < packets.size(); ++i) {
                 if (packets[i].from != h || qpn_of(i) != dest || is_response(opcode_of(i)) ||
-                    !packets[i].tx || (*packets[i].fields).value("sent_again", false))
+                    !packets[i].tx)
                     continue;
-                if (starts_message(opcode_of(i)) || messages.empty())
-                    messages.push_back({{}, opcode_of(i), psn_of(i), psn_of(i)});
-                messages.back().packets.push_back(i);
-                messages.back().last_psn = psn_of(i);
+                const std::string transport = (*packets[i].fields).value("transport", "");
+                unacknowledged = unacknowledged || transport == "UD" || transport == "UC";
+                const std::size_t span = static_cast<std::size_t>(
+                    std::upper_bound(starts.begin(), starts.end(), *packets[i].tx) -
+                    starts.begin());
+                if (span != span_of_last && (spans.empty() || span > span_of_last)) {
+                    spans.emplace_back();
+                    // PSNs are 24 bits and may wrap: ordered relative to half the space below
+                    // the span's first one.
+                    span_base.push_back(psn_of(i) - (1 << 23));
+                    span_until.push_back(span < starts.size()
+                                             ? starts[span]
+                                             : std::numeric_limits<std::int64_t>::max());
+                    span_of_last = span;
+                }
+                const std::int64_t relative = (psn_of(i) - span_base.back()) & 0xffffff;
+                spans.back().emplace(relative, i);  // the earliest copy stays
             }
+            std::vector<Message> messages;
+            std::map<std::int64_t, std::size_t> wr_of_psn;
+            for (std::size_t span = 0; span < spans.size(); ++span)
+                for (const auto& [relative, i] : spans[span]) {
+                    if (starts_message(opcode_of(i)) || messages.empty())
+                        messages.push_back(
+                            {{}, opcode_of(i), psn_of(i), psn_of(i), span_until[span]});
+                    messages.back().packets.push_back(i);
+                    messages.back().last_psn = psn_of(i);
+                }
+            // UD, UC: a message lost before the capture leaves no trace, so messages and WRs
+            // pair up by order only when every one is there.
+            if (unacknowledged && messages.size() != post_ids.size()) messages.clear();
             for (std::size_t m = 0; m < messages.size() && m < post_ids.size(); ++m) {
                 json& post = out_events[post_ids[m]];
                 if (!opcode_fits(post.value("opcode", ""), messages[m].first_opcode)) break;
@@ -459,7 +496,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 std::optional<std::size_t> ack;
                 for (std::size_t i = 0; i < packets.size() && !ack; ++i) {
                     if (packets[i].to != h || qpn_of(i) != qp || !packets[i].rx ||
-                        *packets[i].rx < sent_at)
+                        *packets[i].rx < sent_at || *packets[i].rx >= messages[m].until)
                         continue;
                     const int op = opcode_of(i) % 32;
                     const json& f = *packets[i].fields;
@@ -497,9 +534,12 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 for (std::size_t p : post_ids) {
                     json& post = out_events[p];
                     if (post.contains("completion") || post["wr_id"] != done["wr_id"]) continue;
+                    // An unsignaled WR completes only if it fails (and a wr_id may repeat).
+                    if (done.value("ok", false) && !post.value("signaled", true)) continue;
                     post["completion"] = c;
                     done["wr"] = p;
-                    if (!done.value("ok", false)) break;
+                    // A failed WR has no ACK; a UD or UC send completes once sent.
+                    if (!done.value("ok", false) || unacknowledged) break;
                     ++completions_checked;
                     if (!post.contains("acked_by")) {
                         completion_violations.push_back(

@@ -4,6 +4,7 @@
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
+#include "rdmalab/trace.hpp"
 
 #include <fmt/core.h>
 
@@ -26,6 +27,7 @@ void RoundTarget::post_done_receive(ibv_qp* qp) {
                 .lkey = done_mr_->lkey};
     ibv_recv_wr receive{.wr_id = 1, .next = nullptr, .sg_list = &sge, .num_sge = 1};
     ibv_recv_wr* bad = nullptr;
+    trace::post_recv(qp, &receive);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(qp, &receive, &bad), "ibv_post_recv");
 }
 
@@ -78,6 +80,7 @@ void RoundSource::post_write(ibv_qp* qp, const QpEndpoint& server, std::uint64_t
     wr.wr.rdma.remote_addr = server.address;
     wr.wr.rdma.rkey = rkey;
     ibv_send_wr* bad = nullptr;
+    trace::post_send(qp, &wr);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(RDMA_WRITE)");
 }
 
@@ -93,6 +96,7 @@ void RoundSource::post_done(ibv_qp* qp, std::uint64_t wr_id, std::uint32_t value
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED;
     ibv_send_wr* bad = nullptr;
+    trace::post_send(qp, &wr);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(SEND)");
 }
 

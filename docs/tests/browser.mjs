@@ -227,7 +227,10 @@ async function runChecks(context, baseUrl, options) {
   // 3b. The trace viewer: every recorded trace the chapters show.
   const tracePages = [...visited].filter(([, info]) => info.traceViewers > 0).map(([key]) => key);
   if (!tracePages.length) fail('trace viewer: no page contains <TraceViewer /> (docs/operations.md should)');
+  const tracesStarted = Date.now();
   for (const key of tracePages) await checkTraceViewers(page, `${baseUrl}${key}`, pageProblems);
+  console.log(`note trace viewers on ${tracePages.length} pages checked in ${((Date.now() - tracesStarted) / 1000).toFixed(1)} s`);
+  if (tracePages.length && filteredAway === 0) fail('trace viewer: the QP filter hid nothing in any trace (no trace has two QPs)');
   if (tracePages.length) await checkTraceViewerOnPhone(page, `${baseUrl}${tracePages[0]}`);
 
   // 4. Mermaid diagrams render to SVG.
@@ -256,7 +259,7 @@ async function runChecks(context, baseUrl, options) {
     pass(`network: all ${requestCount} requests went to 127.0.0.1`);
   }
 
-  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0]);
+  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0], tracePages);
 }
 
 // light: the page is server-rendered whole (a complete-program page), so
@@ -592,8 +595,28 @@ async function checkExplorerOnPhone(page, url) {
 }
 
 // The trace viewer on one page: each recorded trace loads without console errors; stepping
-// walks the file's timeline in order; at the end there is one arrow per packet sent; clicking
-// a packet shows its PSN and opcode; a foreign or malformed file gets a message in the page.
+// walks the file's timeline in order, and the whole ladder at the end is in that order; there is
+// one arrow per packet in the file; NAKs, packets sent again, lost packets, error completions and
+// unsignaled WRs are marked exactly where the file has them (and the loss, link-failure and
+// selective-signaling traces must have theirs); the QP filter hides every other QP's events;
+// clicking a packet shows its PSN and opcode; a foreign or malformed file gets a message.
+const STEPS_CLICKED = 12;  // each a click; the rest of the order is read off the ladder at the end
+let filteredAway = 0;  // packets the QP filter hid, over every trace
+// What each recorded trace is there to show: marks it must have (at least one).
+const TRACE_MUST_SHOW = {
+  'loss-and-retransmission.json': ['nak', 'again'],
+  'link-failure.json': ['error', 'again', 'nak'],
+  'selective-signaling.json': ['unsignaled'],
+};
+function traceMarks(trace) {
+  return {
+    nak: trace.packets.filter((p) => p.aeth && p.aeth.syndrome >= 32).length,
+    again: trace.packets.filter((p) => p.sent_again).length,
+    lost: trace.packets.filter((p) => p.lost).length,
+    error: trace.events.filter((e) => e.event === 'completion' && !e.ok).length,
+    unsignaled: trace.events.filter((e) => e.event === 'post_send' && e.signaled === false).length,
+  };
+}
 async function checkTraceViewers(page, url, pageProblems) {
   const where = new URL(url).pathname;
   pageProblems.length = 0;
@@ -613,26 +636,91 @@ async function checkTraceViewers(page, url, pageProblems) {
       const trace = JSON.parse(await readFile(path.join(DIST_DIR, src), 'utf8'));
       const name = `${where} ${src}`;
 
-      // Step through every step: the viewer's current step is the file's next timeline entry.
+      // Step through the first steps: the viewer's current step is the file's next timeline entry.
+      const clicked = Math.min(trace.timeline.length, STEPS_CLICKED);
       const seen = [];
-      for (let i = 0; i < trace.timeline.length; i += 1) {
+      for (let i = 0; i < clicked; i += 1) {
         await viewer.locator('[data-action="forward"]').click();
         seen.push(await viewer.evaluate((root) => [root.dataset.stepKind, Number(root.dataset.stepIndex), Number(root.dataset.stepT)]));
       }
       const expected = trace.timeline.map((s) => [s.kind, s.index, s.t_ns]);
-      const firstDifference = expected.findIndex((e, i) => JSON.stringify(e) !== JSON.stringify(seen[i]));
+      const firstDifference = expected.slice(0, clicked).findIndex((e, i) => JSON.stringify(e) !== JSON.stringify(seen[i]));
       const ordered = seen.every((s, i) => i === 0 || s[2] >= seen[i - 1][2]);
       if (firstDifference >= 0 || !ordered) throw new Error(`${src}: step ${firstDifference + 1} shows ${JSON.stringify(seen[firstDifference])}, the file says ${JSON.stringify(expected[firstDifference])}`);
-      pass(`trace viewer on ${name}: ${seen.length} steps forward follow the file's timeline, in time order`);
+      // Then End: every row of the ladder is the file's timeline entry of that row.
+      await viewer.locator('[data-action="end"]').click();
+      const drawn = await viewer.evaluate((root) => [...root.querySelectorAll('[data-row]')]
+        .map((g) => [g.dataset.event !== undefined ? 'event' : 'packet', Number(g.dataset.row), Number(g.dataset.event ?? g.dataset.packet)])
+        .sort((a, b) => a[1] - b[1]));
+      const rows = trace.timeline.map((s, i) => [s.kind === 'event' ? 'event' : 'packet', i, s.index, s])
+        .filter(([, , index, s]) => s.kind === 'event' || s.kind === 'send' || (s.kind === 'arrive' && trace.packets[index].tx_ns === null))
+        .map(([kind, i, index]) => [kind, i, index]);
+      if (JSON.stringify(drawn) !== JSON.stringify(rows)) {
+        const at = rows.findIndex((r, i) => JSON.stringify(r) !== JSON.stringify(drawn[i]));
+        throw new Error(`${src}: at the end, row ${at} of the ladder is ${JSON.stringify(drawn[at])}, the file's timeline says ${JSON.stringify(rows[at])}`);
+      }
+      const position = Number(await viewer.getAttribute('data-position'));
+      if (position !== trace.timeline.length) throw new Error(`${src}: End shows step ${position} of ${trace.timeline.length}`);
+      pass(`trace viewer on ${name}: ${clicked} steps forward follow the file's timeline, and all ${trace.timeline.length} steps at the end sit in its order`);
 
-      const sent = trace.packets.filter((p) => p.tx_ns !== null).length;
       const arrows = await viewer.locator('.tv-packet').count();
-      if (arrows !== sent) throw new Error(`${src}: ${arrows} packet arrows for ${sent} packets sent`);
+      if (arrows !== trace.packets.length) throw new Error(`${src}: ${arrows} packet arrows for ${trace.packets.length} packets in the file`);
       await viewer.locator('[data-action="back"]').click();
       const back = await viewer.evaluate((root) => [root.dataset.stepKind, Number(root.dataset.stepIndex)]);
       const penultimate = trace.timeline[trace.timeline.length - 2];
       if (back[0] !== penultimate.kind || back[1] !== penultimate.index) throw new Error(`${src}: a step back shows ${back}, not the step before the last`);
-      pass(`trace viewer on ${name}: ${arrows} packet arrows = the ${sent} packets in the file; a step back goes to the step before`);
+      pass(`trace viewer on ${name}: ${arrows} packet arrows = the ${trace.packets.length} packets in the file; a step back goes to the step before`);
+
+      // The marks: as many as the file has of each, each labelled; the ones this trace is for.
+      await viewer.locator('[data-action="end"]').click();
+      const marks = traceMarks(trace);
+      const shown = await viewer.evaluate((root) => {
+        const texts = (selector) => [...root.querySelectorAll(selector)].map((g) => g.querySelector('text')?.textContent ?? '');
+        return { nak: texts('[data-nak]'), again: texts('[data-again]'), lost: texts('[data-lost]'), error: texts('[data-error]'), unsignaled: texts('[data-unsignaled]'), legend: root.querySelector('[data-legend]')?.textContent ?? '' };
+      });
+      const words = { nak: /NAK/, again: /sent again/, lost: /lost/, error: /CQE ✗ /, unsignaled: /no CQE/ };
+      const legendWords = { nak: 'NAK', again: 'sent again', lost: 'lost', error: 'error completion', unsignaled: 'unsignaled WR' };
+      for (const kind of Object.keys(words)) {
+        if (shown[kind].length !== marks[kind]) throw new Error(`${src}: ${shown[kind].length} marked ${kind}, the file has ${marks[kind]}`);
+        const unlabelled = shown[kind].find((text) => !words[kind].test(text));
+        if (unlabelled !== undefined) throw new Error(`${src}: a ${kind} mark's label "${unlabelled}" does not say so`);
+        if (marks[kind] > 0 && !shown.legend.includes(legendWords[kind])) throw new Error(`${src}: the key does not explain the ${kind} marks`);
+      }
+      for (const kind of TRACE_MUST_SHOW[src.split('/').pop()] ?? []) {
+        if (!marks[kind]) throw new Error(`${src}: this trace is here to show ${kind} marks, and has none (record it again: trace/site-traces.sh)`);
+      }
+      if (marks.unsignaled) {
+        const completed = trace.events.filter((e) => e.event === 'post_send' && e.signaled === false && e.completion !== undefined);
+        if (completed.length) throw new Error(`${src}: unsignaled WR ${completed[0].wr_id} has a completion`);
+      }
+      if (marks.error && !shown.error.some((text) => /ERR/.test(text))) throw new Error(`${src}: no error completion names its status`);
+      pass(`trace viewer on ${name}: marked as in the file: ${Object.entries(marks).map(([k, n]) => `${n} ${k}`).join(', ')}`);
+
+      // The QP filter: the QP of the first data packet; every other QP's packets and events go.
+      const qp = parseInt(trace.packets.find((p) => p.qpn !== '0x000001')?.qpn ?? '0x1', 16);
+      await viewer.locator('[data-control="qp"]').selectOption(String(qp));
+      await viewer.locator('[data-action="end"]').click();
+      const keep = (s) => {
+        if (s.kind === 'event') {
+          const e = trace.events[s.index];
+          return e.qp_num === undefined || e.qp_num === qp || e.dest_qp === qp;
+        }
+        return parseInt(trace.packets[s.index].qpn, 16) === qp;
+      };
+      const wantedSteps = trace.timeline.filter(keep).length;
+      const wantedPackets = trace.packets.filter((p) => parseInt(p.qpn, 16) === qp).length;
+      const filtered = await viewer.evaluate((root) => ({
+        steps: Number(root.dataset.steps),
+        packets: root.querySelectorAll('.tv-packet').length,
+        events: [...root.querySelectorAll('[data-event]')].map((g) => Number(g.dataset.event)),
+      }));
+      const stray = filtered.events.find((i) => !keep({ kind: 'event', index: i }));
+      if (filtered.steps !== wantedSteps || filtered.packets !== wantedPackets || stray !== undefined) {
+        throw new Error(`${src}: QP ${qp} shows ${filtered.steps} steps and ${filtered.packets} packets (the file: ${wantedSteps}, ${wantedPackets})${stray !== undefined ? `, and event ${stray} of another QP` : ''}`);
+      }
+      filteredAway += trace.packets.length - wantedPackets;
+      await viewer.locator('[data-control="qp"]').selectOption('all');
+      pass(`trace viewer on ${name}: QP ${qp} alone: ${wantedSteps} of ${trace.timeline.length} steps, ${wantedPackets} of ${trace.packets.length} packets`);
 
       // Click the first data packet: its PSN and opcode in the details.
       const index = trace.packets.findIndex((p) => p.qpn !== '0x000001' && p.tx_ns !== null);
@@ -709,7 +797,7 @@ async function checkMermaid(page, url, where) {
   }
 }
 
-async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage) {
+async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage, tracePages = []) {
   await mkdir(directory, { recursive: true });
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     const size = `${width}x${height}`;
@@ -742,6 +830,29 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage)
         await viewer.screenshot({ path: traceFile, timeout: STEP_TIMEOUT_MS });
         pass(`screenshot ${traceFile}`);
       }
+      // Every recorded trace at its end, its ladder scrolled to the first NAK, error completion
+      // or unsignaled WR when it has one (trace-NAME-SIZE.png).
+      let traceShots = 0;
+      for (const key of tracePages) {
+        await visitPage(page, `${baseUrl}${key}`);
+        const viewers = page.locator('.trace-viewer');
+        for (let v = 0; v < await viewers.count(); v += 1) {
+          const viewer = viewers.nth(v);
+          await page.waitForFunction((i) => document.querySelectorAll('.trace-viewer')[i]?.dataset.loaded, v);
+          await viewer.locator('[data-action="end"]').click();
+          await viewer.evaluate((root) => {
+            root.scrollIntoView({ block: 'start' });
+            const mark = root.querySelector('[data-nak], [data-error], [data-unsignaled]');
+            const frame = root.querySelector('.tv-frame');
+            if (frame) frame.scrollTop = mark ? Math.max(0, mark.getBBox().y - 120) : 0;
+          });
+          await page.waitForTimeout(200);
+          const name = (await viewer.getAttribute('data-src')).split('/').pop().replace(/\.json$/, '');
+          await viewer.screenshot({ path: path.join(directory, `trace-${name}-${size}.png`), timeout: STEP_TIMEOUT_MS });
+          traceShots += 1;
+        }
+      }
+      if (traceShots) pass(`screenshots of ${traceShots} recorded traces at their end at ${size}`);
       // Every chapter's first screen, and every diagram whole.
       let shots = 0;
       for (const chapter of CHAPTERS) {

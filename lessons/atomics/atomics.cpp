@@ -6,6 +6,7 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -137,6 +138,7 @@ int run_server(const AtomicsOptions& options) {
             send.opcode = IBV_WR_SEND;
             send.send_flags = IBV_SEND_SIGNALED;
             ibv_send_wr* bad_send = nullptr;
+            trace::post_send(client.qp(), &send);  // --trace records the WR (else: nothing)
             check_ibv(ibv_post_send(client.qp(), &send, &bad_send), "ibv_post_send(SEND go)");
             try {
                 client.wait_for_completion("the go message");
@@ -218,6 +220,7 @@ int run_client(const AtomicsOptions& options) {
                    .lkey = go_mr->lkey};
     ibv_recv_wr receive{.wr_id = 0, .next = nullptr, .sg_list = &go_sge, .num_sge = 1};
     ibv_recv_wr* bad_receive = nullptr;
+    trace::post_recv(connection.qp(), &receive);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
 
     // The server's greeting: two buffers and our lock id, checked before any use.
@@ -261,6 +264,7 @@ int run_client(const AtomicsOptions& options) {
         wr.num_sge = 1;
         wr.send_flags = IBV_SEND_SIGNALED;
         ibv_send_wr* bad_send = nullptr;
+        trace::post_send(connection.qp(), &wr);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(connection.qp(), &wr, &bad_send), what);
         connection.wait_for_completion(what);
     };

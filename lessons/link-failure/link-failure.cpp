@@ -12,6 +12,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verified_rounds.hpp"
 
@@ -83,6 +84,7 @@ ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char
         std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
     check_errno(found > 0, "ibv_poll_cq");
+    trace::completion(wc);  // --trace records the CQE, errors too (else: nothing)
     return wc;
 }
 
@@ -93,11 +95,13 @@ void expect_status(const ibv_wc& wc, ibv_wc_status expected, const char* what) {
 }
 
 void reset_qp(ibv_qp* qp, const char* who) {
+    const ibv_qp_state from = query_qp_state(qp);
     fmt::print("{}: the QP is {}; -> RESET, then INIT -> RTR -> RTS with new PSNs\n", who,
-               qp_state_name(query_qp_state(qp)));
+               qp_state_name(from));
     ibv_qp_attr reset{};
     reset.qp_state = IBV_QPS_RESET;
     check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
+    trace::modify_qp(qp, from, IBV_QPS_RESET);  // --trace records the transition (else: nothing)
 }
 
 // The server: one RC QP, and the target its client writes in each verified round.

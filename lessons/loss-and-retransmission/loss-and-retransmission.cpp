@@ -8,12 +8,14 @@
 //                 --on 1 'build/bin/loss-and-retransmission server'
 //                 --on 2 'sleep 1; build/bin/loss-and-retransmission client $RDMALAB_ADDR_1'
 // on real hosts, `tc qdisc add dev IFACE root netem loss 5%` on the client's host (then `del`).
-// Run: loss-and-retransmission server | loss-and-retransmission client ADDR
+// Run: loss-and-retransmission server|client ADDR [-n WRITES] [-s SIZE] [--datagrams N] (both
+// sides given the same three; defaults 64 WRITEs of 16 KiB, 200 datagrams)
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 #include "rdmalab/verbs.hpp"
 
@@ -33,9 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::uint32_t kMessages = 64;
-constexpr std::uint32_t kMessageSize = 16384;
-constexpr std::uint32_t kDatagrams = 200;
 constexpr std::uint32_t kDatagramSize = 512;  // a datagram is one packet: ≤ the path MTU
 constexpr std::uint32_t kQkey = 0x11111111;
 constexpr std::uint64_t kSeed = 0x4c;
@@ -82,6 +81,14 @@ long long delta(const Counters& before, const Counters& after, const std::string
 }
 // #endregion counters
 
+// How much goes over the lossy link: -n WRITEs of -s bytes, then --datagrams datagrams.
+struct LossOptions : QpOptions {
+    std::uint32_t writes = 64;
+    std::uint32_t datagrams = 200;
+};
+constexpr std::uint32_t kMaxWrites = 1024;  // all are posted at once: the send queue's depth
+constexpr std::size_t kMaxBytes = 64 * 1024 * 1024;  // -n × -s, registered on both sides
+
 void print_faults(const char* who) {
     if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults)
         fmt::print("{}: the lab's faults on this link: {}\n", who, faults);
@@ -89,10 +96,12 @@ void print_faults(const char* who) {
 
 // ---- Server: the RC target, then the UD receiver.
 
-int run_server(const QpOptions& options) {
+int run_server(const LossOptions& options) {
     print_faults("server");
+    const std::uint32_t messages = options.writes;
+    const std::uint32_t datagram_count = options.datagrams;
     QpResources rc = create_qp_resources(options, IBV_QPT_RC, 1, 1, "server");
-    Buffer target(std::size_t{kMessages} * kMessageSize);
+    Buffer target(std::size_t{messages} * options.size);
     MemoryRegion target_mr{ibv_reg_mr(rc.pd.get(), target.data(), target.size(),
                                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
     check_ptr(target_mr.get(), "ibv_reg_mr(target)");
@@ -114,7 +123,7 @@ int run_server(const QpOptions& options) {
         "server: RC: verified all {} bytes of {} WRITEs; the responder's counters: {} packets "
         "received, {} out of sequence (a gap before them: NAKed, or dropped while a NAK was "
         "outstanding), {} duplicates (already executed: acknowledged again)\n",
-        target.size(), kMessages, delta(before, after, "rcvd_pkts"),
+        target.size(), messages, delta(before, after, "rcvd_pkts"),
         delta(before, after, "out_of_seq_request"), delta(before, after, "duplicate_request"));
     // #endregion rc-responder
     send_word(tcp, kVerified);
@@ -122,21 +131,22 @@ int run_server(const QpOptions& options) {
     // #region ud-receiver
     // UD: every receive posted before the client sends (a datagram that finds none is dropped
     // too, and that would not be the link's loss). Each slot holds the 40-byte GRH area first.
-    QpResources ud = create_qp_resources(options, IBV_QPT_UD, 1, kDatagrams, "server");
+    QpResources ud = create_qp_resources(options, IBV_QPT_UD, 1, datagram_count, "server");
     const std::size_t slot = kGrhBytes + kDatagramSize;
-    Buffer slots(slot * kDatagrams);
+    Buffer slots(slot * datagram_count);
     MemoryRegion slots_mr{
         ibv_reg_mr(ud.pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(slots_mr.get(), "ibv_reg_mr(UD receive slots)");
     // The UD bring-up is the ud lesson's subject; here common's transitions do it (INIT with
     // the Q_Key a datagram must carry to be accepted, then RTR: a receiver needs no more).
     apply_transition(ud.qp.get(), ud_init_transition(ud.local, kQkey), "server");
-    for (std::uint32_t i = 0; i < kDatagrams; ++i) {
+    for (std::uint32_t i = 0; i < datagram_count; ++i) {
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(slots.data() + i * slot),
                     .length = static_cast<std::uint32_t>(slot),
                     .lkey = slots_mr->lkey};
         ibv_recv_wr receive{.wr_id = i, .next = nullptr, .sg_list = &sge, .num_sge = 1};
         ibv_recv_wr* bad = nullptr;
+        trace::post_recv(ud.qp.get(), &receive);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_recv(ud.qp.get(), &receive, &bad), "ibv_post_recv(UD)");
     }
     const QpEndpoint client =
@@ -147,7 +157,7 @@ int run_server(const QpOptions& options) {
     send_word(tcp, kReceivesReady);
 
     // The client says when it has sent all; whatever has not arrived a moment later never will.
-    SequenceTally tally(kDatagrams);
+    SequenceTally tally(datagram_count);
     expect_word(tcp, kDatagramsSent, "the client's end of its datagrams");
     auto quiet_since = Clock::now();
     while (Clock::now() - quiet_since < std::chrono::milliseconds(500)) {
@@ -158,8 +168,9 @@ int run_server(const QpOptions& options) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
             continue;
         }
+        trace::completion(wc);  // --trace records the CQE (else: nothing)
         quiet_since = Clock::now();
-        if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV || wc.wr_id >= kDatagrams ||
+        if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV || wc.wr_id >= datagram_count ||
             wc.byte_len < kGrhBytes || wc.src_qp != client.qpn)
             fail(fmt::format("an unexpected UD completion: {}, wr_id {}, {} bytes, from QP {:#x}",
                              ibv_wc_status_str(wc.status), wc.wr_id, wc.byte_len, wc.src_qp));
@@ -168,13 +179,18 @@ int run_server(const QpOptions& options) {
         auto datagram = read_datagram(payload);  // from the network: checked before use
         if (auto* reason = std::get_if<std::string>(&datagram))
             fail(fmt::format("a datagram failed its check: {}", *reason));
+        if (std::get<Datagram>(datagram).count != datagram_count)
+            fail(
+                fmt::format("the client sends {} datagrams, this server expects {} (give both "
+                            "sides the same --datagrams)",
+                            std::get<Datagram>(datagram).count, datagram_count));
         tally.record(std::get<Datagram>(datagram).sequence);
     }
     const Counters ud_after = read_counters(ud.context.get(), ud.local.port);
     fmt::print(
         "server: UD: received {} of {} datagrams, every one verified; {} lost ({:.1f} %), {} "
         "out of order; the port counted {} packets received — nobody resent the others\n",
-        tally.received(), kDatagrams, tally.lost(), 100.0 * tally.lost() / kDatagrams,
+        tally.received(), datagram_count, tally.lost(), 100.0 * tally.lost() / datagram_count,
         tally.out_of_order(), delta(ud_before, ud_after, "rcvd_pkts"));
     // #endregion ud-receiver
     send_word(tcp, tally.received());
@@ -183,10 +199,13 @@ int run_server(const QpOptions& options) {
 
 // ---- Client: the RC WRITEs, then the datagrams.
 
-int run_client(const QpOptions& options) {
+int run_client(const LossOptions& options) {
     print_faults("client");
-    QpResources rc = create_qp_resources(options, IBV_QPT_RC, kMessages, 1, "client");
-    Buffer source(std::size_t{kMessages} * kMessageSize);
+    const std::uint32_t messages = options.writes;
+    const auto message_size = static_cast<std::uint32_t>(options.size);
+    const std::uint32_t datagram_count = options.datagrams;
+    QpResources rc = create_qp_resources(options, IBV_QPT_RC, messages, 1, "client");
+    Buffer source(std::size_t{messages} * message_size);
     fill_pattern(source.bytes(), kSeed);
     MemoryRegion source_mr{ibv_reg_mr(rc.pd.get(), source.data(), source.size(), 0)};
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
@@ -199,16 +218,16 @@ int run_client(const QpOptions& options) {
                          source.size()));
     const std::uint32_t mtu =
         static_cast<std::uint32_t>(mtu_bytes(std::min(rc.local.active_mtu, server.active_mtu)));
-    const long long needed = kMessages * ((kMessageSize + mtu - 1) / mtu);
+    const long long needed = messages * ((message_size + mtu - 1) / mtu);
 
     // #region rc-requester
     // All 64 WRITEs posted at once; each completes only once every packet of it was ACKed —
     // after as many resends as the link's losses took.
     const Counters before = read_counters(rc.context.get(), rc.local.port);
     const auto start = Clock::now();
-    for (std::uint32_t i = 0; i < kMessages; ++i) {
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data()) + i * kMessageSize,
-                    .length = kMessageSize,
+    for (std::uint32_t i = 0; i < messages; ++i) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(source.data()) + i * message_size,
+                    .length = message_size,
                     .lkey = source_mr->lkey};
         ibv_send_wr write{};
         write.wr_id = i;
@@ -216,12 +235,13 @@ int run_client(const QpOptions& options) {
         write.num_sge = 1;
         write.opcode = IBV_WR_RDMA_WRITE;
         write.send_flags = IBV_SEND_SIGNALED;
-        write.wr.rdma.remote_addr = server.address + std::uint64_t{i} * kMessageSize;
+        write.wr.rdma.remote_addr = server.address + std::uint64_t{i} * message_size;
         write.wr.rdma.rkey = server.rkey;
         ibv_send_wr* bad = nullptr;
+        trace::post_send(rc.qp.get(), &write);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(rc.qp.get(), &write, &bad), "ibv_post_send(RDMA WRITE)");
     }
-    for (std::uint32_t i = 0; i < kMessages; ++i)
+    for (std::uint32_t i = 0; i < messages; ++i)
         wait_for_completion(rc.cq.get(), options.timeout(), "RDMA WRITE on a lossy link");
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const Counters after = read_counters(rc.context.get(), rc.local.port);
@@ -230,7 +250,7 @@ int run_client(const QpOptions& options) {
         "client: RC: {} WRITEs of {} bytes completed in {:.3f} s ({:.2f} MB/s): {} packets "
         "needed at path MTU {}, {} sent, {} of them sent again; {} NAKs \"PSN sequence error\" "
         "received (rcvd_seq_err), {} retransmission rounds (completer_retry_err)\n",
-        kMessages, kMessageSize, seconds, source.size() / seconds / 1e6, needed, mtu, sent,
+        messages, message_size, seconds, source.size() / seconds / 1e6, needed, mtu, sent,
         sent - needed, delta(before, after, "rcvd_seq_err"),
         delta(before, after, "completer_retry_err"));
     // #endregion rc-requester
@@ -240,11 +260,11 @@ int run_client(const QpOptions& options) {
         "client: RC: the server verified every byte: nothing the link lost was lost. The price: "
         "after each gap rxe resends every packet it had sent past the gap (go-back-N, up to "
         "the whole window of {} WRITEs), not just the one lost\n",
-        kMessages);
+        messages);
 
     // #region ud-sender
     QpResources ud = create_qp_resources(options, IBV_QPT_UD, 16, 1, "client");
-    Buffer datagrams(std::size_t{kDatagrams} * kDatagramSize);
+    Buffer datagrams(std::size_t{datagram_count} * kDatagramSize);
     MemoryRegion datagrams_mr{ibv_reg_mr(ud.pd.get(), datagrams.data(), datagrams.size(), 0)};
     check_ptr(datagrams_mr.get(), "ibv_reg_mr(datagrams)");
     // INIT (the Q_Key), RTR, RTS (a UD PSN is never checked), then one address handle that
@@ -260,15 +280,15 @@ int run_client(const QpOptions& options) {
     expect_word(tcp, kReceivesReady, "the server's posted receives");
 
     std::uint32_t in_flight = 0;
-    for (std::uint32_t sequence = 0; sequence < kDatagrams; ++sequence) {
+    for (std::uint32_t sequence = 0; sequence < datagram_count; ++sequence) {
         if (in_flight == 16) {  // the send queue holds 16: wait for the oldest to go out
             wait_for_completion(ud.cq.get(), options.timeout(), "a UD SEND");
             --in_flight;
         }
         std::span<std::byte> message =
             datagrams.bytes().subspan(std::size_t{sequence} * kDatagramSize, kDatagramSize);
-        write_datagram(message,
-                       {.kind = DatagramKind::kData, .sequence = sequence, .count = kDatagrams});
+        write_datagram(
+            message, {.kind = DatagramKind::kData, .sequence = sequence, .count = datagram_count});
         ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
                     .length = kDatagramSize,
                     .lkey = datagrams_mr->lkey};
@@ -282,6 +302,7 @@ int run_client(const QpOptions& options) {
         send.wr.ud.remote_qpn = peer.qpn;
         send.wr.ud.remote_qkey = kQkey;
         ibv_send_wr* bad = nullptr;
+        trace::post_send(ud.qp.get(), &send);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(ud.qp.get(), &send, &bad), "ibv_post_send(UD SEND)");
         ++in_flight;
     }
@@ -290,13 +311,13 @@ int run_client(const QpOptions& options) {
         wait_for_completion(ud.cq.get(), options.timeout(), "a UD SEND");
     send_word(tcp, kDatagramsSent);
     const std::uint32_t received = receive_word(tcp);
-    if (received > kDatagrams)
-        fail(fmt::format("the server claims {} of {} datagrams", received, kDatagrams));
+    if (received > datagram_count)
+        fail(fmt::format("the server claims {} of {} datagrams", received, datagram_count));
     // #endregion ud-sender
     fmt::print(
         "client: UD: {} datagrams sent, every one completed successfully here; the server "
         "received {} ({} lost): UD's sender never knows\n",
-        kDatagrams, received, kDatagrams - received);
+        datagram_count, received, datagram_count - received);
     return 0;
 }
 
@@ -306,10 +327,24 @@ int main(int argc, char** argv) {
     return run_program("loss-and-retransmission", [&] {
         CommandLine cli{"One lossy link, two transports: RC resends (go-back-N), UD loses",
                         "loss-and-retransmission"};
-        QpOptions options;
+        LossOptions options;
         options.timeout_s = 60;  // a very lossy link is slow
+        options.size = 16384;
         add_qp_options(cli, options);
+        cli.option("-n,--iters", options.writes, "number of RC WRITEs (all posted at once)")
+            .range(1U, kMaxWrites)
+            .show_default();
+        cli.option("--datagrams", options.datagrams, "number of UD datagrams")
+            .range(1U, 100'000U)
+            .show_default();
         cli.parse_or_exit(argc, argv);
+        if (std::size_t{options.writes} * options.size > kMaxBytes) {
+            fmt::print(stderr,
+                       "loss-and-retransmission: -n {} x -s {} is more than {} bytes (run with "
+                       "--help for usage)\n",
+                       options.writes, options.size, kMaxBytes);
+            return 2;
+        }
         return options.server ? run_server(options) : run_client(options);
     });
 }

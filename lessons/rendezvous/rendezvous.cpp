@@ -8,6 +8,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
@@ -116,6 +117,7 @@ void pause_polling(std::uint64_t& spins) {
 
 void post_one(ibv_qp* qp, ibv_send_wr& wr, std::string_view call) {
     ibv_send_wr* bad_send = nullptr;
+    trace::post_send(qp, &wr);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_send(qp, &wr, &bad_send), call);
 }
 
@@ -340,6 +342,7 @@ int run_server(const RendezvousOptions& options) {
                         .lkey = control_mr->lkey};
     ibv_recv_wr receive{.wr_id = 0, .next = nullptr, .sg_list = &control_sge, .num_sge = 1};
     ibv_recv_wr* bad_receive = nullptr;
+    trace::post_recv(connection.qp(), &receive);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
 
     auto advertisement =
@@ -359,6 +362,7 @@ int run_server(const RendezvousOptions& options) {
         // Copied, so the receive can be posted again at once; byte_len is at most the 32 bytes
         // posted (a longer SEND fails the receive instead).
         const ControlMessage message = control;
+        trace::post_recv(connection.qp(), &receive);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
         const auto [tag, buffer, count] = read_control(std::span<const std::byte>(message).first(
             std::min<std::size_t>(wc.byte_len, kControlBytes)));
@@ -535,6 +539,7 @@ int run_client(const RendezvousOptions& options) {
                     .lkey = fin_mr->lkey};
     ibv_recv_wr receive{.wr_id = 0, .next = nullptr, .sg_list = &fin_sge, .num_sge = 1};
     ibv_recv_wr* bad_receive = nullptr;
+    trace::post_recv(connection.qp(), &receive);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(connection.qp(), &receive, &bad_receive), "ibv_post_recv");
 
     auto private_data = connection.connect();

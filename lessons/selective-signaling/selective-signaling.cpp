@@ -7,6 +7,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
@@ -83,6 +84,7 @@ struct ControlMessages {
                     .lkey = receive_mr->lkey};
         ibv_recv_wr receive{.wr_id = slot, .next = nullptr, .sg_list = &sge, .num_sge = 1};
         ibv_recv_wr* bad = nullptr;
+        trace::post_recv(qp, &receive);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_recv(qp, &receive, &bad), "ibv_post_recv");
     }
     void send(Connection& connection, const Message& message) {
@@ -97,6 +99,7 @@ struct ControlMessages {
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
         ibv_send_wr* bad = nullptr;
+        trace::post_send(connection.qp(), &wr);  // --trace records the WR (else: nothing)
         check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(SEND)");
         // Sends and receives share one CQ, and the peer's answer may complete here before our
         // SEND's own completion does (its ACK can trail the answer): keep such a receive for
@@ -305,6 +308,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
         wr.wr.rdma.remote_addr = remote.address + index % kTargetSlots * options.size;
         wr.wr.rdma.rkey = remote.rkey;
         ibv_send_wr* bad = nullptr;
+        trace::post_send(connection.qp(), &wr);  // --trace records the WR (else: nothing)
         return ibv_post_send(connection.qp(), &wr, &bad);
     };
     auto reclaim = [&](std::string_view what) {
@@ -334,6 +338,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
                     int found = ibv_poll_cq(connection.cq(), 1, &wc);
                     if (found < 0) fail("ibv_poll_cq failed");
                     if (found > 0) {
+                        trace::completion(wc);  // --trace records the CQE (else: nothing)
                         if (wc.status != IBV_WC_SUCCESS)
                             fail(fmt::format("an RDMA WRITE: {}", failed_completion(wc)));
                         ++arrived;

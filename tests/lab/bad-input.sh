@@ -25,6 +25,8 @@ expect_failure bad-port 2 'port' "$bin/send-recv" server -p 0
 expect_failure no-role 2 'subcommand' "$bin/rdma-read"
 expect_failure unknown-option 2 'run with --help' "$bin/rdma-read" server --frobnicate
 expect_failure bad-count 2 'iters' "$bin/send-recv" server -n 0
+expect_failure loss-too-much 2 '-n 1024 x -s 1048576 is more than 67108864 bytes' \
+    "$bin/loss-and-retransmission" client "$addr" -n 1024 -s 1M
 
 # Larger than the device allows: checked against the port's max message size, on both sides.
 expect_failure size-too-large 1 'size 68719476736 is larger than rxe[0-9]+ allows' \

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 using nlohmann::json;
 using namespace rdmalab::trace_merge;
@@ -22,10 +23,10 @@ std::string epoch(std::int64_t us) {
 }
 
 json packet(const char* src, const char* dst, int opcode, const char* name, int psn,
-            std::int64_t us) {
+            std::int64_t us, bool again = false, int syndrome = 31) {
     json p = {{"src", src},    {"dst", dst}, {"opcode", opcode},    {"opcode_name", name},
-              {"qpn", "0x11"}, {"psn", psn}, {"sent_again", false}, {"time_epoch", epoch(us)}};
-    if (opcode == 17) p["aeth"] = {{"syndrome", 31}, {"msn", 1}};
+              {"qpn", "0x11"}, {"psn", psn}, {"sent_again", again}, {"time_epoch", epoch(us)}};
+    if (opcode == 17) p["aeth"] = {{"syndrome", syndrome}, {"msn", 1}};
     return p;
 }
 
@@ -38,9 +39,13 @@ constexpr const char* kH1 = "198.51.100.1";
 constexpr const char* kH2 = "198.51.100.2";
 
 // A 3-packet WRITE and a SEND "done", as each host's capture saw them (µs, host1's clock;
-// host2's own stamps are kSkewUs later).
+// host2's own stamps are kSkewUs later). lose_first: the WRITE's First packet is dropped on its
+// way out before the sender's capture sees it (as netem does); the responder NAKs PSN 100 and
+// the requester goes back to it (go-back-N), the First's only copy in the captures coming last.
 struct WriteRun {
     std::int64_t write_completion_us = 1050;
+    bool lose_first = false;
+    bool unsignaled_write = false;  // the WRITE unsignaled, with the SEND's wr_id (2)
 
     std::vector<HostInput> hosts() const {
         const std::int64_t s = kSkewUs;
@@ -51,18 +56,30 @@ struct WriteRun {
             const char* name;
             int psn;
             std::int64_t tx, rx;
+            bool again = false;
+            int syndrome = 31;
         };
-        const Wire wire[] = {{kH2, kH1, 6, "RDMA WRITE First", 100, 1010, 1020},
-                             {kH2, kH1, 7, "RDMA WRITE Middle", 101, 1011, 1021},
-                             {kH2, kH1, 8, "RDMA WRITE Last", 102, 1012, 1022},
-                             {kH1, kH2, 17, "Acknowledge", 102, 1030, 1040},
-                             {kH2, kH1, 4, "SEND Only", 103, 1061, 1071},
-                             {kH1, kH2, 17, "Acknowledge", 103, 1080, 1090}};
+        std::vector<Wire> wire = {{kH2, kH1, 6, "RDMA WRITE First", 100, 1010, 1020},
+                                  {kH2, kH1, 7, "RDMA WRITE Middle", 101, 1011, 1021},
+                                  {kH2, kH1, 8, "RDMA WRITE Last", 102, 1012, 1022},
+                                  {kH1, kH2, 17, "Acknowledge", 102, 1030, 1040}};
+        if (lose_first)
+            wire = {{kH2, kH1, 7, "RDMA WRITE Middle", 101, 1011, 1021},
+                    {kH2, kH1, 8, "RDMA WRITE Last", 102, 1012, 1022},
+                    {kH1, kH2, 17, "Acknowledge", 100, 1023, 1026, false, 96},  // NAK: PSN error
+                    {kH2, kH1, 6, "RDMA WRITE First", 100, 1027, 1028},
+                    {kH2, kH1, 7, "RDMA WRITE Middle", 101, 1029, 1030, true},
+                    {kH2, kH1, 8, "RDMA WRITE Last", 102, 1031, 1032, true},
+                    {kH1, kH2, 17, "Acknowledge", 102, 1035, 1040}};
+        wire.push_back({kH2, kH1, 4, "SEND Only", 103, 1061, 1071});
+        wire.push_back({kH1, kH2, 17, "Acknowledge", 103, 1080, 1090});
         json seen1 = json::array(), seen2 = json::array();
         for (const auto& w : wire) {
             const bool from2 = std::string(w.src) == kH2;
-            seen1.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, from2 ? w.rx : w.tx));
-            seen2.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, (from2 ? w.tx : w.rx) + s));
+            seen1.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, from2 ? w.rx : w.tx, w.again,
+                                   w.syndrome));
+            seen2.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, (from2 ? w.tx : w.rx) + s,
+                                   w.again, w.syndrome));
         }
         std::string events1 = std::string(kHeader) + "\n" +
                               event(500, R"("event":"post_recv","qp_num":17,"wr_id":1)") + "\n" +
@@ -71,12 +88,17 @@ struct WriteRun {
                               "\n";
         std::string events2 =
             std::string(kHeader) + "\n" +
-            event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":1,)"
-                            R"("opcode":"RDMA_WRITE","length":3000)") +
-            "\n" +
-            event(write_completion_us + s,
-                  R"("event":"completion","qp_num":17,"wr_id":1,"ok":true,"opcode":"RDMA_WRITE")") +
-            "\n" +
+            (unsignaled_write
+                 ? event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":2,)"
+                                   R"("signaled":false,"opcode":"RDMA_WRITE","length":3000)") +
+                       "\n"
+                 : event(1000 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":1,)"
+                                   R"("opcode":"RDMA_WRITE","length":3000)") +
+                       "\n" +
+                       event(write_completion_us + s,
+                             R"("event":"completion","qp_num":17,"wr_id":1,"ok":true,)"
+                             R"("opcode":"RDMA_WRITE")") +
+                       "\n") +
             event(1060 + s, R"("event":"post_send","qp_num":17,"dest_qp":17,"wr_id":2,)"
                             R"("opcode":"SEND","length":4)") +
             "\n" +
@@ -123,6 +145,46 @@ TEST(TraceMerge, ACompletionBeforeItsAckFailsTheCheck) {
     EXPECT_FALSE(checks_pass(merged, failures));
     ASSERT_EQ(failures.size(), 1u);
     EXPECT_NE(failures[0].find("before the ACK"), std::string::npos) << failures[0];
+}
+
+TEST(TraceMerge, APacketLostBeforeTheCaptureStillBelongsToItsWr) {
+    WriteRun run;
+    run.lose_first = true;
+    json merged = merge(run.hosts(), json::object());
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    const json* write = nullptr;
+    for (const auto& e : merged["events"])
+        if (e["event"] == "post_send" && e["wr_id"] == 1) write = &e;
+    ASSERT_NE(write, nullptr);
+    // Its packets in PSN order, each PSN's first copy: First (the resend), Middle, Last.
+    ASSERT_EQ((*write)["packets"].size(), 3u);
+    const json& packets = merged["packets"];
+    EXPECT_EQ(packets[(*write)["packets"][0].get<std::size_t>()]["psn"], 100);
+    EXPECT_EQ(packets[(*write)["packets"][2].get<std::size_t>()]["psn"], 102);
+    // Completed by the positive ACK, not the NAK; the copies sent again are its too.
+    const json& ack = packets[(*write)["acked_by"].get<std::size_t>()];
+    EXPECT_EQ(ack["aeth"]["syndrome"], 31);
+    int again = 0;
+    for (const auto& p : packets)
+        if (p["sent_again"] == true && p.contains("wr") && p["wr"] == (*write)["id"]) ++again;
+    EXPECT_EQ(again, 2);
+}
+
+TEST(TraceMerge, AnUnsignaledWrGetsNoSuccessfulCompletion) {
+    WriteRun run;
+    run.unsignaled_write = true;
+    json merged = merge(run.hosts(), json::object());
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    for (const auto& e : merged["events"]) {
+        if (e["event"] != "post_send") continue;
+        if (e["opcode"] == "RDMA_WRITE") {
+            EXPECT_FALSE(e.contains("completion"));
+        } else if (e["opcode"] == "SEND") {
+            EXPECT_TRUE(e.contains("completion"));
+        }
+    }
 }
 
 TEST(TraceMerge, BadInputIsOneClearError) {

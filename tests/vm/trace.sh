@@ -1,8 +1,8 @@
 # ./rdmalab trace, from the host: rdma-write across the lab's two hosts with --trace and a
 # capture inside each guest, merged into one timeline. The run must pass trace-merge's causal
 # checks and hold the story the rdma-write chapter tells: the WRITE's post, its First/Middle/Last
-# packets, the ACK, the completion, the "done" SEND and the server's receive completion. Then
-# trace-merge's answers to bad input: one line, exit 2.
+# packets, the ACK, the completion, the "done" SEND and the server's receive completion. Then the
+# loss lesson traced under the lab's --loss (passed through), and bad input: one line, exit 2.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
@@ -46,6 +46,28 @@ for part in format packets ack completion receive step timeline environment; do
     check "trace rdma-write: the timeline has the $part" grep -qw "$part" <<<"$story"
 done
 
+# With the lab's faults passed through: the loss lesson under 30 % loss on the client's egress
+# (32 WRITE packets: all arriving first time has odds of 0.7^32, about 1e-5). The causal checks
+# must pass although lost packets never reached the sender's capture, every RC WRITE must own
+# its packets and the ACK that completed it, and the file must name the fault.
+rc=0
+"$repo/trace/record.sh" --bin "$bin" --loss 2:30% -o "$scratch/loss.json" loss-and-retransmission \
+    -n 8 -s 4K --datagrams 10 -- -n 8 -s 4K --datagrams 10 >"$scratch/loss.out" 2>"$scratch/loss.err" || rc=$?
+check "trace loss: exits 0 (run verified, every causal check passed)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || tail -n 8 "$scratch/loss.out" "$scratch/loss.err"
+loss=$(node -e '
+const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const out = [];
+if (t.meta.environment.faults === "host 2 egress loss 30%") out.push("fault");
+if (t.packets.some(p => p.sent_again && p.transport === "RC")) out.push("resent");
+const writes = t.events.filter(e => e.event === "post_send" && e.opcode === "RDMA_WRITE");
+if (writes.length === 8 && writes.every(w => w.packets && w.packets.length === 4 && w.acked_by !== undefined &&
+    t.events[w.completion] && t.events[w.completion].caused_by === w.acked_by)) out.push("writes");
+console.log(out.join(" "));' "$scratch/loss.json" 2>&1)
+for part in fault resent writes; do
+    check "trace loss: the timeline has the $part" grep -qw "$part" <<<"$loss"
+done
+
 # Bad input: one line, exit 2, nothing written.
 merge=$bin/trace-merge
 printf 'not json\n' >"$scratch/bad.jsonl"
@@ -61,4 +83,14 @@ rc=0
 "$repo/trace/record.sh" --bin "$bin" -o "$scratch/x.json" no-such-lesson >/dev/null 2>"$scratch/usage.err" || rc=$?
 check "trace: an unknown lesson is a usage error (exit 2)" [ "$rc" = 2 ]
 check "trace: which says so" has_line "$scratch/usage.err" 'no such lesson'
+# The lab's faults pass through; a link-down signal needs the line that gives it, and back.
+rc=0
+"$repo/trace/record.sh" --bin "$bin" --link-down 1@signal -o "$scratch/x.json" link-failure \
+    >/dev/null 2>"$scratch/signal.err" || rc=$?
+check "trace: --link-down I@signal without --signal-on is a usage error (exit 2)" [ "$rc" = 2 ]
+check "trace: which says what is missing" has_line "$scratch/signal.err" 'needs --signal-on TEXT'
+rc=0
+"$repo/trace/record.sh" --bin "$bin" --signal-on 'x' -o "$scratch/x.json" link-failure \
+    >/dev/null 2>"$scratch/signal.err" || rc=$?
+check "trace: --signal-on without a link-down signal is a usage error (exit 2)" [ "$rc" = 2 ]
 finish
