@@ -456,6 +456,33 @@ int run_server(const ConnectionOptions& options, const Options& proxy_options,
     return 0;
 }
 
+// What one run of the producer and the proxy gives back.
+struct ProxyRun {
+    std::vector<ProxyTimes> times;
+    std::string producer_description;
+    bool same_clock = true;  // false for a GPU producer: its clock is not this CPU's
+};
+
+// Starts the producer, makes this thread its proxy (posting WRITEs on nic, or, with no NIC,
+// completing each request as it arrives), then waits for the producer to finish.
+ProxyRun produce_and_proxy(std::string_view side, gpu::DeviceMemory& data,
+                           gpu::ProxySharedMemory& shared, const gpu::ProducerPlan& plan,
+                           const WritePath* nic, std::chrono::milliseconds timeout) {
+    ProxyRun run;
+    {
+        Producer producer(data, shared, plan);
+        run.producer_description = producer.description();
+        run.same_clock = producer.same_clock_as_proxy();
+        fmt::print("{}: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n", side,
+                   run.producer_description, shared.description(), plan.requests, plan.length,
+                   plan.in_flight);
+        run.times = proxy_or_stop(shared.rings(), plan, data.size(), nic, timeout);
+        producer.wait(timeout);
+    }
+    require_producer_done(shared.rings());
+    return run;
+}
+
 int run_client(const ConnectionOptions& options, const Options& proxy_options,
                const gpu::MemoryOptions& memory_options) {
     gpu::require_proxy_producer(memory_options.memory);
@@ -488,21 +515,8 @@ int run_client(const ConnectionOptions& options, const Options& proxy_options,
 
     const gpu::ProducerPlan plan = make_plan(proxy_options, length, options);
     const WritePath nic{connection.qp(), connection.cq(), &source_mr, remote};
-    std::vector<ProxyTimes> times;
-    std::string producer_description;
-    bool same_clock = true;
-    {
-        Producer producer(data, shared, plan);
-        producer_description = producer.description();
-        same_clock = producer.same_clock_as_proxy();
-        fmt::print("client: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n",
-                   producer_description, shared.description(), plan.requests, length,
-                   plan.in_flight);
-        // This thread is the proxy.
-        times = proxy_or_stop(shared.rings(), plan, data_size, &nic, options.timeout());
-        producer.wait(options.timeout());
-    }
-    require_producer_done(shared.rings());
+    const ProxyRun run = produce_and_proxy("client", data, shared, plan, &nic, options.timeout());
+    const auto& [times, producer_description, same_clock] = run;
 
     length_word.post_send(connection.qp(), length, 1);
     connection.wait_for_completion("the request length");
@@ -538,23 +552,12 @@ int run_no_nic(const ConnectionOptions& options, const Options& proxy_options,
     gpu::DeviceMemory data(memory_options.memory, data_size);
     gpu::ProxySharedMemory shared(memory_options.memory, proxy_options.requests);
     const gpu::ProducerPlan plan = make_plan(proxy_options, length, options);
-    std::vector<ProxyTimes> times;
-    bool same_clock = true;
-    std::string producer_description;
-    {
-        Producer producer(data, shared, plan);
-        producer_description = producer.description();
-        same_clock = producer.same_clock_as_proxy();
-        fmt::print("no-nic: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n",
-                   producer_description, shared.description(), plan.requests, length,
-                   plan.in_flight);
-        fmt::print(
-            "no-nic: no NIC and no verbs: the proxy completes each request as soon as it sees "
-            "it; what is measured is the ring alone, both ways (producer → proxy → producer)\n");
-        times = proxy_or_stop(shared.rings(), plan, data_size, nullptr, options.timeout());
-        producer.wait(options.timeout());
-    }
-    require_producer_done(shared.rings());
+    fmt::print(
+        "no-nic: no NIC and no verbs: the proxy completes each request as soon as it sees it; "
+        "what is measured is the ring alone, both ways (producer → proxy → producer)\n");
+    const ProxyRun run =
+        produce_and_proxy("no-nic", data, shared, plan, nullptr, options.timeout());
+    const auto& [times, producer_description, same_clock] = run;
     // No NIC moved the bytes, but the producer wrote them before each doorbell: check them where
     // they are (a kernel for GPU memory).
     for (std::uint32_t k = 1; k <= plan.requests; ++k) {
