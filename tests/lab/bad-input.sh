@@ -41,7 +41,12 @@ check "size-too-large: and told so" has_line "$scratch/big-server/client.out" 'c
 # A server already on the port: the second one cannot bind.
 timeout 30 "$bin/rdma-read" server -p 18600 --accept-timeout 5 >"$scratch/first.out" 2>&1 &
 first=$!
-sleep 0.5
+# Wait until it has bound (its "listening" line), not a fixed time: under ASan in the emulated
+# guest its start-up can take longer than any short sleep.
+for _ in $(seq 200); do
+    grep -q 'listening' "$scratch/first.out" 2>/dev/null && break
+    sleep 0.1
+done
 expect_failure busy-port 1 'rdma_bind_addr.*failed: .*is another server running on this port' \
     "$bin/rdma-write" server -p 18600
 kill $first 2>/dev/null
