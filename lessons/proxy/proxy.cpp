@@ -315,7 +315,8 @@ class Producer {
 // Each request's legs, in microseconds, as median and p99 over all requests (nearest rank:
 // each value was measured; the medians of the legs need not add up to the total's).
 void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
-                    const gpu::ProducerSample* samples, bool same_clock, bool nic) {
+                    const gpu::ProxySharedMemory& shared, bool same_clock, bool nic) {
+    const gpu::ProducerSample* samples = shared.samples();
     struct Leg {
         std::string name;
         std::vector<double> us;
@@ -373,6 +374,9 @@ void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
         us(samples[0].enqueued_ns, samples[proxy.size() - 1].completion_seen_ns) / 1e6;
     fmt::print("{}: {} requests in {:.3f} ms by the producer's clock: {:.0f} requests/s\n", who,
                proxy.size(), span_s * 1e3, static_cast<double>(proxy.size()) / span_s);
+    if (!same_clock)
+        fmt::print("{}: the producer's clock (%globaltimer) ticks in steps of {} ns\n", who,
+                   shared.rings().producer_clock_step_ns);
 }
 
 // Checks the producer ended well, after the proxy's loop.
@@ -524,10 +528,7 @@ int run_client(const ConnectionOptions& options, const Options& proxy_options,
     connection.wait_for_completion("the request count");
     connection.disconnect();
 
-    report_latency("client", times, shared.samples(), same_clock, true);
-    if (!same_clock)
-        fmt::print("client: the producer's clock (%globaltimer) ticks in steps of {} ns\n",
-                   shared.rings().producer_clock_step_ns);
+    report_latency("client", times, shared, same_clock, true);
     if (device.starts_with("rxe"))
         fmt::print(
             "client: {} is Soft-RoCE: these are Soft-RoCE numbers (the \"NIC\" is kernel code on "
@@ -568,10 +569,7 @@ int run_no_nic(const ConnectionOptions& options, const Options& proxy_options,
                             "was to write",
                             *bad, k));
     }
-    report_latency("no-nic", times, shared.samples(), same_clock, false);
-    if (!same_clock)
-        fmt::print("no-nic: the producer's clock (%globaltimer) ticks in steps of {} ns\n",
-                   shared.rings().producer_clock_step_ns);
+    report_latency("no-nic", times, shared, same_clock, false);
     fmt::print(
         "no-nic: verified {} requests of {} bytes where the producer wrote them, in {}, checked by "
         "{}\n",
