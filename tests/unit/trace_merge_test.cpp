@@ -110,6 +110,14 @@ struct WriteRun {
     }
 };
 
+// The merged post_send event of wr_id, or nullptr.
+const json* find_post(const json& merged, std::uint64_t wr_id) {
+    const json* found = nullptr;
+    for (const auto& e : merged["events"])
+        if (e["event"] == "post_send" && e["wr_id"] == wr_id) found = &e;
+    return found;
+}
+
 }  // namespace
 
 TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
@@ -121,9 +129,7 @@ TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
     std::vector<std::string> failures;
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
     // The WRITE's post owns the three WRITE packets, and the first ACK completes it.
-    const json* write = nullptr;
-    for (const auto& e : merged["events"])
-        if (e["event"] == "post_send" && e["wr_id"] == 1) write = &e;
+    const json* write = find_post(merged, 1);
     ASSERT_NE(write, nullptr);
     ASSERT_EQ((*write)["packets"].size(), 3u);
     const json& ack = merged["packets"][(*write)["acked_by"].get<std::size_t>()];
@@ -153,9 +159,7 @@ TEST(TraceMerge, APacketLostBeforeTheCaptureStillBelongsToItsWr) {
     json merged = merge(run.hosts(), json::object());
     std::vector<std::string> failures;
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
-    const json* write = nullptr;
-    for (const auto& e : merged["events"])
-        if (e["event"] == "post_send" && e["wr_id"] == 1) write = &e;
+    const json* write = find_post(merged, 1);
     ASSERT_NE(write, nullptr);
     // Its packets in PSN order, each PSN's first copy: First (the resend), Middle, Last.
     ASSERT_EQ((*write)["packets"].size(), 3u);
