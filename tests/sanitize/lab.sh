@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Inside one lab boot, for ./rdmalab test --sanitize: the lesson and rdma-bench tests built with
 # ASan and UBSan, the whole fault matrix on those binaries, then every lesson under valgrind's
-# memcheck (the default build: memcheck needs no instrumentation and cannot run an ASan binary).
+# memcheck (the default build's memcheck.* tests: memcheck needs no instrumentation and cannot
+# run an ASan binary).
 #   tests/sanitize/lab.sh SANITIZE_BUILD_DIR DEFAULT_BUILD_DIR RESULTS_DIR
-# Each part's outcome goes to RESULTS_DIR (ctest.log, faults.tsv, valgrind/), the sanitizers'
+# Each part's outcome goes to RESULTS_DIR (ctest.log, faults.tsv, memcheck.log, valgrind/), the sanitizers'
 # reports to the files ASAN_OPTIONS / UBSAN_OPTIONS name (./rdmalab counts them afterwards).
 set -uo pipefail
 san=${1:?usage: lab.sh SANITIZE_BUILD_DIR DEFAULT_BUILD_DIR RESULTS_DIR}
@@ -14,6 +15,12 @@ mkdir -p "$results"
 # Tests that bound a wall-clock time scale it by this (ASan, under emulation, runs 2-3x slower).
 export RDMALAB_TIME_SCALE=3
 rc=0
+# took WHAT STEP: how long WHAT took, printed, and appended to RDMALAB_STEP_TIMES where it is set.
+took() {
+    echo "sanitize: $1 took $((SECONDS - start)) s"
+    [ -z "${RDMALAB_STEP_TIMES:-}" ] || printf 'sanitize.%s\t%s\n' "$2" $((SECONDS - start)) >>"$RDMALAB_STEP_TIMES"
+    start=$SECONDS
+}
 start=$SECONDS
 # The lesson and bench tests. lab.faults is the compact matrix (the whole one follows) and
 # lab.doc-commands runs the README's commands, which build and boot: neither is a lesson test.
@@ -26,12 +33,14 @@ start=$SECONDS
 ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab \
     -E '^lab\.(faults|doc-commands|rdma-bench-memory|mesh)$' \
     2>&1 | tee "$results/ctest.log" || rc=1
-echo "sanitize: lesson and bench tests took $((SECONDS - start)) s"
-start=$SECONDS
+took "lesson and bench tests" lab-tests
 bash "$here/../faults/matrix.sh" "$san/bin" "$results/faults.tsv" full 2>&1 | tee "$results/faults.log" || rc=1
-echo "sanitize: the fault matrix took $((SECONDS - start)) s"
-start=$SECONDS
-# memcheck must not see ASan's options (harmless) nor its preload (there is none): plain env.
-bash "$here/valgrind.sh" "$default/bin" "$results/valgrind" 2>&1 | tee "$results/valgrind.log" || rc=1
-echo "sanitize: memcheck took $((SECONDS - start)) s"
+took "the fault matrix" fault-matrix
+# Every lesson under memcheck: a CTest test each (label memcheck, tests/sanitize/memcheck.sh),
+# two at a time (a lesson's server and client mostly take turns: one memcheck run leaves one of
+# the guest's two CPUs idle). Their logs and summary.tsv go to results/valgrind.
+rm -rf "$results/valgrind"
+RDMALAB_MEMCHECK_OUT=$results/valgrind ctest --test-dir "$default" --output-on-failure --no-tests=error \
+    -L memcheck -j 2 --output-junit "$results/memcheck.junit.xml" 2>&1 | tee "$results/memcheck.log" || rc=1
+took memcheck memcheck
 exit $rc
