@@ -8,11 +8,13 @@
 #     it within its timeout (+4 s), one line, exit 1; the server likewise; after the link is back
 #     nothing is left running.
 # Appends its cells to RESULTS.tsv in the fault matrix's format.
-#   tests/faults/link-flap.sh BUILD_BIN_DIR RESULTS.tsv
+#   tests/faults/link-flap.sh BUILD_BIN_DIR [RESULTS.tsv]   (default $RDMALAB_FAULTS_TSV, or
+#   BUILD_BIN_DIR/../faults/faults.tsv: CTest's faults.link-flap)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${1:?usage: link-flap.sh BUILD_BIN_DIR RESULTS.tsv}
-results=${2:?usage: link-flap.sh BUILD_BIN_DIR RESULTS.tsv}
+bin=${1:?usage: link-flap.sh BUILD_BIN_DIR [RESULTS.tsv]}
+results=${2:-${RDMALAB_FAULTS_TSV:-$bin/../faults/faults.tsv}}
+mkdir -p "$(dirname "$results")"
 out=$(mktemp -d "$repo/build/link-flap.XXXXXX")   # both guests write here
 trap 'rm -rf "$out"' EXIT
 # Host 2's egress is held to 20 Mbit/s, so each transfer lasts seconds (8 MiB: about 3.4 s) and

@@ -2,7 +2,9 @@
 # The fault matrix: each cell kills a lesson's (or rdma-bench's) server or client mid-run, or
 # sets a misbehaving peer (build/bin/rogue-peer) against it, and checks what the survivor does.
 # Runs inside the lab (one guest; it needs an RDMA device):
-#   tests/faults/matrix.sh BUILD_BIN_DIR RESULTS.tsv [compact|full]
+#   tests/faults/matrix.sh BUILD_BIN_DIR [RESULTS.tsv [compact|full]]
+# (CTest's faults.matrix runs the full one: RESULTS.tsv is then $RDMALAB_FAULTS_TSV, default
+# BUILD_BIN_DIR/../faults/faults.tsv.)
 # compact: the cells the default suite runs (tests/lab/faults.sh); full: every connected lesson
 # and rdma-bench (./rdmalab test --sanitize). Each cell states what it expects; RESULTS.tsv gets
 # one line per cell: program, fault, expected, observed, ok|FAIL. Exits 1 if any cell failed.
@@ -21,10 +23,15 @@
 # After every cell: no process of the cell is left, and at the end the kernel holds exactly the
 # RDMA objects (QPs, CQs, MRs, PDs, cm_ids) it held before the first.
 set -uo pipefail
-bin=${1:?usage: matrix.sh BUILD_BIN_DIR RESULTS.tsv [compact|full]}
-results=${2:?usage: matrix.sh BUILD_BIN_DIR RESULTS.tsv [compact|full]}
+bin=${1:?usage: matrix.sh BUILD_BIN_DIR [RESULTS.tsv [compact|full]]}
+results=${2:-${RDMALAB_FAULTS_TSV:-$bin/../faults/faults.tsv}}
 scope=${3:-compact}
-addr=${RDMALAB_ADDR:?run it in the lab: ./rdmalab lab -- tests/faults/matrix.sh ...}
+if [ -z "${RDMALAB_IN_LAB:-}" ]; then
+    echo "SKIP: needs an RDMA device: run it through the lab (./rdmalab faults)"
+    exit 77
+fi
+addr=${RDMALAB_ADDR:?the lab sets RDMALAB_ADDR}
+mkdir -p "$(dirname "$results")"
 # A wrapper for every program the cells start (valgrind, for instance): RDMALAB_FAULT_WRAP.
 read -r -a wrap <<<"${RDMALAB_FAULT_WRAP:-}"
 scratch=$(mktemp -d)

@@ -10,11 +10,13 @@
 # emulated guests on two cores make latency and message rate noise, and fast cells vary by up to
 # a third between pairs; 4 Mbit/s is a fifth or less of what the emulated link carries. Appends
 # its cells to RESULTS.tsv in the fault matrix's format.
-#   tests/faults/mesh-hosts.sh BUILD_BIN_DIR RESULTS.tsv
+#   tests/faults/mesh-hosts.sh BUILD_BIN_DIR [RESULTS.tsv]   (default $RDMALAB_FAULTS_TSV, or
+#   BUILD_BIN_DIR/../faults/faults.tsv: CTest's faults.mesh-hosts)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${1:?usage: mesh-hosts.sh BUILD_BIN_DIR RESULTS.tsv}
-results=${2:?usage: mesh-hosts.sh BUILD_BIN_DIR RESULTS.tsv}
+bin=${1:?usage: mesh-hosts.sh BUILD_BIN_DIR [RESULTS.tsv]}
+results=${2:-${RDMALAB_FAULTS_TSV:-$bin/../faults/faults.tsv}}
+mkdir -p "$(dirname "$results")"
 if [ ! -x "$bin/rdma-mesh" ]; then
     echo "SKIP: rdma-mesh is not built (no MPI: apt-get install openmpi-bin libopenmpi-dev)"
     exit 77

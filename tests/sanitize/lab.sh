@@ -32,9 +32,11 @@ start=$SECONDS
 # what the pass measured, at several minutes.
 ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab \
     -E '^lab\.(faults|doc-commands|rdma-bench-memory|mesh)$' \
-    2>&1 | tee "$results/ctest.log" || rc=1
+    --output-junit "$results/lab.junit.xml" 2>&1 | tee "$results/ctest.log" || rc=1
 took "lesson and bench tests" lab-tests
-bash "$here/../faults/matrix.sh" "$san/bin" "$results/faults.tsv" full 2>&1 | tee "$results/faults.log" || rc=1
+# The whole fault matrix (CTest's faults.matrix) on the sanitized binaries.
+RDMALAB_FAULTS_TSV=$results/faults.tsv ctest --test-dir "$san" --output-on-failure --no-tests=error \
+    -L faults-guest --output-junit "$results/faults.junit.xml" 2>&1 | tee "$results/faults.log" || rc=1
 took "the fault matrix" fault-matrix
 # Every lesson under memcheck: a CTest test each (label memcheck, tests/sanitize/memcheck.sh),
 # two at a time (a lesson's server and client mostly take turns: one memcheck run leaves one of
