@@ -45,6 +45,18 @@ export function survived(rows) {
   return [...kinds.values()];
 }
 
+// The distinct machines of a table whose rows each name one (fuzz, timings), numbered from 1 in
+// first-seen order, and each row's number: the page lists each machine once, under its table.
+export function numberMachines(table) {
+  const machines = [];
+  const rows = table.rows.map((row) => {
+    let index = machines.indexOf(row.machine);
+    if (index < 0) index = machines.push(row.machine) - 1;
+    return { ...row, machineNumber: index + 1 };
+  });
+  return { ...table, rows, machines };
+}
+
 function read(name) {
   return parseResults(fs.readFileSync(`${folder}/${name}`, 'utf8'), name);
 }
@@ -57,10 +69,10 @@ export default {
     const fuzz = read('fuzz.tsv');
     const timings = read('timings.tsv');
     return {
-      timings,
+      timings: numberMachines(timings),
       faults: { ...faults, survived: survived(faults.rows) },
       valgrind: { ...valgrind, clean: valgrind.rows.filter((row) => row.result === 'ok').length },
-      fuzz,
+      fuzz: numberMachines(fuzz),
     };
   },
 };

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, copyFile
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import loader, { parseResults, survived } from '../results.data.mjs';
+import loader, { numberMachines, parseResults, survived } from '../results.data.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const results = path.join(repo, 'results');
@@ -49,6 +49,9 @@ test('a row with a missing cell fails the build, naming the file and row', () =>
   assert.throws(() => parseResults('# x\na\tb\n1\t2\n3\n', 'x.tsv'), /results\/x\.tsv row 2 has 1 cells, not 2/);
   assert.deepEqual(survived([{ fault: 'rogue: a', result: 'ok' }, { fault: 'rogue: b', result: 'FAIL' }]),
     [{ kind: 'rogue', ok: 1, total: 2 }]);
+  const numbered = numberMachines({ rows: [{ machine: 'a' }, { machine: 'b' }, { machine: 'a' }] });
+  assert.deepEqual(numbered.machines, ['a', 'b']);
+  assert.deepEqual(numbered.rows.map((row) => row.machineNumber), [1, 2, 1]);
 });
 
 test('lab/results.sh writes a whole run, and replaces rows by key', () => {
