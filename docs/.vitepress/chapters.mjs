@@ -19,4 +19,5 @@ export const CHAPTERS = [
   { file: 'reproduce.md', link: '/reproduce', text: 'Reproduce on your cluster', group: 'The GPU era' },
   { file: 'check-your-cluster.md', link: '/check-your-cluster', text: 'Check your cluster: rdma-mesh', group: 'The GPU era' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
+  { file: 'results.md', link: '/results', text: 'Measured results', group: 'Reference' },
 ];

@@ -6,7 +6,8 @@
 #   tests/fuzz/run.sh NAME BINARY
 # A crash, sanitizer report, broken contract or hang (an input over 10 s) fails, naming the input
 # libFuzzer kept (build-fuzz/crashes/NAME/) and the command that runs it again. Where
-# RDMALAB_FUZZ_ROWS names a folder, the target's row of ./rdmalab fuzz's table goes to NAME.row.
+# RDMALAB_FUZZ_ROWS names a folder, the target's row of ./rdmalab fuzz's table goes to NAME.row
+# and its row of results/fuzz.tsv to NAME.tsv (RDMALAB_FUZZ_MACHINE: the machine column).
 set -uo pipefail
 name=${1:?usage: run.sh NAME BINARY}
 binary=${2:?usage: run.sh NAME BINARY}
@@ -36,7 +37,14 @@ else
     what=$(grep -m 1 -oE 'contract broken: .*|SUMMARY: [A-Za-z]+: [^ ]+' "$log" || echo "exit code $status")
     result="FAILED: $what; input ${input:-(none kept)}; log $log; again: $binary ${input:-}"
 fi
-row=$(printf '%-26s %12s %14s  %s' "$name" "${executions:-?}" "$seeds -> $(find "$corpus" -type f | wc -l)" "$result")
+after=$(find "$corpus" -type f | wc -l)
+row=$(printf '%-26s %12s %14s  %s' "$name" "${executions:-?}" "$seeds -> $after" "$result")
 echo "$row"
-[ -z "${RDMALAB_FUZZ_ROWS:-}" ] || echo "$row" >"$RDMALAB_FUZZ_ROWS/$name.row"
+if [ -n "${RDMALAB_FUZZ_ROWS:-}" ]; then
+    echo "$row" >"$RDMALAB_FUZZ_ROWS/$name.row"
+    # results/fuzz.tsv's row (lab/results.sh): target, seconds, executions, seeds, corpus after,
+    # result, date, machine, note.
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n' "$name" "$seconds" "${executions:-?}" "$seeds" "$after" \
+        "${result//$'\t'/ }" "$(date -u +%Y-%m-%d)" "${RDMALAB_FUZZ_MACHINE:-}" >"$RDMALAB_FUZZ_ROWS/$name.tsv"
+fi
 [ "$status" -eq 0 ]
