@@ -5,7 +5,7 @@
 # row of column names, then the rows.
 #   lab/results.sh run KIND RUN.tsv COMMAND     a whole run replaces results/KIND.tsv
 #       faults    the fault matrix's cells (tests/faults/matrix.sh, link-flap.sh, mesh-hosts.sh)
-#       valgrind  memcheck per process (tests/sanitize/valgrind.sh's summary.tsv)
+#       valgrind  memcheck per process (tests/sanitize/memcheck.sh's summary.tsv)
 #   lab/results.sh machine                      the machine, in one line (for the rows below)
 #   lab/results.sh rows KIND ROWS.tsv           rows replace those of results/KIND.tsv with the
 #                                               same first column; new ones are appended
@@ -43,7 +43,7 @@ case "$mode:$kind" in
         if [ "$kind" = valgrind ]; then
             columns=9
             header=$'program\tprocess\texit\terrors\tdefinitely lost\tindirectly lost\tpossibly lost\tsuppressed\tresult'
-            what="valgrind's memcheck, one row per process (tests/sanitize/valgrind.sh)."
+            what="valgrind's memcheck, one row per process (tests/sanitize/memcheck.sh)."
         fi
         bad=$(awk -F'\t' -v n=$columns 'NF != n { c++ } END { print c + 0 }' "$tsv")
         [ "$bad" = 0 ] || { echo "results: $tsv has $bad row(s) without $columns columns" >&2; exit 1; }
