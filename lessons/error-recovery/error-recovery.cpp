@@ -39,19 +39,12 @@ struct RecoveryOptions : QpOptions {
     std::uint32_t flushed = 3;  // WRs posted to the failed QP, to show each is flushed
 };
 
-// The next completion, whatever its status: wait_for_completion would throw on an error, but
-// here the errors are the lesson. ibv_poll_cq until a deadline; every status is printed.
+// The next completion, whatever its status (wait_for_completion would throw on an error, but
+// here the errors are the lesson), printed with how long it took.
 ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* who,
                        const char* what) {
     const auto start = Clock::now();
-    ibv_wc wc{};
-    int found = 0;
-    while ((found = ibv_poll_cq(cq, 1, &wc)) == 0) {
-        if (Clock::now() - start > timeout)
-            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
-    check_errno(found > 0, "ibv_poll_cq");
+    const ibv_wc wc = wait_for_any_completion(cq, timeout, what);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     fmt::print("{}:   completion of {} (wr_id {}): {} \"{}\" after {:.3f} s\n", who, what, wc.wr_id,
                wc_status_name(wc.status), ibv_wc_status_str(wc.status), seconds);

@@ -73,21 +73,6 @@ struct FailureOptions : QpOptions {
     double wait_s = 30;  // client: how long to keep writing while waiting for the link to die
 };
 
-// The next completion, whatever its status (the errors are the lesson), and when it came.
-ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* what) {
-    const auto start = Clock::now();
-    ibv_wc wc{};
-    int found = 0;
-    while ((found = ibv_poll_cq(cq, 1, &wc)) == 0) {
-        if (Clock::now() - start > timeout)
-            fail(fmt::format("{}: no completion within {:.1f} s", what, timeout.count() / 1000.0));
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
-    check_errno(found > 0, "ibv_poll_cq");
-    trace::completion(wc);  // --trace records the CQE, errors too (else: nothing)
-    return wc;
-}
-
 void expect_status(const ibv_wc& wc, ibv_wc_status expected, const char* what) {
     if (wc.status != expected)
         fail(fmt::format("{}: expected {}, got {} ({})", what, wc_status_name(expected),
@@ -126,8 +111,8 @@ struct Server {
 
     // The client's WRITE, then its "done" SEND (RC keeps their order): verified, answered.
     void verified_round(TcpExchange& tcp, int round) {
-        ibv_wc wc =
-            next_completion(r.cq.get(), to_milliseconds(timeout_s), "the client's done SEND");
+        ibv_wc wc = wait_for_any_completion(r.cq.get(), to_milliseconds(timeout_s),
+                                            "the client's done SEND");
         expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
         fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
                    rounds.check(wc, tcp, round));
@@ -188,10 +173,10 @@ struct Client {
         rounds.fill(round);
         rounds.post_write(r.qp.get(), server, 1, server.rkey);
         rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
-        expect_status(next_completion(r.cq.get(), options.timeout(), "RDMA WRITE"), IBV_WC_SUCCESS,
-                      "RDMA WRITE");
-        expect_status(next_completion(r.cq.get(), options.timeout(), "SEND"), IBV_WC_SUCCESS,
-                      "SEND");
+        expect_status(wait_for_any_completion(r.cq.get(), options.timeout(), "RDMA WRITE"),
+                      IBV_WC_SUCCESS, "RDMA WRITE");
+        expect_status(wait_for_any_completion(r.cq.get(), options.timeout(), "SEND"),
+                      IBV_WC_SUCCESS, "SEND");
         rounds.expect_verified(tcp, round);
         fmt::print(
             "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
@@ -215,8 +200,8 @@ struct Client {
             rounds.fill(static_cast<int>(id));
             const auto posted = Clock::now();
             rounds.post_write(r.qp.get(), server, id, server.rkey);
-            ibv_wc wc = next_completion(r.cq.get(), to_milliseconds(predicted * 10 + 5),
-                                        "an RDMA WRITE on a dying link");
+            ibv_wc wc = wait_for_any_completion(r.cq.get(), to_milliseconds(predicted * 10 + 5),
+                                                "an RDMA WRITE on a dying link");
             const double took = std::chrono::duration<double>(Clock::now() - posted).count();
             if (wc.status == IBV_WC_SUCCESS) {
                 if (Clock::now() > give_up)
@@ -254,7 +239,8 @@ struct Client {
             predicted);
         const auto posted = Clock::now();
         rounds.post_done(r.qp.get(), 200, 0);
-        ibv_wc wc = next_completion(r.cq.get(), options.timeout(), "the SEND nobody can receive");
+        ibv_wc wc =
+            wait_for_any_completion(r.cq.get(), options.timeout(), "the SEND nobody can receive");
         const double took = std::chrono::duration<double>(Clock::now() - posted).count();
         expect_status(wc, IBV_WC_RNR_RETRY_EXC_ERR, "the SEND nobody can receive");
         fmt::print(
