@@ -48,12 +48,14 @@ perftest_run() {
 # The perftest header line "Name : value" of the last run (e.g. "CQ Moderation").
 perftest_setting() { awk -F: -v key="$1" '$1 ~ key {gsub(/[^0-9]/, "", $2); print $2; exit}' "$work/pt/client.out"; }
 
+# bench_run FIELD ARGS...: one rdma-bench run; prints its record's FIELD (a path in the record,
+# e.g. result/mops), read back with `rdma-bench records`.
 bench_run() {
-    local key=$1
+    local field=$1
     shift
     lab_pair "$work/rb" 120 "$bin/rdma-bench" server -d "$device" "${gid_args[@]}" --accept-timeout 20 -- \
         "$bin/rdma-bench" client "$RDMALAB_ADDR" -d "$device" "${gid_args[@]}" --no-progress --json "$work/rb.json" "$@" || exit 1
-    grep -o "\"$key\": [0-9.e+-]*" "$work/rb.json" | head -1 | awk '{print $2}'
+    "$bin/rdma-bench" records "$work/rb.json" --get "records/0/$field" || exit 1
 }
 
 # Each case: a name, how perftest's value is read, and how rdma-bench's is; "higher" or
@@ -88,10 +90,10 @@ for rep in $(seq "$reps"); do
         else
             # perftest's own settings (signal interval, inline) are read from its header and
             # repeated here, so both tools run the same configuration.
-            bench_values[write64]+="$(bench_run mops --op write -s 64 -t 128 -n 20000 -Q "${q64:-100}" -I "${i64:-0}") "
-            bench_values[write64k]+="$(bench_run gib_per_s --op write -s 64K -t 128 -n 1000 -Q "${q64k:-100}" -I "${i64k:-0}") "
-            bench_values[send64]+="$(bench_run mops --op send -s 64 -t 128 -n 20000 -Q "${qsend:-100}" -I "${isend:-0}") "
-            bench_values[writelat]+="$(bench_run median_us --op write -m lat -s 2 -n 1000 -I "${ilat:-0}") "
+            bench_values[write64]+="$(bench_run result/mops --op write -s 64 -t 128 -n 20000 -Q "${q64:-100}" -I "${i64:-0}") "
+            bench_values[write64k]+="$(bench_run result/gib_per_s --op write -s 64K -t 128 -n 1000 -Q "${q64k:-100}" -I "${i64k:-0}") "
+            bench_values[send64]+="$(bench_run result/mops --op send -s 64 -t 128 -n 20000 -Q "${qsend:-100}" -I "${isend:-0}") "
+            bench_values[writelat]+="$(bench_run result/latency/median_us --op write -m lat -s 2 -n 1000 -I "${ilat:-0}") "
         fi
     done
 done

@@ -26,7 +26,7 @@ run() {
 # Both windows with one signaled WR per quarter window, so the window refills while it drains.
 run write-send-64 --op write,send -t 64 -Q 16 -s 32..1M
 run write-send-512 --op write,send -t 512 -Q 128 -s 32..1M
-mtu=$(grep -o '"path_mtu": [0-9]*' "$out/write-send-64.json" | head -1 | awk '{print $2}')
+mtu=$("$bin/rdma-bench" records "$out/write-send-64.json" --get records/0/environment/path_mtu)
 run rc-ud-4 --op send -c RC,UD -t 4 -Q 1 -s "32..$mtu"
 run rc-ud-64 --op send -c RC,UD -t 64 -Q 16 -s "32..$mtu"
 

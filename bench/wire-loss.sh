@@ -92,11 +92,19 @@ for rate in "${rates[@]}"; do records+=("$out/rc-loss-$rate.json"); done
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     base4k=""
     for rate in "${rates[@]}"; do
-        row=$(grep -E '"gib_per_s"|"size"' "$out/rc-loss-$rate.json" | awk -F': ' '/"size"/ { size = $2 + 0 } /"gib_per_s"/ { v[size] = $2 + 0 } END { printf "%.4f %.4f %.4f %.4f", v[1024], v[4096], v[16384], v[65536] }')
-        read -r g1 g4 g16 g64 <<<"$row"
+        # Read back through rdma-bench's own reader: RC WRITE's goodput per size, UD's counts.
+        rc_records=$out/rc-loss-$rate.json
+        mapfile -t sizes < <("$bin/rdma-bench" records "$rc_records" --get 'records/*/config/size')
+        mapfile -t rates_gib < <("$bin/rdma-bench" records "$rc_records" --get 'records/*/result/gib_per_s')
+        declare -A gib=()
+        for i in "${!sizes[@]}"; do gib[${sizes[$i]}]=${rates_gib[$i]}; done
+        read -r g1 g4 g16 g64 < <(printf '%.4f %.4f %.4f %.4f\n' "${gib[1024]:-0}" "${gib[4096]:-0}" "${gib[16384]:-0}" "${gib[65536]:-0}")
+        unset gib
         [ -n "$base4k" ] || base4k=$g4
-        ud=$(awk -F': ' '/"lost"/ && lost == "" { lost = $2 + 0 } /"messages"/ && got == "" { got = $2 + 0 } END { printf "%d of %d", got, got + lost }' "$out/ud-loss-$rate.json")
-        counter() { sed -nE "s/.*\"loss $rate% host $1\": \\{.*\"$2\": ([0-9-]+).*/\\1/p" "$out/rxe-counters.json"; }
+        mapfile -t ud_counts < <("$bin/rdma-bench" records "$out/ud-loss-$rate.json" \
+            --get records/0/result/receiver/messages --get records/0/result/receiver/lost)
+        ud="${ud_counts[0]} of $((ud_counts[0] + ud_counts[1]))"
+        counter() { "$bin/rdma-bench" json "$out/rxe-counters.json" --get "loss $rate% host $1/$2"; }
         echo "| $rate % | $g1 | $g4 | $g16 | $g64 | $(awk -v a="$g4" -v b="$base4k" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') | $ud | $(counter 1 out_of_seq_request) | $(counter 1 duplicate_request) | $(counter 2 rcvd_seq_err) | $(counter 2 completer_retry_err) | $(counter 2 sent_pkts) |"
     done
 } >"$out/README.md"

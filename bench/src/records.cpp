@@ -14,6 +14,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <sstream>
 
 namespace rdmalab::bench {
@@ -35,6 +36,77 @@ std::string csv_field(const std::string& text) {
     std::string quoted = "\"";
     for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
+}
+
+std::string_view kind_of(const Record& value) {
+    switch (value.type()) {
+        case Record::value_t::object:
+            return "an object";
+        case Record::value_t::array:
+            return "an array";
+        case Record::value_t::string:
+            return "a string";
+        case Record::value_t::boolean:
+            return "a boolean";
+        case Record::value_t::null:
+            return "null";
+        default:
+            return "a number";
+    }
+}
+
+// The keys of an object, for "no such field" messages: the first few, then how many more.
+std::string key_list(const Record& object) {
+    std::string keys;
+    std::size_t shown = 0;
+    for (const auto& [key, value] : object.items()) {
+        if (shown == 8) return fmt::format("{}, … ({} in all)", keys, object.size());
+        keys += (shown++ ? ", " : "") + key;
+    }
+    return keys.empty() ? "none" : keys;
+}
+
+bool is_index(const std::string& step) {
+    return !step.empty() && step.size() <= 9 && (step == "0" || step[0] != '0') &&
+           std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Walks steps[at...] from value (reached by `where`), appending what it reaches to out.
+void select_from(const Record& value, const JsonPath& path, std::size_t at,
+                 const std::string& where, bool below_wildcard, std::vector<Record>& out) {
+    if (at == path.steps.size()) {
+        out.push_back(value);
+        return;
+    }
+    const std::string& step = path.steps[at];
+    const std::string next = where.empty() ? step : where + "/" + step;
+    const std::string here = where.empty() ? "the document" : where;
+    if (!value.is_object() && !value.is_array())
+        fail(fmt::format("{}: {} is {}, not an object or array", path.text, here, kind_of(value)));
+    if (step == "*") {
+        std::size_t i = 0;
+        for (const auto& [key, item] : value.items()) {
+            const std::string name = value.is_array() ? std::to_string(i++) : key;
+            select_from(item, path, at + 1, where.empty() ? name : where + "/" + name, true, out);
+        }
+        return;
+    }
+    if (value.is_object()) {
+        if (value.contains(step))
+            return select_from(value[step], path, at + 1, next, below_wildcard, out);
+        if (below_wildcard) return out.push_back(nullptr);
+        fail(fmt::format("{}: {} has no field '{}' (it has {})", path.text, here, step,
+                         key_list(value)));
+    }
+    if (!is_index(step))
+        fail(fmt::format("{}: '{}' is not an index ({} is an array of {})", path.text, step, here,
+                         value.size()));
+    const std::size_t index = std::stoul(step);
+    if (index < value.size())
+        return select_from(value[index], path, at + 1, next, below_wildcard, out);
+    if (below_wildcard) return out.push_back(nullptr);
+    fail(fmt::format("{}: index {} is out of range ({} has {} element{})", path.text, index, here,
+                     value.size(), value.size() == 1 ? "" : "s"));
 }
 
 }  // namespace
@@ -117,6 +189,86 @@ std::vector<Record> read_json_file(const std::string& path) {
     if (!document.is_object() || !document.contains("records") || !document["records"].is_array())
         fail(fmt::format("{} has no \"records\" array: not an rdma-bench result file", path));
     return document["records"].get<std::vector<Record>>();
+}
+
+JsonPath parse_path(std::string_view text) {
+    const auto bad = [text](std::string_view why) {
+        fail(
+            fmt::format("bad path '{}': {} (steps are keys or indices separated by one '/', "
+                        "'*' for every element: records/0/result/gib_per_s)",
+                        text, why));
+    };
+    if (text.empty()) bad("it is empty");
+    JsonPath path{std::string(text), {}};
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t slash = text.find('/', start);
+        const std::string_view step = text.substr(start, slash - start);
+        if (step.empty()) bad("an empty step");
+        path.steps.emplace_back(step);
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+    }
+    return path;
+}
+
+std::vector<Record> select_values(const Record& document, const JsonPath& path) {
+    std::vector<Record> out;
+    select_from(document, path, 0, "", false, out);
+    return out;
+}
+
+std::string value_line(const Record& value, bool raw) {
+    if (raw && value.is_string()) {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text.find_first_of("\n\r") == std::string::npos) return text;
+    }
+    return value.dump(-1, ' ', false, Record::error_handler_t::replace);
+}
+
+int read_fields(const ReadRequest& request, std::string_view program, std::ostream& out,
+                std::ostream& err) {
+    std::string lines;
+    try {
+        Record document;
+        if (request.records) {
+            document = Record{{"records", read_json_file(request.file)}};
+        } else {
+            std::ifstream in(request.file);
+            if (!in) fail(fmt::format("cannot open {}: {}", request.file, std::strerror(errno)));
+            const std::string text{std::istreambuf_iterator<char>(in), {}};
+            if (in.bad())
+                fail(fmt::format("cannot read {}: {}", request.file, std::strerror(errno)));
+            document = parse_json(text, request.file);
+        }
+        if (request.queries.empty()) fail("nothing asked: give --get PATH or --count PATH");
+        for (const FieldQuery& query : request.queries) {
+            const JsonPath path = parse_path(query.path);
+            std::vector<Record> values;
+            try {
+                values = select_values(document, path);
+            } catch (const Error& e) {
+                fail(fmt::format("{}: {}", request.file, e.what()));
+            }
+            for (const Record& value : values) {
+                if (query.kind == FieldQuery::Kind::kGet) {
+                    lines += value_line(value, request.raw) + "\n";
+                } else if (value.is_array() || value.is_object()) {
+                    lines += std::to_string(value.size()) + "\n";
+                } else {
+                    fail(fmt::format("{}: --count {}: {}, not an array or object", request.file,
+                                     query.path, kind_of(value)));
+                }
+            }
+        }
+    } catch (const Error& e) {
+        err << program << ": " << e.what() << "\n";
+        err.flush();
+        return 2;
+    }
+    out << lines;
+    out.flush();
+    return 0;
 }
 
 void write_file(const std::string& path, const std::string& contents) {

@@ -15,6 +15,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <iostream>
+#include <map>
 #include <set>
 
 namespace {
@@ -127,6 +129,50 @@ void add_session_options(CLI::App& app, SessionOptions& s) {
         ->check(CLI::Range(1.0, 86400.0));
 }
 
+// `rdma-bench records FILE` and `rdma-bench json FILE`: --get/--count PATH, repeatable, answered
+// in the order given.
+struct FieldReader {
+    CLI::App* command;
+    ReadRequest request;
+    std::vector<std::string> gets, counts;
+};
+
+void add_field_reader(CLI::App& app, FieldReader& reader, const char* name, const char* what,
+                      bool records) {
+    reader.request.records = records;
+    reader.command = app.add_subcommand(name, what);
+    reader.command->add_option("file", reader.request.file, "the JSON file")->required();
+    reader.command
+        ->add_option("--get", reader.gets,
+                     "print the values at PATH, one line each (compact JSON), e.g. "
+                     "records/0/result/gib_per_s or records/*/config/size ('*': every element; "
+                     "below it, null where an element lacks the rest)")
+        ->allow_extra_args(false)
+        ->take_all();
+    reader.command
+        ->add_option("--count", reader.counts,
+                     "print how many elements the array (or object) at PATH has, e.g. records")
+        ->allow_extra_args(false)
+        ->take_all();
+    reader.command->add_flag("--raw", reader.request.raw,
+                             "print strings without quotes (one without line breaks)");
+}
+
+// The queries in command-line order (CLI11 keeps each option's values apart).
+int read_fields_in_order(FieldReader& reader) {
+    std::map<const CLI::Option*, std::size_t> taken;
+    const CLI::Option* get = reader.command->get_option("--get");
+    const CLI::Option* count = reader.command->get_option("--count");
+    for (const CLI::Option* option : reader.command->parse_order()) {
+        if (option == get)
+            reader.request.queries.push_back({FieldQuery::Kind::kGet, reader.gets[taken[get]++]});
+        else if (option == count)
+            reader.request.queries.push_back(
+                {FieldQuery::Kind::kCount, reader.counts[taken[count]++]});
+    }
+    return read_fields(reader.request, "rdma-bench", std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,12 +230,24 @@ int main(int argc, char** argv) {
                              "config keys that name a line (default: every knob that varies)");
         plot_cmd->add_option("--title", plot_options.title, "figure title");
 
+        FieldReader records_reader, json_reader;
+        add_field_reader(app, records_reader, "records",
+                         "print fields of a --json file's records: the one reader scripts and "
+                         "tests use (paths start at records: records/0/config/size)",
+                         true);
+        add_field_reader(app, json_reader, "json",
+                         "print fields of another tool's JSON (rdma-mesh's mesh.json, "
+                         "gpu-memory-bench --json): the same paths, any JSON object",
+                         false);
+
         parse_or_exit(app, argc, argv);
         session.progress = !quiet;
         if (plot_cmd->parsed()) {
             plot_files(plot_options, kToolVersion);
             return 0;
         }
+        if (records_reader.command->parsed()) return read_fields_in_order(records_reader);
+        if (json_reader.command->parsed()) return read_fields_in_order(json_reader);
         if (server->parsed()) {
             // Knobs given to the server pin what a client may ask for; the rest follow the client.
             PinnedKnobs pinned;

@@ -37,44 +37,78 @@ record() { # record PROGRAM FAULT EXPECTED OBSERVED VERDICT
     printf '%-4s %-10s %-44s %s\n' "$5" "$1" "$2" "$4"
     [ "$5" = ok ] || failed=$((failed + 1))
 }
+# The runs' mesh.json are read with `rdma-bench json` (the one reader of the tools' JSON).
+# mesh_json FOLDER --get PATH|--count PATH...: strings as they are, a value a line; a refusal's
+# line goes to FOLDER/judge.err.
+mesh_json() { "$bin/rdma-bench" json "$1/mesh.json" --raw "${@:2}" 2>>"$1/judge.err"; }
+positive() { [[ $1 =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ && ! $1 =~ ^[0.]+$ ]]; }  # a number above 0
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }     # below A B: A < B
 # judge PHASE: "ok|FAIL<TAB>what was seen" for one run's mesh.json and status.
 judge() {
-    python3 - "$1" "$out/$1" <<'EOF'
-import json, sys
-phase, folder = sys.argv[1], sys.argv[2]
-try:
-    d = json.load(open(folder + "/mesh.json"))
-    status = open(folder + "/status").read().strip()
-except Exception as e:
-    print("FAIL\tno results: " + str(e))
-    sys.exit()
-m = d["metrics"]["bw_gbps"]
-cells = [(i, k, v) for i, r in enumerate(m["matrix"]) for k, v in enumerate(r) if i != k]
-measured = [c for c in cells if c[2]]
-culprits = [c["rank"] for c in d["culprits"]]
-slow = sorted((p["a"], p["b"]) for p in d["slow"])
-hosts = {r["rank"]: r["address"] for r in d["ranks"]}
-seen = "exit %s; %d of 6 directed cells measured in every metric; typical %.3g Gb/s, threshold %.3g; failed pairs %d; slow pairs %s; named %s" % (
-    status, min(sum(1 for i, r in enumerate(d["metrics"][k]["matrix"]) for j, v in enumerate(r) if i != j and v) for k in d["metrics"]),
-    m["typical"], m["threshold"], len(d["failed"]), slow or "none",
-    ", ".join("rank %d (%s)" % (r, hosts.get(r)) for r in culprits) or "none")
-whole = all(sum(1 for i, r in enumerate(d["metrics"][k]["matrix"]) for j, v in enumerate(r) if i != j and v and v > 0) == 6
-            for k in d["metrics"])
-good = len(d["ranks"]) == 3 and d["environment"]["launcher"] == "openmpi" and whole and d["failed"] == []
-good = good and sorted(hosts.values()) == ["198.51.100.1", "198.51.100.2", "198.51.100.3"]
-if phase == "healthy":
-    good = good and culprits == [] and status in ("0", "1")
-else:
-    slow_cells = [v for i, k, v in cells if i == 2 and v is not None]
-    good = (good and culprits == [2] and hosts.get(2) == "198.51.100.3" and status == "1"
-            and slow and all(2 in p for p in slow)
-            and len(slow_cells) == 2 and all(v < m["threshold"] for v in slow_cells))
-    seen += "; rank 2 sent at %s Gb/s" % ", ".join("%.3g" % v for v in slow_cells)
-times = sorted(p["seconds"] for p in d["pair_seconds"])
-if times:
-    seen += "; pairs took %.1f-%.1f s" % (times[0], times[-1])
-print(("ok" if good else "FAIL") + "\t" + seen)
-EOF
+    local phase=$1 folder=$out/$1 status ranks metrics typical threshold failed launcher
+    local -a head cells slow culprits rank_ids addresses times row2 slow_cells=()
+    if ! read -r status <"$folder/status" 2>/dev/null ||
+        ! mesh_json "$folder" --count ranks --count metrics --get metrics/bw_gbps/typical \
+            --get metrics/bw_gbps/threshold --count failed --count slow --get environment/launcher \
+            >"$folder/judge.head"; then
+        printf 'FAIL\tno results: %s\n' "$(tail -n 1 "$folder/judge.err" 2>/dev/null || echo "no $folder/status")"
+        return
+    fi
+    mapfile -t head <"$folder/judge.head"
+    ranks=${head[0]} metrics=${head[1]} typical=${head[2]} threshold=${head[3]} failed=${head[4]} launcher=${head[6]}
+    mesh_json "$folder" --get 'metrics/*/matrix/*/*' >"$folder/judge.cells"
+    mesh_json "$folder" --get 'slow/*/a' --get 'slow/*/b' >"$folder/judge.slow"
+    mesh_json "$folder" --get 'culprits/*/rank' >"$folder/judge.culprits"
+    mesh_json "$folder" --get 'ranks/*/rank' --get 'ranks/*/address' >"$folder/judge.ranks"
+    mesh_json "$folder" --get 'pair_seconds/*/seconds' | sort -g >"$folder/judge.times"
+    mapfile -t cells <"$folder/judge.cells"
+    mapfile -t slow <"$folder/judge.slow"
+    mapfile -t culprits <"$folder/judge.culprits"
+    mapfile -t rank_ids <"$folder/judge.ranks"
+    mapfile -t times <"$folder/judge.times"
+    addresses=("${rank_ids[@]:ranks}")
+    rank_ids=("${rank_ids[@]:0:ranks}")
+    address_of() { local i; for i in "${!rank_ids[@]}"; do [ "${rank_ids[$i]}" = "$1" ] && echo "${addresses[$i]}"; done; }
+    # Each metric's matrix, row by row: the off-diagonal cells measured (a number above 0).
+    local per=$((ranks * ranks)) m n measured fewest=-1 whole=1
+    for ((m = 0; m < metrics; m++)); do
+        measured=0
+        for ((n = 0; n < per; n++)); do
+            ((n / ranks != n % ranks)) && positive "${cells[m * per + n]}" && measured=$((measured + 1))
+        done
+        ((fewest < 0 || measured < fewest)) && fewest=$measured
+        ((measured == 6)) || whole=0
+    done
+    local n_slow=$((${#slow[@]} / 2)) pairs=() every_slow_has_2=1 i
+    for ((i = 0; i < n_slow; i++)); do
+        pairs+=("${slow[i]}-${slow[n_slow + i]}")
+        [ "${slow[i]}" = 2 ] || [ "${slow[n_slow + i]}" = 2 ] || every_slow_has_2=0
+    done
+    local named="" r slow_pairs=""
+    for r in "${culprits[@]}"; do named+="${named:+, }rank $r ($(address_of "$r"))"; done
+    [ ${#pairs[@]} -eq 0 ] || slow_pairs=$(printf '%s\n' "${pairs[@]}" | sort | paste -sd' ' -)
+    local seen="exit $status; $fewest of 6 directed cells measured in every metric; typical $(printf '%.3g' "$typical") Gb/s"
+    seen+=", threshold $(printf '%.3g' "$threshold"); failed pairs $failed; slow pairs ${slow_pairs:-none}; named ${named:-none}"
+    local good=0
+    [ "$ranks" = 3 ] && [ "$launcher" = openmpi ] && [ "$whole" = 1 ] && [ "$failed" = 0 ] &&
+        [ "$(printf '%s\n' "${addresses[@]}" | sort | paste -sd' ' -)" = "198.51.100.1 198.51.100.2 198.51.100.3" ] && good=1
+    if [ "$phase" = healthy ]; then
+        { [ ${#culprits[@]} = 0 ] && [[ $status == [01] ]]; } || good=0
+    else
+        mesh_json "$folder" --get 'metrics/bw_gbps/matrix/2/*' >"$folder/judge.row2"
+        mapfile -t row2 <"$folder/judge.row2"
+        for ((n = 0; n < ${#row2[@]}; n++)); do ((n != 2)) && [ "${row2[n]}" != null ] && slow_cells+=("${row2[n]}"); done
+        local all_below=1 v sent=""
+        for v in "${slow_cells[@]}"; do
+            below "$v" "$threshold" || all_below=0
+            sent+="${sent:+, }$(printf '%.3g' "$v")"
+        done
+        { [ "${culprits[*]}" = 2 ] && [ "$(address_of 2)" = 198.51.100.3 ] && [ "$status" = 1 ] &&
+            [ "$n_slow" -gt 0 ] && [ "$every_slow_has_2" = 1 ] && [ ${#slow_cells[@]} = 2 ] && [ "$all_below" = 1 ]; } || good=0
+        seen+="; rank 2 sent at $sent Gb/s"
+    fi
+    [ ${#times[@]} -eq 0 ] || seen+="; pairs took $(printf '%.1f' "${times[0]}")-$(printf '%.1f' "${times[-1]}") s"
+    printf '%s\t%s\n' "$([ "$good" = 1 ] && echo ok || echo FAIL)" "$seen"
 }
 IFS=$'\t' read -r verdict seen < <(judge healthy)
 record rdma-mesh "three hosts under mpirun, healthy" \
@@ -89,6 +123,6 @@ record "(lab)" "three hosts: exit status, resources" "the lab exits 0; no run fo
     "$([ "$lab_rc" = 0 ] && [ "$runs" = 0 ] && [ "$qemus" = 0 ] && echo ok || echo FAIL)"
 if [ "$failed" != 0 ]; then
     tail -n 40 "$out/lab.out" "$out/lab.err"
-    for f in "$out"/*/mesh.json; do [ -e "$f" ] && python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["summary"]))' "$f"; done
+    for f in "$out"/*/mesh.json; do [ -e "$f" ] && "$bin/rdma-bench" json "$f" --raw --get 'summary/*'; done
 fi
 [ "$failed" = 0 ]

@@ -10,7 +10,7 @@ rc=0
     --json pair.json) >"$scratch/ok.out" 2>"$scratch/ok.err" || rc=$?
 check "a successful run exits 0" [ "$rc" = 0 ]
 check "and printed its rows" has_line "$scratch/ok.out" '^send RC bw 64 B '
-check "and wrote its records where it was asked to" count_is 2 "$scratch/pair.json" '^    \{$'
+check "and wrote its records where it was asked to" records_count_is 2 "$scratch/pair.json"
 check "no server left behind after success" no_server_left
 [ "$rc" = 0 ] || cat "$scratch/ok.err"
 

@@ -66,9 +66,9 @@ bench_ok() {
     local dir=$scratch/$name
     check "$name: client exits 0" rc_is "$dir/client.rc" 0
     check "$name: server exits 0" rc_is "$dir/server.rc" 0
-    check "$name: $records records in the JSON" count_is "$records" "$dir/r.json" '^    \{$'
+    check "$name: $records records in the JSON" records_count_is "$records" "$dir/r.json"
     check "$name: $records rows in the CSV (and a header)" count_is $((records + 1)) "$dir/r.csv" '.'
     check "$name: every record names the device, provider and kernel" \
-        count_is "$records" "$dir/r.json" '^        "provider": "rxe \(Soft-RoCE\)",$'
+        records_match "$records" "$dir/r.json" environment/provider '^rxe \(Soft-RoCE\)$'
     [ $failures -eq $before ] || show_on_failure "$dir"
 }

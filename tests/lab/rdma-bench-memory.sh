@@ -7,32 +7,29 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 # copies_are FILE SIDE "MODE:COUNT ...": SIDE's staging copies, record by record (none,
-# per-phase or per-message, and how many ran inside the measured phase's timed loop).
+# per-phase or per-message: "per phase" in the record), and how many ran inside the measured
+# phase's timed loop.
 copies_are() {
-    local got
-    got=$(awk -v side="\"$2\": {" '
-        index($0, side) == 9 { inside = 1; next }
-        /^        }/ { inside = 0 }
-        inside && /"staging_copies"/ { gsub(/[",]/, ""); mode = $2 ($3 ? "-" $3 : "") }
-        inside && /"copies_in_timed_loop"/ { gsub(/[",]/, ""); print mode ":" $2; inside = 0 }' "$1" | paste -sd' ' -)
+    local modes counts got="" i
+    record_values "$1" "memory/$2/staging_copies" && mapfile -t modes <"$scratch/record-values" &&
+        record_values "$1" "memory/$2/copies_in_timed_loop" && mapfile -t counts <"$scratch/record-values" || return 1
+    for i in "${!modes[@]}"; do got+="${got:+ }${modes[$i]// /-}:${counts[$i]}"; done
     [ "$got" = "$3" ] || { echo "    $2 copies: $got"; return 1; }
 }
 
 # side_path_is FILE SIDE PATH N: N records say SIDE's buffer was registered via PATH (a record's
-# "memory" object holds "client" and "server", each with memory, path and where, in that order).
-side_path_is() {
-    [ "$(grep -A2 "^        \"$2\": {" "$1" | grep -c "^          \"path\": \"$3\",$")" = "$4" ]
-}
+# "memory" object holds "client" and "server", each with memory, path and where).
+side_path_is() { records_match "$4" "$1" "memory/$2/path" "^$3\$"; }
 
 # ---- Host memory, registered as it is: both sides' path in every record.
 bench_ok host 4 -- --op write,read,send,fetch-add -n 200 -s 4096
 host=$scratch/host/r.json
-check "host: 4 records say the client's buffer is host memory" count_is 4 "$host" '^        "memory": "host",$'
-check "host: … and the server's (in the configuration)" count_is 4 "$host" '^        "server_memory": "host",$'
+check "host: 4 records say the client's buffer is host memory" records_match 4 "$host" config/memory '^host$'
+check "host: … and the server's (in the configuration)" records_match 4 "$host" config/server_memory '^host$'
 check "host: the client's path is in every record" side_path_is "$host" client host 4
 check "host: the server's path is in every record" side_path_is "$host" server host 4
-check "host: no staging note without staging" count_is 0 "$host" '"note":'
-check "host: the data was verified (write, read, send)" count_is 3 "$host" '"verified": true'
+check "host: no staging note without staging" records_match 4 "$host" memory/note '^null$'
+check "host: the data was verified (write, read, send)" records_match 3 "$host" result/verified '^true$'
 check "host: the CSV has the path columns" has_line "$scratch/host/r.csv" 'memory\.client\.path,.*memory\.server\.path'
 for side in client server; do
     check "host: $side prints the dma-buf probe against rxe once" count_is 1 "$scratch/host/$side.out" \
@@ -47,13 +44,13 @@ bench_ok staging 6 --path staging -- --path staging --op write,read,send,write-i
 staging=$scratch/staging/r.json
 check "staging: the client's path is staging in every record" side_path_is "$staging" client staging 6
 check "staging: the server's too" side_path_is "$staging" server staging 6
-check "staging: the records say both sides copy outside the timed loop" count_is 6 "$staging" \
-    '"note": "client staging: copies once per phase, outside the timed loop: the rates are the RDMA half .*; server staging: copies once per phase'
+check "staging: the records say both sides copy outside the timed loop" records_match 6 "$staging" memory/note \
+    '^client staging: copies once per phase, outside the timed loop: the rates are the RDMA half .*; server staging: copies once per phase'
 check "staging: data verified after the copy out of the bounce buffer (write, read, send, write-imm)" \
-    count_is 4 "$staging" '"verified": true'
+    records_match 4 "$staging" result/verified '^true$'
 check "staging: fetch-add's counter, read back through the bounce buffer, equals the 300 adds" \
-    has_line "$staging" '"atomic_counter": 300,'
-check "staging: RC lost nothing" count_is 2 "$staging" '"lost": 0,'
+    record_has "$staging" result/atomic_counter '^300$'
+check "staging: RC lost nothing" records_match 2 "$staging" result/receiver/lost '^0$'
 check "staging: the server registered a pinned bounce buffer" has_line "$scratch/staging/server.out" \
     '^server: path: staging: [0-9]+ bytes of pinned host memory .* registered with ibv_reg_mr'
 check "staging: the server says so once" count_is 1 "$scratch/staging/server.out" \
@@ -64,7 +61,7 @@ bench_ok staging-lat 3 -- --path staging --op write-imm,send,write -m lat -n 200
 lat=$scratch/staging-lat/r.json
 check "staging-lat: the client's path is staging in all 3" side_path_is "$lat" client staging 3
 check "staging-lat: the server's is host in all 3" side_path_is "$lat" server host 3
-check "staging-lat: 3 latency records" count_is 3 "$lat" '"median_us": [0-9.e+-]+,'
+check "staging-lat: 3 latency records" records_match 3 "$lat" result/latency/median_us '^[0-9.e+-]+$'
 
 # Per-message staging: one copy per message inside the timed loop, where a side has the moment —
 # the initiator before each message it sends or after each READ completes, the receiver after each
@@ -77,9 +74,9 @@ check "per-message: the client copied once per message in all three (write-imm, 
     copies_are "$pm" client "per-message:300 per-message:300 per-message:300"
 check "per-message: the server once per receive (write-imm), per phase as a READ's and a write's target" \
     copies_are "$pm" server "per-message:300 per-phase:0 per-phase:0"
-check "per-message: the note says the rates include the copies" has_line "$pm" \
-    '"note": "client staging: 300 copies inside the timed loop, one per message: the rates include them; server staging: 300 copies'
-check "per-message: data verified (write-imm, read, write)" count_is 3 "$pm" '"verified": true'
+check "per-message: the note says the rates include the copies" record_has "$pm" memory/note \
+    '^client staging: 300 copies inside the timed loop, one per message: the rates include them; server staging: 300 copies'
+check "per-message: data verified (write-imm, read, write)" records_match 3 "$pm" result/verified '^true$'
 check "per-message: the server says when its copies run, each time that changes" count_is 2 "$scratch/per-message/server.out" \
     '^server: buffer in host memory, registered via staging, staging copies per (message|phase)$'
 bench_ok per-message-lat 1 --path staging --staging-copies per-message -- --path staging --staging-copies per-message \
@@ -92,7 +89,7 @@ expect_failure staging-copies-bad 2 "--staging-copies: 'always' is not per-phase
 
 # UD receives (a GRH before the payload) into a staged buffer, counted and verified.
 bench_ok staging-ud 1 --path staging -- --op send -c UD -s 1024 -n 300
-check "staging-ud: the bytes after the GRH were verified" has_line "$scratch/staging-ud/r.json" '"verified": true'
+check "staging-ud: the bytes after the GRH were verified" record_has "$scratch/staging-ud/r.json" result/verified '^true$'
 
 # ---- No GPU here: one line naming what is missing, exit 1, before any connection.
 cuda_missing='^rdma-bench: --mem cuda: (no CUDA driver \(libcuda\.so\.1 not found\)|this build has no CUDA backend|cudaGetDeviceCount failed: cudaErrorNoDevice)'

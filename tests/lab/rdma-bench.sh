@@ -7,44 +7,44 @@ source "$(dirname "$0")/lib.sh" "$@"
 # ---- Every op × transport, bandwidth and latency.
 bench_ok rc 12 -- --op write,read,send,write-imm,fetch-add,cmp-swap -c RC -m bw,lat -n 200 -s 256
 rc=$scratch/rc/r.json
-check "rc: RC loses no message (send, write-imm: 200 of 200 counted at the server)" count_is 2 "$rc" '"lost": 0,'
-check "rc: the server counted 200 messages for send and write-imm" count_is 2 "$rc" '"messages": 200,'
-check "rc: moved data verified (write, read, send, write-imm)" count_is 4 "$rc" '"verified": true'
-check "rc: fetch-add's remote counter equals the 200 adds" has_line "$rc" '"atomic_counter": 200,'
-check "rc: 6 latency records with percentiles" count_is 6 "$rc" '"p999_us": [0-9.e+-]+,'
-check "rc: READ and atomics report the whole round trip" count_is 3 "$rc" '"reported_as": "round trip",'
-check "rc: atomics move 8 bytes" count_is 4 "$rc" '"size": 8,'
+check "rc: RC loses no message (send, write-imm: 200 of 200 counted at the server)" records_match 2 "$rc" result/receiver/lost '^0$'
+check "rc: the server counted 200 messages for send and write-imm" records_match 2 "$rc" result/receiver/messages '^200$'
+check "rc: moved data verified (write, read, send, write-imm)" records_match 4 "$rc" result/verified '^true$'
+check "rc: fetch-add's remote counter equals the 200 adds" record_has "$rc" result/atomic_counter '^200$'
+check "rc: 6 latency records with percentiles" records_match 6 "$rc" result/latency/p999_us '^[0-9.e+-]+$'
+check "rc: READ and atomics report the whole round trip" records_match 3 "$rc" result/latency/reported_as '^round trip$'
+check "rc: atomics move 8 bytes" records_match 4 "$rc" config/size '^8$'
 
 bench_ok uc 6 -- --op write,send,write-imm -c UC -m bw,lat -n 200 -s 512
-check "uc: the server's count is reported for send and write-imm" count_is 2 "$scratch/uc/r.json" '"receiver": \{'
-check "uc: received + lost is reported" count_is 2 "$scratch/uc/r.json" '"lost": [0-9]+,'
+check "uc: the server's count is reported for send and write-imm" records_match 2 "$scratch/uc/r.json" result/receiver '^\{'
+check "uc: received + lost is reported" records_match 2 "$scratch/uc/r.json" result/receiver/lost '^[0-9]+$'
 
 bench_ok ud 2 -- --op send -c UD -m bw,lat -n 300 -s 1024
-check "ud: the receiver's count and losses are in the record" has_line "$scratch/ud/r.json" '"lost": [0-9]+,'
+check "ud: the receiver's count and losses are in the record" record_has "$scratch/ud/r.json" result/receiver/lost '^[0-9]+$'
 check "ud: the table shows the receiver's rate" has_line "$scratch/ud/client.out" '^send UD bw 1024 B .* [0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
 
 # ---- The extended posting API (--api ex): every operation, post lists, UD, ping-pongs.
 bench_ok api-ex 6 -- --api ex --op write,read,send,write-imm,fetch-add,cmp-swap -n 200 -s 64
-check "api-ex: every record says the client posted with the extended API" count_is 6 "$scratch/api-ex/r.json" '"api": "ex"'
-check "api-ex: moved data verified (write, read, send, write-imm)" count_is 4 "$scratch/api-ex/r.json" '"verified": true'
-check "api-ex: fetch-add's counter equals the adds" has_line "$scratch/api-ex/r.json" '"atomic_counter": 200,'
+check "api-ex: every record says the client posted with the extended API" records_match 6 "$scratch/api-ex/r.json" config/api '^ex$'
+check "api-ex: moved data verified (write, read, send, write-imm)" records_match 4 "$scratch/api-ex/r.json" result/verified '^true$'
+check "api-ex: fetch-add's counter equals the adds" record_has "$scratch/api-ex/r.json" result/atomic_counter '^200$'
 bench_ok api-ex-more 4 --api ex -- --api ex --op send -c RC,UD -m bw,lat -l 1 -n 200 -s 64
 bench_ok api-ex-list 1 -- --api ex --op write -l 4 -n 200 -s 64
-check "api-ex-list: a post list through ibv_wr_complete, verified" has_line "$scratch/api-ex-list/r.json" '"verified": true'
+check "api-ex-list: a post list through ibv_wr_complete, verified" record_has "$scratch/api-ex-list/r.json" result/verified '^true$'
 bench api-ex-inline -- --api ex --op write -s 64 -I 64 -n 10
 check "api-ex-inline: refused on rxe (its inline path sends no payload)" has_line "$scratch/api-ex-inline/client.out" \
     "^rdma-bench: --api ex with inline data \(-I\): rxe's ibv_wr_set_inline_data sends no payload"
 
 # ---- Knobs and sweeps: SRQ, shared CQ, events, post lists, signal interval, QPs, inline, SGEs.
 bench_ok knobs 8 -- --op send -s 64 -q 3 -t 32 -l 4 -Q 8 --srq off,on --shared-cq off,on --events off,on -n 400
-check "knobs: 3 QPs × 400 sends, all counted, each configuration" count_is 8 "$scratch/knobs/r.json" '"messages": 1200,'
+check "knobs: 3 QPs × 400 sends, all counted, each configuration" records_match 8 "$scratch/knobs/r.json" result/receiver/messages '^1200$'
 bench_ok write-knobs 4 -- --op write -s 64 -I 0,64 --sge 1,2 -n 300
-check "write-knobs: inline and SGE values are recorded" count_is 2 "$scratch/write-knobs/r.json" '"inline": 64,'
+check "write-knobs: inline and SGE values are recorded" records_match 2 "$scratch/write-knobs/r.json" config/inline '^64$'
 bench_ok sweep 5 -- --op write -s 32..512 -t 16 -n 100
 check "sweep: sizes 32..512 in order" has_line "$scratch/sweep/client.out" '^write RC bw 512 B window 16'
 bench_ok duration 1 -- --op write-imm -s 128 -D 0.5
-check "duration: measured for about 0.5 s" has_line "$scratch/duration/r.json" '"seconds": 0\.[4-9][0-9]*,'
-check "duration: the server counted every write-imm" has_line "$scratch/duration/r.json" '"lost": 0,'
+check "duration: measured for about 0.5 s" record_has "$scratch/duration/r.json" result/seconds '^0\.[4-9][0-9]*$'
+check "duration: the server counted every write-imm" record_has "$scratch/duration/r.json" result/receiver/lost '^0$'
 
 # ---- Refusals: one line, non-zero exit, before anything is measured.
 expect_failure bad-op 2 "unknown 'scatter'" "$bin/rdma-bench" client "$addr" --op scatter

@@ -16,115 +16,118 @@ expect_failure_limit=30
 source "$here/../checks.sh" || exit 1
 start=$(date +%s)
 
-# check_json FILE SECTION: the named part of the record holds (python3's json; prints what not).
-check_json() {
-    python3 - "$1" "$2" <<'EOF'
-import json, sys
-path, section = sys.argv[1], sys.argv[2]
-problems = []
-try:
-    record = json.load(open(path))
-except (OSError, ValueError) as e:
-    sys.exit(f"{path}: {e}")
-
-def number(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-# Every field, with its kind: "+" a number above zero, "n" any number, "s" text, "b" true/false.
-shape = {
-    "tool": "s",
-    "units": {"bandwidth": "s", "time": "s", "size": "s", "of_ceiling": "s"},
-    "config": {"mem": "s", "sizes": ["+"], "reps": "+", "ceiling_size": "+", "ceiling_copies": "+"},
-    "memory": {"kind": "s", "gpu": "b", "description": "s", "copy_call": "s", "pinned_call": "s",
-               "buffer_size": "+"},
-    "environment": {"host": "s", "kernel": "s", "date": "s", "tool_version": "s", "device": {}},
-    "allocation": {"first_device_memory_us": "+",
-                   "rows": [{"size": "+", "device_memory_us": "+", "device_memory_free_us": "+",
-                             "allocate_us": "+", "release_us": "+", "pinned_us": "+",
-                             "pinned_free_us": "+"}]},
-    "dmabuf_export": {"size": "+", "exported": "b", "call": "s", "offset": "n", "failure": "s",
-                      "outcome": "s", "median_us": "+", "attempts": "+"},
-    "kernels": {"worker": "s", "size": "+", "fill_gbps": "+", "fill_us": "+", "verify_gbps": "+",
-                "verify_us": "+", "verified": "b", "wrong_seed_caught_at": "n"},
-    "copies": {"method": "s", "verified": "b", "verification": "s",
-               "ceiling": {"size": "+", "copies": "+", "statistic": "s", "h2d_gbps": "+",
-                           "h2d_us": "+", "d2h_gbps": "+", "d2h_us": "+"},
-               "pinned": [{"size": "+", "h2d_gbps": "+", "h2d_us": "+", "h2d_of_ceiling": "+",
-                           "d2h_gbps": "+", "d2h_us": "+", "d2h_of_ceiling": "+"}],
-               "pageable": {"size": "+", "h2d_gbps": "+", "h2d_us": "+", "h2d_of_ceiling": "+",
-                            "d2h_gbps": "+", "d2h_us": "+", "d2h_of_ceiling": "+"}},
+# The record is read with `rdma-bench json` (the one reader of the tools' JSON), never by its
+# text. get FILE OUT ARGS...: rdma-bench json FILE ARGS (one value a line) into OUT; a refusal's
+# one line is printed.
+reader=$bin/rdma-bench
+get() {
+    local file=$1 out=$2
+    shift 2
+    "$reader" json "$file" "$@" >"$out" 2>"$out.err" && return 0
+    echo "  $(cat "$out.err")"
+    return 1
 }
 
-def walk(value, expected, where):
-    if isinstance(expected, dict):
-        if not isinstance(value, dict):
-            problems.append(f"{where}: not an object")
-            return
-        for key, inner in expected.items():
-            if key not in value:
-                problems.append(f"{where}.{key}: missing")
-            else:
-                walk(value[key], inner, f"{where}.{key}")
-    elif isinstance(expected, list):
-        if not isinstance(value, list) or not value:
-            problems.append(f"{where}: not a non-empty list")
-            return
-        for i, item in enumerate(value):
-            walk(item, expected[0], f"{where}[{i}]")
-    elif expected == "+" and not (number(value) and value > 0):
-        problems.append(f"{where}: {value!r} is not a number above zero")
-    elif expected == "n" and not number(value):
-        problems.append(f"{where}: {value!r} is not a number")
-    elif expected == "s" and not (isinstance(value, str) and (value or where.endswith((".call", ".failure")))):
-        problems.append(f"{where}: {value!r} is not text")
-    elif expected == "b" and not isinstance(value, bool):
-        problems.append(f"{where}: {value!r} is not true or false")
+# Every field, with its kind: "+" a number above zero, "n" any number, "s" text (empty only for
+# .../call and .../failure), "b" true/false, "o" an object; a list's elements as LIST/*.
+record_shape=(
+    "tool s"
+    "units/bandwidth s" "units/time s" "units/size s" "units/of_ceiling s"
+    "config/mem s" "config/sizes/* +" "config/reps +" "config/ceiling_size +" "config/ceiling_copies +"
+    "memory/kind s" "memory/gpu b" "memory/description s" "memory/copy_call s" "memory/pinned_call s"
+    "memory/buffer_size +"
+    "environment/host s" "environment/kernel s" "environment/date s" "environment/tool_version s"
+    "environment/device o"
+    "allocation/first_device_memory_us +"
+    "allocation/rows/*/size +" "allocation/rows/*/device_memory_us +" "allocation/rows/*/device_memory_free_us +"
+    "allocation/rows/*/allocate_us +" "allocation/rows/*/release_us +" "allocation/rows/*/pinned_us +"
+    "allocation/rows/*/pinned_free_us +"
+    "dmabuf_export/size +" "dmabuf_export/exported b" "dmabuf_export/call s" "dmabuf_export/offset n"
+    "dmabuf_export/failure s" "dmabuf_export/outcome s" "dmabuf_export/median_us +" "dmabuf_export/attempts +"
+    "kernels/worker s" "kernels/size +" "kernels/fill_gbps +" "kernels/fill_us +" "kernels/verify_gbps +"
+    "kernels/verify_us +" "kernels/verified b" "kernels/wrong_seed_caught_at n"
+    "copies/method s" "copies/verified b" "copies/verification s"
+    "copies/ceiling/size +" "copies/ceiling/copies +" "copies/ceiling/statistic s" "copies/ceiling/h2d_gbps +"
+    "copies/ceiling/h2d_us +" "copies/ceiling/d2h_gbps +" "copies/ceiling/d2h_us +"
+    "copies/pinned/*/size +" "copies/pinned/*/h2d_gbps +" "copies/pinned/*/h2d_us +" "copies/pinned/*/h2d_of_ceiling +"
+    "copies/pinned/*/d2h_gbps +" "copies/pinned/*/d2h_us +" "copies/pinned/*/d2h_of_ceiling +"
+    "copies/pageable/size +" "copies/pageable/h2d_gbps +" "copies/pageable/h2d_us +" "copies/pageable/h2d_of_ceiling +"
+    "copies/pageable/d2h_gbps +" "copies/pageable/d2h_us +" "copies/pageable/d2h_of_ceiling +"
+)
+kind_is() {  # kind_is KIND PATH VALUE (VALUE as compact JSON)
+    case $1 in
+        +) [[ $3 =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ && ! $3 =~ ^[0.]+$ ]] ;;
+        n) [[ $3 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]] ;;
+        s) [[ $3 == \"* ]] && { [ "$3" != '""' ] || [[ $2 == */call || $2 == */failure ]]; } ;;
+        b) [[ $3 == true || $3 == false ]] ;;
+        o) [[ $3 == \{* ]] ;;
+    esac
+}
+declare -A kind_names=([+]="a number above zero" [n]="a number" [s]="text" [b]="true or false" [o]="an object")
 
-if section == "fields":
-    walk(record, shape, "record")
-elif section == "verified":
-    if record["kernels"]["verified"] is not True or record["copies"]["verified"] is not True:
-        problems.append("kernels.verified and copies.verified must be true")
-    if "checked on the device" not in record["copies"]["verification"]:
-        problems.append("copies.verification does not say how the copies were checked")
-elif section == "ratios":
-    ceiling = record["copies"]["ceiling"]
-    rows = record["copies"]["pinned"] + [record["copies"]["pageable"]]
-    for row in rows:
-        for way in ("h2d", "d2h"):
-            expected = row[f"{way}_gbps"] / ceiling[f"{way}_gbps"]
-            if abs(row[f"{way}_of_ceiling"] - expected) > 1e-4 + 1e-3 * expected:
-                problems.append(f"size {row['size']}: {way}_of_ceiling {row[f'{way}_of_ceiling']} "
-                                f"is not {way}_gbps / the ceiling ({expected:.5f})")
-    if [row["size"] for row in record["copies"]["pinned"]] != record["config"]["sizes"]:
-        problems.append("copies.pinned does not have one row per --sizes value")
-elif section.startswith("host:"):  # host:SIZES,... the sizes asked for
-    sizes = [int(s) for s in section[5:].split(",")]
-    if record["config"]["sizes"] != sizes:
-        problems.append(f"config.sizes is {record['config']['sizes']}, not {sizes}")
-    if record["memory"]["gpu"] is not False or record["memory"]["kind"] != "host":
-        problems.append("memory does not say host memory, not a GPU")
-    dmabuf = record["dmabuf_export"]
-    if dmabuf["exported"] or "host memory is not exported as a dma-buf" not in dmabuf["failure"]:
-        problems.append(f"dmabuf_export does not record host memory's refusal: {dmabuf}")
-    if "cpu" not in record["environment"]["device"]:
-        problems.append("environment.device has no cpu")
-elif section == "gpu":
-    if record["memory"]["gpu"] is not True:
-        problems.append("memory.gpu is not true")
-    device = record["environment"]["device"]
-    for fact in ("device_name", "pci_bus_id"):
-        if fact not in device:
-            problems.append(f"environment.device has no {fact}")
-    dmabuf = record["dmabuf_export"]
-    if dmabuf["exported"] == bool(dmabuf["failure"]):
-        problems.append(f"dmabuf_export: exported and failure disagree: {dmabuf}")
-else:
-    problems.append(f"unknown section {section}")
-for problem in problems:
-    print(f"  {problem}")
-sys.exit(1 if problems else 0)
-EOF
+# check_json FILE SECTION: the named part of the record holds (prints what not).
+check_json() {
+    local file=$1 section=$2 spec path kind value problems=0 f=$scratch/field
+    local -a v
+    case $section in
+        fields)
+            for spec in "${record_shape[@]}"; do
+                path=${spec% *} kind=${spec##* }
+                if [[ $path == */\** ]]; then  # a list: not empty
+                    get "$file" "$f" --count "${path%%/\**}" || { problems=$((problems + 1)); continue; }
+                    [ "$(cat "$f")" != 0 ] || { echo "  ${path%%/\**}: an empty list"; problems=$((problems + 1)); }
+                fi
+                get "$file" "$f" --get "$path" || { problems=$((problems + 1)); continue; }
+                while IFS= read -r value; do
+                    kind_is "$kind" "$path" "$value" ||
+                        { echo "  $path: $value is not ${kind_names[$kind]}"; problems=$((problems + 1)); }
+                done <"$f"
+            done ;;
+        verified)
+            get "$file" "$f" --raw --get kernels/verified --get copies/verified --get copies/verification || return 1
+            mapfile -t v <"$f"
+            [ "${v[0]} ${v[1]}" = "true true" ] ||
+                { echo "  kernels.verified and copies.verified must be true"; problems=1; }
+            [[ ${v[2]} == *"checked on the device"* ]] ||
+                { echo "  copies.verification does not say how the copies were checked"; problems=1; } ;;
+        ratios)
+            local way
+            for way in h2d d2h; do
+                get "$file" "$f.c" --get "copies/ceiling/${way}_gbps" &&
+                    get "$file" "$f.1" --get 'copies/pinned/*/size' --get copies/pageable/size &&
+                    get "$file" "$f.2" --get "copies/pinned/*/${way}_gbps" --get "copies/pageable/${way}_gbps" &&
+                    get "$file" "$f.3" --get "copies/pinned/*/${way}_of_ceiling" --get "copies/pageable/${way}_of_ceiling" ||
+                    return 1
+                paste "$f.1" "$f.2" "$f.3" | awk -v way="$way" -v ceiling="$(cat "$f.c")" '
+                    { e = $2 / ceiling; d = $3 - e; if (d < 0) d = -d }
+                    d > 1e-4 + 1e-3 * e { printf "  size %s: %s_of_ceiling %s is not %s_gbps / the ceiling (%.5f)\n", $1, way, $3, way, e; bad = 1 }
+                    END { exit bad }' || problems=1
+            done
+            get "$file" "$f.1" --get 'copies/pinned/*/size' && get "$file" "$f.2" --get 'config/sizes/*' || return 1
+            [ "$(paste -sd, "$f.1")" = "$(paste -sd, "$f.2")" ] ||
+                { echo "  copies.pinned does not have one row per --sizes value"; problems=1; } ;;
+        host:*)  # host:SIZES,... the sizes asked for
+            get "$file" "$f" --get 'config/sizes/*' || return 1
+            [ "$(paste -sd, "$f")" = "${section#host:}" ] ||
+                { echo "  config.sizes is $(paste -sd, "$f"), not ${section#host:}"; problems=1; }
+            get "$file" "$f" --raw --get memory/gpu --get memory/kind --get dmabuf_export/exported \
+                --get dmabuf_export/failure || return 1
+            mapfile -t v <"$f"
+            [ "${v[0]} ${v[1]}" = "false host" ] || { echo "  memory does not say host memory, not a GPU"; problems=1; }
+            [ "${v[2]}" = false ] && [[ ${v[3]} == *"host memory is not exported as a dma-buf"* ]] ||
+                { echo "  dmabuf_export does not record host memory's refusal: ${v[2]} ${v[3]}"; problems=1; }
+            get "$file" "$f" --get environment/device/cpu || problems=1 ;;
+        gpu)
+            get "$file" "$f" --raw --get memory/gpu --get dmabuf_export/exported --get dmabuf_export/failure || return 1
+            mapfile -t v <"$f"
+            [ "${v[0]}" = true ] || { echo "  memory.gpu is not true"; problems=1; }
+            # exported, or a failure said: never both, never neither.
+            { [ "${v[1]}" = true ] && [ -z "${v[2]}" ]; } || { [ "${v[1]}" = false ] && [ -n "${v[2]}" ]; } ||
+                { echo "  dmabuf_export: exported and failure disagree: ${v[1]} '${v[2]}'"; problems=1; }
+            get "$file" "$f" --get environment/device/device_name --get environment/device/pci_bus_id || problems=1 ;;
+        *) echo "  unknown section $section"; problems=1 ;;
+    esac
+    [ $problems -eq 0 ]
 }
 
 # --- Host memory: the whole run, small. -----------------------------------------------------

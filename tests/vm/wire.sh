@@ -52,8 +52,8 @@ check "qp-state-machine across: verified" has_line "$out/qp-state-machine/server
 check "on-the-wire across: the server verified all 11 steps" has_line "$out/on-the-wire/server.out" '^server: all 11 steps verified$'
 check "on-the-wire across: the client verified 11 operations and predicted their packets" \
     has_line "$out/on-the-wire/client.out" '^client: 11 operations verified; [0-9]+ packets predicted'
-check "rdma-bench across: one record per operation (6)" count_is 6 "$out/rdma-bench/records.json" '^    \{$'
-check "rdma-bench across: records say they ran on the two-host wire" has_line "$out/rdma-bench/records.json" '"lab_hosts": "2"'
+check "rdma-bench across: one record per operation (6)" records_count_is 6 "$out/rdma-bench/records.json"
+check "rdma-bench across: records say they ran on the two-host wire" records_match 6 "$out/rdma-bench/records.json" environment/lab_hosts '^2$'
 
 rc=0
 "$wire" "$scratch/across.pcap" --json "$scratch/across.json" >"$scratch/across.ladder" 2>"$scratch/wire.err" || rc=$?
@@ -125,9 +125,9 @@ check "faults: the command sees them (RDMALAB_FAULTS)" \
     grep -q 'faults as the command sees them: host 2 egress loss 10%, host 2 link down on a signal for 2 s' "$out/faults/faults.txt"
 check "lossy WRITE: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/lossy-write/server.rc' '$out/faults/lossy-write/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
 check "lossy WRITE: every message's bytes verified on host 1 (RC recovered every lost packet)" \
-    has_line "$out/faults/lossy-write/records.json" '"verified": true'
+    record_has "$out/faults/lossy-write/records.json" result/verified '^true$'
 check "lossy WRITE: the record states the fault it ran under" \
-    has_line "$out/faults/lossy-write/records.json" '"lab_faults": "host 2 egress loss 10%, host 2 link down on a signal for 2 s"'
+    record_has "$out/faults/lossy-write/records.json" environment/lab_faults '^host 2 egress loss 10%, host 2 link down on a signal for 2 s$'
 check "loss lesson: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/loss/server.rc' '$out/faults/loss/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
 check "loss lesson: RC: every byte of 64 WRITEs verified on host 1 despite the loss" \
     has_line "$out/faults/loss/server.out" '^server: RC: verified all 1048576 bytes of 64 WRITEs'

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +36,44 @@ Record parse_json(std::string_view text, std::string_view what);
 std::vector<Record> read_json_file(const std::string& path);
 // Writes atomically (temporary file, then rename); throws on failure.
 void write_file(const std::string& path, const std::string& contents);
+
+// Reading fields back (`rdma-bench records` and `rdma-bench json`): the one way scripts and
+// tests read these files, instead of matching their text.
+//
+// A path names values inside a document: keys of objects and indices of arrays, separated by
+// '/', as the file is laid out ("records/0/result/gib_per_s"); '*' takes every element of an
+// array (or every member of an object), in order. A missing key or index is an error, except
+// below a '*', where an element without the rest of the path gives null (so the lines of
+// "records/*/result/receiver/lost" stay one per record).
+struct JsonPath {
+    std::string text;
+    std::vector<std::string> steps;
+};
+// Throws rdmalab::Error on an empty path or an empty step ("a//b", "/a", "a/").
+JsonPath parse_path(std::string_view text);
+// Every value the path reaches, in document order; throws rdmalab::Error naming the path so far
+// on a missing key or index (outside a '*'), a step that is not an index into an array, or a
+// step into a number, string, boolean or null.
+std::vector<Record> select_values(const Record& document, const JsonPath& path);
+// One line for a value: compact JSON (strings quoted); with raw, a string without line breaks
+// is printed as it is.
+std::string value_line(const Record& value, bool raw);
+
+struct FieldQuery {
+    enum class Kind { kGet, kCount } kind;
+    std::string path;
+};
+struct ReadRequest {
+    std::string file;
+    bool records = true;  // the file must be an rdma-bench result file (read_json_file)
+    std::vector<FieldQuery> queries;
+    bool raw = false;
+};
+// Runs the queries in order: --get prints a line per value, --count a line per value with the
+// number of its elements. Prints everything to out and returns 0, or nothing to out, one line
+// ("<program>: <file>: <problem>") to err, and returns 2 (unreadable file, not a result file,
+// bad path, missing field, index out of range, --count of something not an array or object).
+int read_fields(const ReadRequest& request, std::string_view program, std::ostream& out,
+                std::ostream& err);
 
 }  // namespace rdmalab::bench
