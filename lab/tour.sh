@@ -8,7 +8,7 @@
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
 lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
-           post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
+           solicited-events post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
            threads gpu-write gpu-read proxy rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
@@ -139,8 +139,11 @@ run_step() {
             heading rendezvous "large transfers: SEND {addr, rkey, len} → RDMA READ → FIN; then an RDMA WRITE ring with credits"
             pair rendezvous -- ;;
         completion-events)
-            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only); solicited SENDs wake an epoll loop, plain ones do not"
+            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only)"
             pair completion-events -- ;;
+        solicited-events)
+            heading solicited-events "a CQ armed for solicited completions: solicited SENDs wake an epoll loop, plain ones do not"
+            pair solicited-events -- ;;
         post-api)
             heading post-api "the extended API: ibv_wr_* builds a WRITE and a SEND with immediate, one ibv_wr_complete; ibv_start_poll reads them"
             pair post-api -- ;;

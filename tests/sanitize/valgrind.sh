@@ -116,6 +116,7 @@ vg_pair cm-simple 1 --
 vg_pair atomics 2 --clients 2 -n 100 -- -n 100
 vg_pair rendezvous 1 --
 vg_pair completion-events 1 -n 100 -- -n 100
+vg_pair solicited-events 1 --
 vg_pair selective-signaling 1 --
 vg_pair srq 2 --clients 2 --
 vg_pair ud 1 --
