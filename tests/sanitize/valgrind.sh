@@ -115,6 +115,7 @@ vg_pair post-api 1 --
 vg_pair cm-simple 1 --
 vg_pair atomics 2 --clients 2 -n 100 -- -n 100
 vg_pair rendezvous 1 --
+vg_pair credit-ring 1 --
 vg_pair completion-events 1 -n 100 -- -n 100
 vg_pair solicited-events 1 --
 vg_pair selective-signaling 1 --
