@@ -7,9 +7,9 @@
 #   lab/tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE   run a section; a line per step in RESULT_FILE
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
-lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous completion-events
-           post-api selective-signaling srq async-events ud multicast memory-windows send-invalidate registration-cost qp-state-machine uc error-recovery
-           threads gpu-write gpu-read proxy rdma-bench)
+lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
+           completion-events solicited-events post-api selective-signaling srq async-events ud multicast memory-windows
+           send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -136,11 +136,17 @@ run_step() {
             heading atomics "remote fetch-and-add and a CAS spin lock: 2 clients at once, counted exactly"
             group atomics 2 --clients 2 -- ;;
         rendezvous)
-            heading rendezvous "large transfers: SEND {addr, rkey, len} → RDMA READ → FIN; then an RDMA WRITE ring with credits"
+            heading rendezvous "large transfers: SEND {addr, rkey, len} → RDMA READ → FIN, then the buffer is released"
             pair rendezvous -- ;;
+        credit-ring)
+            heading credit-ring "a stream of small messages: an RDMA WRITE ring consumed by polling, credits written back"
+            pair credit-ring -- ;;
         completion-events)
-            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only); solicited SENDs wake an epoll loop, plain ones do not"
+            heading completion-events "busy polling vs sleeping on a completion channel: RTT and CPU of both sides (Soft-RoCE: compare rows only)"
             pair completion-events -- ;;
+        solicited-events)
+            heading solicited-events "a CQ armed for solicited completions: solicited SENDs wake an epoll loop, plain ones do not"
+            pair solicited-events -- ;;
         post-api)
             heading post-api "the extended API: ibv_wr_* builds a WRITE and a SEND with immediate, one ibv_wr_complete; ibv_start_poll reads them"
             pair post-api -- ;;

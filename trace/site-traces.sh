@@ -11,7 +11,7 @@ wanted=("$@")
 out=$repo/docs/public/traces
 mkdir -p "$out"
 known=(rdma-write rdma-read send-recv write-imm atomics selective-signaling rendezvous
-    loss-and-retransmission link-failure)
+    credit-ring loss-and-retransmission link-failure)
 for name in "${wanted[@]}"; do
     [[ " ${known[*]} " == *" $name "* ]] || { echo "site-traces: no trace named '$name' (${known[*]})" >&2; exit 2; }
 done
@@ -36,8 +36,10 @@ record write-imm write-imm -n 2 -s 2K -- -n 2 -s 2K
 record atomics atomics --clients 1 -n 2 -- -n 2
 # selective-signaling, 8 WRITEs of 64 bytes signaled every 4th: 6 WRs leave no completion.
 record selective-signaling selective-signaling -- -n 8 --signal-every 4
-# rendezvous, 4 KiB pulled with RDMA READ, then 4 messages through a ring of 2 slots (credits).
-record rendezvous rendezvous -s 4K --slots 2 -- -s 4K -n 4
+# rendezvous, 4 KiB pulled with RDMA READ, then FIN.
+record rendezvous rendezvous -s 4K -- -s 4K
+# credit-ring, 4 messages through a ring of 2 slots: credits written back after each one.
+record credit-ring credit-ring --slots 2 -- -n 4
 # loss-and-retransmission, 20% loss on the client's egress: 4 WRITEs of 4 KiB (16 packets), NAKs
 # and go-back-N resends; then 10 UD datagrams, some lost for good.
 record loss-and-retransmission --loss 2:20% \

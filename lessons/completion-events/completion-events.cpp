@@ -1,137 +1,45 @@
 // Lesson: completion-events — busy polling vs. sleeping on a completion channel, measured as the
 // OpenFabrics slides do: ping-pong round-trip time and CPU time of both sides, in four modes.
-// Then solicited events: the server sleeps in epoll_wait on a CQ armed for solicited completions
-// only, and counts which of the client's SENDs wake it.
+// (Solicited events, the CQ's other way of arming, are the next lesson: solicited-events.)
 // Run: completion-events server | completion-events client ADDR [-n ITERS] [--mode MODE] [-s SIZE]
+#include "completion_events_messages.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
+#include "rdmalab/cpu_time.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/receive_slots.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 using namespace rdmalab;
+using namespace rdmalab::completion_events;  // the messages: completion_events_messages.hpp
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// The four rows of the slides' ping-pong table ("Ping-pong performance summary").
-enum class Mode : std::uint32_t {
-    kSendRecvBusy = 1,         // SEND/RECV, both sides spin on ibv_poll_cq
-    kSendRecvEvents = 2,       // SEND/RECV, both sides sleep on the completion channel
-    kWriteReadSignaled = 3,    // client: RDMA WRITE (signaled, waited for), then RDMA READ back
-    kWriteUnsignaledRead = 4,  // client: unsignaled RDMA WRITE, then RDMA READ; server idle
-};
-struct ModeName {
-    Mode mode;
-    const char* name;
-};
-constexpr std::array<ModeName, 4> kModes{{{Mode::kSendRecvBusy, "send-recv-busy"},
-                                          {Mode::kSendRecvEvents, "send-recv-events"},
-                                          {Mode::kWriteReadSignaled, "write-read-signaled"},
-                                          {Mode::kWriteUnsignaledRead, "write-unsignaled-read"}}};
-
-const char* mode_name(Mode mode) {
-    for (const auto& entry : kModes)
-        if (entry.mode == mode) return entry.name;
-    return "unknown";
-}
-bool known_mode(std::uint32_t value) {
-    return value >= static_cast<std::uint32_t>(Mode::kSendRecvBusy) &&
-           value <= static_cast<std::uint32_t>(Mode::kWriteUnsignaledRead);
-}
-bool uses_send_recv(Mode mode) {
-    return mode == Mode::kSendRecvBusy || mode == Mode::kSendRecvEvents;
-}
 
 struct PingPongOptions : ConnectionOptions {
     std::uint32_t iterations = 500;
     std::string mode = "all";
 };
 
-// Every message starts with five big-endian words: kind, then four whose meaning depends on
-// the kind. A ping or pong also repeats its sequence number in its last 4 bytes, so a message
-// (or an RDMA WRITE) that landed only partly is caught.
-// kSolicited starts the solicited-events part; its messages and the server's go-aheads are
-// kNote (a: number, b: 1 if sent with IBV_SEND_SOLICITED).
-enum class Kind : std::uint32_t {
-    kStart = 1,
-    kPing,
-    kPong,
-    kFinished,
-    kReport,
-    kBye,
-    kSolicited,
-    kNote
-};
-constexpr std::size_t kHeaderSize = 20;
+// The messages (kind, four words, a ping's sequence) and the four modes a start message names
+// are in completion_events_messages.hpp.
 constexpr std::uint32_t kMaxIterations = 1'000'000;
 constexpr std::size_t kReceiveSlots = 8;  // at most 2 messages are ever in flight each way
 constexpr unsigned kAckBatch = 64;        // completion events acknowledged per ibv_ack_cq_events
-
-struct Header {
-    Kind kind{};
-    std::uint32_t a = 0, b = 0, c = 0, d = 0;
-};
-
-void write_header(std::span<std::byte> message, const Header& header) {
-    ByteWriter out(message, "the message header");
-    out.u32(static_cast<std::uint32_t>(header.kind));
-    out.u32(header.a);
-    out.u32(header.b);
-    out.u32(header.c);
-    out.u32(header.d);
-}
-Header read_header(std::span<const std::byte> message) {
-    if (message.size() < kHeaderSize)
-        fail(fmt::format("a {}-byte message is too short for a header", message.size()));
-    ByteReader in(message, "the peer's message header");
-    // Braced initializers are evaluated in order: the words are read as they are laid out.
-    return {static_cast<Kind>(in.u32()), in.u32(), in.u32(), in.u32(), in.u32()};
-}
-
-void write_ping(std::span<std::byte> message, Kind kind, std::uint32_t sequence) {
-    write_header(message, {kind, sequence, 0, 0, 0});
-    store_be32(message.last(4), sequence);
-}
-bool ping_matches(std::span<const std::byte> message, Kind kind, std::uint32_t sequence) {
-    Header header = read_header(message);
-    return header.kind == kind && header.a == sequence && load_be32(message.last(4)) == sequence;
-}
-
-// The CPU time this process has used so far: in user space, and in the kernel on its behalf.
-struct CpuTime {
-    std::chrono::microseconds user{}, system{};
-    CpuTime operator-(const CpuTime& earlier) const {
-        return {user - earlier.user, system - earlier.system};
-    }
-    double total_us() const { return static_cast<double>((user + system).count()); }
-};
-CpuTime cpu_time() {
-    rusage usage{};
-    check_errno(getrusage(RUSAGE_SELF, &usage) == 0, "getrusage");
-    auto to_us = [](const timeval& t) {
-        return std::chrono::microseconds(t.tv_sec * 1'000'000L + t.tv_usec);
-    };
-    return {to_us(usage.ru_utime), to_us(usage.ru_stime)};
-}
 
 // Delivers the completions of one CQ, one at a time, in either of the two ways of waiting.
 class CompletionWaiter {
@@ -236,42 +144,6 @@ class CompletionWaiter {
     unsigned long events_ = 0;
 };
 
-// Pre-posted receive slots in one registered buffer; a completion's wr_id is its slot number.
-class ReceiveSlots {
-  public:
-    ReceiveSlots(ibv_pd* pd, ibv_qp* qp, std::size_t slot_size)
-        : qp_(qp), slot_size_(slot_size), buffer_(slot_size * kReceiveSlots) {
-        // Only our own NIC writes here: LOCAL_WRITE, no remote access.
-        mr_.reset(check_ptr(ibv_reg_mr(pd, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE),
-                            "ibv_reg_mr(receive slots)"));
-        for (std::size_t slot = 0; slot < kReceiveSlots; ++slot) post(slot);
-    }
-
-    void post(std::uint64_t slot) {
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(buffer_.data() + slot * slot_size_),
-                    .length = static_cast<std::uint32_t>(slot_size_),
-                    .lkey = mr_->lkey};
-        ibv_recv_wr receive{.wr_id = slot, .next = nullptr, .sg_list = &sge, .num_sge = 1};
-        ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(qp_, &receive, &bad), "ibv_post_recv");
-    }
-
-    // The bytes a receive completion delivered (wr_id and byte_len come from our NIC, but are
-    // still checked against the slot they claim).
-    std::span<const std::byte> message(const ibv_wc& wc) const {
-        if (wc.wr_id >= kReceiveSlots || wc.byte_len > slot_size_)
-            fail(
-                fmt::format("receive completion for slot {} with {} bytes", wc.wr_id, wc.byte_len));
-        return {buffer_.data() + wc.wr_id * slot_size_, wc.byte_len};
-    }
-
-  private:
-    ibv_qp* qp_;
-    std::size_t slot_size_;
-    Buffer buffer_;
-    MemoryRegion mr_;
-};
-
 // Waits until `sends` send-queue completions and (if wanted) one receive have arrived. They
 // come in network order, not ours: the peer's next message can overtake the ACK of our last.
 std::optional<ibv_wc> collect(CompletionWaiter& waiter, unsigned sends, bool want_receive,
@@ -314,27 +186,6 @@ void post(ibv_qp* qp, ibv_wr_opcode opcode, std::byte* local, std::size_t length
         check_ibv(rc, fmt::format("ibv_post_send({})", what));
 }
 
-// #region send-solicited
-// A SEND with IBV_SEND_SOLICITED sets the Solicited Event bit in its last packet: a receiver whose
-// CQ is armed for solicited completions only (ibv_req_notify_cq(cq, 1)) gets an event for it,
-// and for no other successful completion.
-void post_note(ibv_qp* qp, std::span<std::byte> message, std::uint32_t lkey, std::uint32_t number,
-               bool solicited) {
-    write_header(message, {Kind::kNote, number, solicited ? 1U : 0U, 0, 0});
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
-                .length = static_cast<std::uint32_t>(kHeaderSize),
-                .lkey = lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = number;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0);
-    ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(SEND note)");
-}
-// #endregion send-solicited
-
 // #region create-channel
 // The channel must outlive the CQ that reports to it (ibv_destroy_comp_channel refuses, EBUSY,
 // while a CQ uses it), so its owner is declared before the connection that owns the CQ. It needs
@@ -352,141 +203,6 @@ void create_channel_and_queues(Connection& connection, CompletionChannel& channe
 }
 // #endregion create-channel
 
-// ---------------------------------------------------------------- solicited events
-
-// The server's side of the solicited part. The client sends, in three steps (each after the
-// server's go-ahead): notes 1 and 2 plain; note 3 plain and note 4 solicited; note 5 solicited.
-// The server sleeps in epoll_wait on the channel's fd, the CQ armed for solicited completions
-// only, and counts the events: 0, 1, 1. Returns whether every count was as expected, with the
-// last go-ahead's send completion still to be collected.
-bool serve_solicited(Connection& connection, ibv_comp_channel* channel, ReceiveSlots& receives,
-                     std::span<std::byte> reply, std::uint32_t reply_lkey,
-                     std::chrono::milliseconds timeout) {
-    ibv_cq* cq = connection.cq();
-    // #region epoll-set
-    // The channel's fd in an epoll set: how an event loop that also watches sockets, timers and
-    // other channels sleeps on completions.
-    int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    check_errno(epoll_fd >= 0, "epoll_create1");
-    struct CloseFd {
-        int fd;
-        ~CloseFd() { close(fd); }
-    } close_epoll{epoll_fd};
-    epoll_event interest{.events = EPOLLIN, .data = {.ptr = channel}};
-    check_errno(epoll_ctl(epoll_fd, EPOLL_CTL_ADD, channel->fd, &interest) == 0, "epoll_ctl(ADD)");
-    // #endregion epoll-set
-
-    // Notes taken off the CQ by number (1..5); send completions (our go-aheads) are skipped.
-    std::array<bool, 6> seen{};
-    unsigned taken = 0, sends_done = 0, sends_posted = 0;
-    const auto deadline = Clock::now() + timeout;
-    auto past_deadline = [&] {
-        if (Clock::now() > deadline)
-            fail(
-                fmt::format("solicited part: the client's notes did not all arrive within {:.1f} s",
-                            timeout.count() / 1000.0));
-    };
-    auto drain = [&] {
-        ibv_wc wc{};
-        int found;
-        while ((found = ibv_poll_cq(cq, 1, &wc)) > 0) {
-            if (wc.status != IBV_WC_SUCCESS)
-                fail(fmt::format("solicited part: {}", failed_completion(wc)));
-            if (wc.opcode != IBV_WC_RECV) {
-                ++sends_done;
-                continue;
-            }
-            const Header note = read_header(receives.message(wc));
-            receives.post(wc.wr_id);
-            if (note.kind != Kind::kNote || note.a < 1 || note.a > 5 || seen[note.a])
-                fail("solicited part: expected notes 1 to 5, each once");
-            seen[note.a] = true;
-            ++taken;
-        }
-        check_errno(found == 0, "ibv_poll_cq");
-    };
-    // wait_events(MS): one epoll_wait of at most MS; on an event, take it, acknowledge it, re-arm
-    // (solicited only), then poll: a note that came in before the re-arm raised nothing.
-    auto wait_events = [&](std::chrono::milliseconds wait) {
-        // #region epoll-wait
-        epoll_event ready{};
-        int n = epoll_wait(epoll_fd, &ready, 1, static_cast<int>(wait.count()));
-        check_errno(n >= 0 || errno == EINTR, "epoll_wait");
-        if (n <= 0) return 0;
-        ibv_cq* event_cq = nullptr;
-        void* cq_context = nullptr;
-        check_errno(ibv_get_cq_event(channel, &event_cq, &cq_context) == 0, "ibv_get_cq_event");
-        if (event_cq != cq) fail("ibv_get_cq_event returned an event for another CQ");
-        ibv_ack_cq_events(cq, 1);
-        check_ibv(ibv_req_notify_cq(cq, 1), "ibv_req_notify_cq(solicited only)");
-        drain();
-        return 1;
-        // #endregion epoll-wait
-    };
-    // A go-ahead to the client, once the one before it has completed (they share one buffer).
-    auto go_ahead = [&](std::uint32_t step) {
-        while (sends_done < sends_posted) past_deadline(), drain();
-        write_header(reply, {Kind::kNote, step, 0, 0, 0});
-        post(connection.qp(), IBV_WR_SEND, reply.data(), kHeaderSize, reply_lkey, true, {},
-             "SEND go-ahead");
-        ++sends_posted;
-    };
-
-    // A clean start: the CQ may still be armed for ANY completion from the ping-pong part (an arm
-    // lasts until it fires). Go-ahead 0's send completion fires such an arm: once the completion
-    // is in, its event (if any) is taken, and the CQ is armed for solicited completions only.
-    go_ahead(0);
-    while (sends_done < sends_posted) past_deadline(), drain();
-    wait_events(std::chrono::milliseconds(50));
-    // #region arm-solicited
-    check_ibv(ibv_req_notify_cq(cq, 1), "ibv_req_notify_cq(solicited only)");
-    drain();  // arm, then poll: anything already there raised no event
-    // #endregion arm-solicited
-
-    go_ahead(1);
-    // Step 1: two plain SENDs. Short sleeps that time out, a poll after each: the notes are
-    // found in the CQ, yet no event came.
-    unsigned events1 = 0, timeouts1 = 0;
-    while (taken < 2) {
-        past_deadline();
-        if (wait_events(std::chrono::milliseconds(100)))
-            ++events1;
-        else
-            ++timeouts1, drain();
-    }
-    fmt::print(
-        "server: [solicited] step 1, 2 plain SENDs: {} event(s), {} epoll_wait timeouts, then "
-        "polled\n",
-        events1, timeouts1);
-    // Steps 2 and 3: sleep until an event; it must come with the solicited note. (A device that
-    // raised none would leave the notes in the CQ: a poll after the timeout counts them.)
-    auto step = [&](std::uint32_t number, unsigned notes_after) {
-        go_ahead(number);
-        unsigned events = 0;
-        while (taken < notes_after) {
-            past_deadline();
-            if (wait_events(timeout))
-                ++events;
-            else
-                drain();
-        }
-        return events;
-    };
-    unsigned events2 = step(2, 4);
-    fmt::print(
-        "server: [solicited] step 2, a plain then a solicited SEND: {} event(s), {} notes "
-        "in the CQ\n",
-        events2, taken - 2);
-    unsigned events3 = step(3, 5);
-    fmt::print("server: [solicited] step 3, re-armed, one solicited SEND: {} event(s)\n", events3);
-    // The last go-ahead: the client may leave the solicited part. Its completion is left to the
-    // caller, which collects it with the client's next message: once the client has it, that
-    // message (bye) can reach our CQ before the go-ahead's own completion, and drain() here would
-    // take it for a note.
-    go_ahead(4);
-    return events1 == 0 && events2 == 1 && events3 == 1;
-}
-
 // ---------------------------------------------------------------- server
 
 int run_server(const PingPongOptions& options) {
@@ -501,7 +217,7 @@ int run_server(const PingPongOptions& options) {
         ibv_reg_mr(connection.pd(), target.data(), target.size(),
                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
         "ibv_reg_mr(target)")};
-    ReceiveSlots receives(connection.pd(), connection.qp(), options.size);
+    ReceiveSlots receives(connection.pd(), connection.qp(), options.size, kReceiveSlots);
     Buffer reply(options.size);  // pongs and reports; only our NIC reads it
     MemoryRegion reply_mr{
         check_ptr(ibv_reg_mr(connection.pd(), reply.data(), reply.size(), 0), "ibv_reg_mr(reply)")};
@@ -517,7 +233,6 @@ int run_server(const PingPongOptions& options) {
     unsigned pending_sends = 0;  // our last SEND, whose completion may still be on its way
     unsigned modes_served = 0;
     std::uint64_t round_trips = 0;
-    bool solicited_served = false, solicited_ok = false;
     for (;;) {
         // Between modes nothing is urgent: sleep.
         waiter.use_events(true);
@@ -526,13 +241,6 @@ int run_server(const PingPongOptions& options) {
         const Header request = read_header(receives.message(wc));
         receives.post(wc.wr_id);
         if (request.kind == Kind::kBye) break;
-        if (request.kind == Kind::kSolicited) {
-            solicited_ok = serve_solicited(connection, channel.get(), receives, reply.bytes(),
-                                           reply_mr->lkey, options.timeout());
-            solicited_served = true;
-            pending_sends = 1;  // serve_solicited's last go-ahead
-            continue;
-        }
         if (request.kind != Kind::kStart)
             fail(fmt::format("expected a start message, got kind {}",
                              static_cast<unsigned>(request.kind)));
@@ -600,14 +308,6 @@ int run_server(const PingPongOptions& options) {
         "server: verified every ping of {} mode{} ({} round trips) and reported its CPU time for "
         "each\n",
         modes_served, modes_served == 1 ? "" : "s", round_trips);
-    if (solicited_served && !solicited_ok) {
-        fmt::print("server: [solicited] FAILED: expected 0, 1 and 1 events in the three steps\n");
-        return 1;
-    }
-    if (solicited_served)
-        fmt::print(
-            "server: [solicited] verified: the 2 solicited SENDs woke the channel, the 3 "
-            "plain ones did not\n");
     return 0;
 }
 
@@ -732,44 +432,6 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
             static_cast<double>(server.user.count()) / n};
 }
 
-// The client's side of the solicited part: notes sent after each go-ahead of the server, which
-// counts its events (serve_solicited).
-void run_solicited(ClientSide& side) {
-    ibv_qp* qp = side.connection.qp();
-    // Two notes can be in flight at once: a slot each. Only our NIC reads them.
-    Buffer notes(2 * kHeaderSize);
-    MemoryRegion notes_mr{check_ptr(ibv_reg_mr(side.connection.pd(), notes.data(), notes.size(), 0),
-                                    "ibv_reg_mr(notes)")};
-    auto slot = [&](unsigned i) { return notes.bytes().subspan(i * kHeaderSize, kHeaderSize); };
-    write_header(side.ping.bytes(), {Kind::kSolicited, 0, 0, 0, 0});
-    post(qp, IBV_WR_SEND, side.ping.data(), kHeaderSize, side.ping_mr->lkey, true, {},
-         "SEND solicited start");
-    side.waiter.use_events(true);
-    unsigned sends = 1;
-    auto wait_go_ahead = [&](std::uint32_t step) {
-        ibv_wc wc = *collect(side.waiter, sends, true, "the server's go-ahead");
-        const Header go = read_header(side.receives.message(wc));
-        side.receives.post(wc.wr_id);
-        if (go.kind != Kind::kNote || go.a != step)
-            fail(fmt::format("solicited part: expected the server's go-ahead {}", step));
-        sends = 0;
-    };
-    wait_go_ahead(0);
-    wait_go_ahead(1);
-    post_note(qp, slot(0), notes_mr->lkey, 1, false);
-    post_note(qp, slot(1), notes_mr->lkey, 2, false);
-    sends = 2;
-    wait_go_ahead(2);
-    post_note(qp, slot(0), notes_mr->lkey, 3, false);
-    post_note(qp, slot(1), notes_mr->lkey, 4, true);
-    sends = 2;
-    wait_go_ahead(3);
-    post_note(qp, slot(0), notes_mr->lkey, 5, true);
-    sends = 1;
-    wait_go_ahead(4);
-    fmt::print("client: [solicited] sent 5 SENDs, notes 4 and 5 with IBV_SEND_SOLICITED\n");
-}
-
 int run_client(const PingPongOptions& options) {
     CompletionChannel channel;  // before the connection: see create_channel_and_queues
     auto connection = Connection::resolve(options);
@@ -784,7 +446,7 @@ int run_client(const PingPongOptions& options) {
     MemoryRegion pong_mr{
         check_ptr(ibv_reg_mr(connection.pd(), pong.data(), pong.size(), IBV_ACCESS_LOCAL_WRITE),
                   "ibv_reg_mr(pong)")};
-    ReceiveSlots receives(connection.pd(), connection.qp(), options.size);
+    ReceiveSlots receives(connection.pd(), connection.qp(), options.size, kReceiveSlots);
 
     RemoteBuffer remote =
         decode_remote_buffer_or_throw(connection.connect(), BufferUse::kWriteTarget, options.size);
@@ -797,8 +459,6 @@ int run_client(const PingPongOptions& options) {
     for (const auto& entry : kModes)
         if (options.mode == "all" || options.mode == entry.name)
             results.push_back(run_mode(side, entry.mode, options.iterations, options.size));
-
-    run_solicited(side);
 
     write_header(ping.bytes(), {Kind::kBye, 0, 0, 0, 0});
     post(connection.qp(), IBV_WR_SEND, ping.data(), kHeaderSize, ping_mr->lkey, true, {},

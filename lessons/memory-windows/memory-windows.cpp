@@ -18,18 +18,18 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
+#include "rdmalab/receive_slots.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -62,8 +62,7 @@ constexpr std::size_t kReceiveSlots = 2;
 // Endpoint can be moved. Only our own NIC touches them: LOCAL_WRITE at most.
 struct Endpoint {
     Connection connection;
-    Buffer receive_slots{kReceiveSlots * kSlotBytes};
-    MemoryRegion receive_mr{};
+    std::optional<ReceiveSlots> receives{};  // once the QP exists
     Buffer send_slot{kSlotBytes};
     MemoryRegion send_mr{};
     std::vector<ibv_wc> early{};  // completions that came before the one being waited for
@@ -76,21 +75,10 @@ std::span<std::byte> slot(Buffer& buffer, std::size_t index) {
 void prepare_control(Endpoint& endpoint) {
     Connection& connection = endpoint.connection;
     connection.create_queues({.send = 4, .recv = 2, .completions = 8});
-    endpoint.receive_mr.reset(ibv_reg_mr(connection.pd(), endpoint.receive_slots.data(),
-                                         endpoint.receive_slots.size(), IBV_ACCESS_LOCAL_WRITE));
-    check_ptr(endpoint.receive_mr.get(), "ibv_reg_mr(receive slots)");
     endpoint.send_mr.reset(
         ibv_reg_mr(connection.pd(), endpoint.send_slot.data(), endpoint.send_slot.size(), 0));
     check_ptr(endpoint.send_mr.get(), "ibv_reg_mr(send slot)");
-    for (std::size_t i = 0; i < kReceiveSlots; ++i) {
-        ibv_sge sge{
-            .addr = reinterpret_cast<std::uintptr_t>(slot(endpoint.receive_slots, i).data()),
-            .length = static_cast<std::uint32_t>(kSlotBytes),
-            .lkey = endpoint.receive_mr->lkey};
-        ibv_recv_wr receive{.wr_id = i, .next = nullptr, .sg_list = &sge, .num_sge = 1};
-        ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(connection.qp(), &receive, &bad), "ibv_post_recv");
-    }
+    endpoint.receives.emplace(connection.pd(), connection.qp(), kSlotBytes, kReceiveSlots);
 }
 
 void post_send(Endpoint& endpoint, ibv_send_wr& wr, std::string_view call) {
@@ -139,33 +127,13 @@ void send_control_word(Endpoint& endpoint, Word word) {
 
 // Receives the next control message and returns its bytes (validated by the caller).
 std::span<const std::byte> receive_control(Endpoint& endpoint, std::string_view what) {
-    ibv_wc wc = expect_completion(endpoint, IBV_WC_RECV, what);
-    if (wc.wr_id >= kReceiveSlots) fail(fmt::format("{}: unknown receive {}", what, wc.wr_id));
-    // byte_len ≤ the slot: a longer message would have failed the receive.
-    return slot(endpoint.receive_slots, wc.wr_id).first(wc.byte_len);
+    return endpoint.receives->message(expect_completion(endpoint, IBV_WC_RECV, what));
 }
 
 void expect_control_word(Endpoint& endpoint, Word expected, std::string_view what) {
     auto bytes = receive_control(endpoint, what);
     if (bytes.size() != 4 || load_be32(bytes) != expected)
         fail(fmt::format("expected {} ({} bytes arrived)", what, bytes.size()));
-}
-
-// The next completion whatever its status (the deliberate failures), within the timeout.
-ibv_wc wait_for_any_completion(Connection& connection, std::string_view what) {
-    using Clock = std::chrono::steady_clock;
-    const auto limit = connection.options().timeout();
-    const auto deadline = Clock::now() + limit;
-    for (;;) {
-        ibv_wc wc{};
-        const int found = ibv_poll_cq(connection.cq(), 1, &wc);
-        if (found < 0) fail(fmt::format("ibv_poll_cq failed while waiting for {}", what));
-        if (found == 1) return wc;
-        if (Clock::now() > deadline)
-            fail(fmt::format("{}: no completion within {:.1f} s", what,
-                             connection.options().timeout_s));
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
 }
 
 // ---- Server
@@ -361,7 +329,8 @@ int run_server(const ConnectionOptions& options) {
                               .mw_access_flags = IBV_ACCESS_REMOTE_READ};
             if (int rc = ibv_bind_mw(connection.qp(), window.get(), &bind); rc != 0)
                 refused = fmt::format("ibv_bind_mw failed: {}", std::strerror(rc));
-            else if (ibv_wc wc = wait_for_any_completion(connection, "the type 1 bind");
+            else if (ibv_wc wc = wait_for_any_completion(
+                         connection.cq(), connection.options().timeout(), "the type 1 bind");
                      wc.status != IBV_WC_SUCCESS)
                 refused = fmt::format("the bind completed with {}", ibv_wc_status_str(wc.status));
         }
@@ -452,7 +421,9 @@ ibv_wc_status access(ClientSide& side, ibv_wr_opcode opcode, std::uint64_t remot
     post_send(
         side.endpoint, wr,
         opcode == IBV_WR_RDMA_WRITE ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(RDMA_READ)");
-    return wait_for_any_completion(side.endpoint.connection, what).status;
+    return wait_for_any_completion(side.endpoint.connection.cq(),
+                                   side.endpoint.connection.options().timeout(), what)
+        .status;
 }
 
 void require_success(ibv_wc_status status, std::string_view what) {

@@ -6,8 +6,10 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
+#include "rdmalab/receive_slots.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
+#include "srq_messages.hpp"
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -22,6 +24,7 @@
 #include <vector>
 
 using namespace rdmalab;
+using namespace rdmalab::srq;  // the messages: srq_messages.hpp
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -32,9 +35,6 @@ struct SrqOptions : ConnectionOptions {
     std::uint32_t srq_depth = 16;  // server: max_wr asked for
 };
 
-constexpr std::uint32_t kMaxMessages = 1000;
-constexpr std::uint32_t kMaxClients = 64;
-constexpr std::size_t kMessageHeader = 8;  // index and count, big-endian, then the pattern
 // How long the server waits for the limit event once it knows the SRQ is below the limit.
 constexpr auto kLimitEventWait = std::chrono::seconds(2);
 
@@ -43,39 +43,8 @@ std::uint64_t message_seed(std::uint32_t client, std::uint32_t index) {
     return std::uint64_t{client} << 32 | index;
 }
 
-// Server → client, 12 bytes: "go" (your number, how many clients, the largest message the
-// SRQ's buffers take), then later "verified" (your number, messages verified).
-using Control = std::array<std::byte, 12>;
-
-// The "go" message as the client reads it: the received bytes, checked before use.
-struct Go {
-    std::uint32_t number = 0, clients = 0, largest = 0;
-};
-Go read_go(std::span<const std::byte> received) {
-    if (received.size() != sizeof(Control)) fail("expected the server's 12-byte go message");
-    ByteReader in(received, "the server's go message");
-    // Braced initializers are evaluated in order: the words are read as they are laid out.
-    Go go{in.u32(), in.u32(), in.u32()};
-    if (go.number == 0 || go.number > go.clients || go.clients > kMaxClients)
-        fail(fmt::format("the server calls us client {} of {}", go.number, go.clients));
-    return go;
-}
-
-// A client's message header as the server reads it: index and announced count, checked.
-struct MessageHeader {
-    std::uint32_t index = 0, count = 0;
-};
-MessageHeader read_message_header(std::span<const std::byte> message) {
-    if (message.size() < kMessageHeader)
-        fail(fmt::format("a message of {} bytes is shorter than its header", message.size()));
-    ByteReader in(message.first(kMessageHeader), "the client's message header");
-    MessageHeader header{in.u32(), in.u32()};
-    if (header.count == 0 || header.count > kMaxMessages)
-        fail(fmt::format("a client announces {} messages (1 to {})", header.count, kMaxMessages));
-    if (header.index >= header.count)
-        fail(fmt::format("a client sends message {} of {}", header.index, header.count));
-    return header;
-}
+// The messages (the server's go and verified, a client's message header) are in
+// srq_messages.hpp.
 
 // ---------------------------------------------------------------- server
 
@@ -197,119 +166,179 @@ void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, st
     check_ibv(ibv_post_send(client.connection->qp(), &wr, &bad), "ibv_post_send(SEND)");
 }
 
-int run_server(const SrqOptions& options) {
-    std::optional<SharedQueues> shared;  // before the connections: outlives their QPs
-    Listener listener(options);
-    std::vector<Connection> connections;
-    connections.reserve(options.clients);
-    std::vector<ClientState> clients;
-    std::map<std::uint32_t, std::size_t> by_qp_num;  // how a completion names its connection
-
-    for (std::uint32_t number = 1; number <= options.clients; ++number) {
-        Connection connection = listener.next_client();
-        if (!shared) {
-            shared.emplace(connection.context(), options);
-            // Fill the SRQ before the first accept, and arm its limit.
-            std::vector<std::uint64_t> all(shared->depth);
-            for (std::uint32_t i = 0; i < shared->depth; ++i) all[i] = i;
-            shared->post_receives(all);
-            shared->arm_limit();
-            fmt::print(
-                "server: one PD, one CQ and one SRQ for all clients: asked for {} receives, got "
-                "{}; limit event armed at {}\n",
-                options.srq_depth, shared->depth, shared->limit);
-        } else if (connection.context() != shared->pd->context) {
-            fail("a client arrived on another RDMA device: one SRQ serves one device");
-        }
-        // #region attach-qp
-        // No receive queue of its own: rdma_create_qp attaches the QP to the SRQ.
-        connection.create_queues({.send = 2,
-                                  .recv = 0,
-                                  .completions = 0,
-                                  .shared_pd = shared->pd.get(),
-                                  .shared_cq = shared->cq.get(),
-                                  .srq = shared->srq.get()});
-        // #endregion attach-qp
-        connection.accept();
-        connections.push_back(std::move(connection));
-        by_qp_num[connections.back().qp()->qp_num] = clients.size();
-        clients.push_back({.connection = &connections.back(), .number = number});  // reserved
-        fmt::print("server: client {} connected: QP {:#x}, attached to the SRQ\n", number,
-                   connections.back().qp()->qp_num);
+// The server's state while it serves: the shared queues, each client's connection and progress,
+// and what the SRQ holds. run_server below goes through its steps in order.
+class Server {
+  public:
+    explicit Server(const SrqOptions& options) : options_(options), listener_(options) {
+        connections_.reserve(options.clients);  // clients_ point into it: never reallocated
     }
 
-    // Everyone is here: tell each client to start (and how large a message may be).
-    unsigned pending_sends = 0;
-    for (auto& client : clients) {
-        send_control(*shared, client, client.number, options.clients,
-                     static_cast<std::uint32_t>(shared->slot_size));
-        ++pending_sends;
+    // Step 1: accept every client, attaching each QP to the one SRQ. The shared queues are
+    // created from the first client's device, and the SRQ filled and armed before any accept.
+    void accept_clients() {
+        for (std::uint32_t number = 1; number <= options_.clients; ++number) {
+            Connection connection = listener_.next_client();
+            if (!shared_) {
+                shared_.emplace(connection.context(), options_);
+                std::vector<std::uint64_t> all(shared_->depth);
+                for (std::uint32_t i = 0; i < shared_->depth; ++i) all[i] = i;
+                shared_->post_receives(all);
+                shared_->arm_limit();
+                fmt::print(
+                    "server: one PD, one CQ and one SRQ for all clients: asked for {} receives, "
+                    "got {}; limit event armed at {}\n",
+                    options_.srq_depth, shared_->depth, shared_->limit);
+            } else if (connection.context() != shared_->pd->context) {
+                fail("a client arrived on another RDMA device: one SRQ serves one device");
+            }
+            // #region attach-qp
+            // No receive queue of its own: rdma_create_qp attaches the QP to the SRQ.
+            connection.create_queues({.send = 2,
+                                      .recv = 0,
+                                      .completions = 0,
+                                      .shared_pd = shared_->pd.get(),
+                                      .shared_cq = shared_->cq.get(),
+                                      .srq = shared_->srq.get()});
+            // #endregion attach-qp
+            connection.accept();
+            connections_.push_back(std::move(connection));
+            by_qp_num_[connections_.back().qp()->qp_num] = clients_.size();
+            clients_.push_back({.connection = &connections_.back(), .number = number});
+            fmt::print("server: client {} connected: QP {:#x}, attached to the SRQ\n", number,
+                       connections_.back().qp()->qp_num);
+        }
+    }
+
+    // Step 2: everyone is here: tell each client to start (and how large a message may be).
+    void send_go() {
+        for (auto& client : clients_)
+            send(client, client.number, options_.clients,
+                 static_cast<std::uint32_t>(shared_->slot_size));
+    }
+
+    // Step 3: poll the shared CQ until every client is served; between polls, look for clients
+    // that went away and for the SRQ's limit event, and refill the SRQ when it asks.
+    void serve() {
+        auto last_progress = Clock::now(), last_look = Clock::now();
+        while (finished_ < clients_.size() || pending_sends_ > 0) {
+            const int found = poll_completions();
+            const auto now = Clock::now();
+            if (found > 0) last_progress = now;
+            if (now - last_look > std::chrono::milliseconds(50)) {  // has a client gone?
+                last_look = now;
+                look_for_lost_clients();
+            }
+            if (now - last_progress > options_.timeout())
+                fail(fmt::format("no completion within {:.1f} s ({} of {} clients finished)",
+                                 options_.timeout_s, finished_, clients_.size()));
+            if (take_async_event(found > 0 ? 0 : 1)) continue;
+            watch_for_missing_limit_event(now);
+            if (!limit_armed_ && !consumed_.empty()) refill();
+        }
+    }
+
+    // Step 4: wait for every client to hang up, then report.
+    int report() {
+        for (auto& connection : connections_) connection.wait_for_disconnect();
+        for (const auto& client : clients_)
+            fmt::print("server: client {} (QP {:#x}): {} messages, every one verified{}\n",
+                       client.number, client.connection->qp()->qp_num, client.received,
+                       client.lost ? " (then it was lost)" : "");
+        ibv_context* context = shared_->pd->context;
+        if (event_missing_)
+            fmt::print(
+                "server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: refilled without it\n",
+                ibv_get_device_name(context->device));
+        fmt::print(
+            "server: verified {} messages from {} clients through one SRQ of {} receives; {} "
+            "refills on IBV_EVENT_SRQ_LIMIT_REACHED\n",
+            total_, clients_.size(), shared_->depth, limit_events_);
+        if (lost_ > 0)
+            fail(
+                fmt::format("{} of {} clients were lost before their last message; the other {} "
+                            "were served to the end",
+                            lost_, clients_.size(), clients_.size() - lost_));
+        return 0;
+    }
+
+  private:
+    void send(ClientState& client, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+        send_control(*shared_, client, a, b, c);
+        ++pending_sends_;
         ++client.pending;
     }
 
-    const auto timeout = options.timeout();
-    ibv_context* context = shared->pd->context;
-    std::vector<std::uint64_t> consumed;  // receive buffers whose message was handled
-    unsigned finished = 0, limit_events = 0;
-    std::uint64_t total = 0;
-    bool limit_armed = true;
-    bool event_missing = false;
-    constexpr auto kNever = Clock::time_point::max();
-    auto below_limit_since = kNever;  // when we first saw fewer receives than the limit
-    auto last_progress = Clock::now();
+    ClientState* client_of(std::uint32_t qp_num) {
+        auto found = by_qp_num_.find(qp_num);
+        return found == by_qp_num_.end() ? nullptr : &clients_[found->second];
+    }
 
     // A client that disconnects before its last message (it died, or gave up) is lost: it is
     // reported, its SENDs no longer awaited, and the others are served to the end.
-    unsigned lost = 0;
-    auto lose = [&](ClientState& client) {
+    void lose(ClientState& client) {
         client.lost = client.finished = true;
-        ++finished;
-        ++lost;
-        pending_sends -= client.pending;
+        ++finished_;
+        ++lost_;
+        pending_sends_ -= client.pending;
         client.pending = 0;
         fmt::print(
             "server: client {} (QP {:#x}) disconnected after {} of {} messages: lost; serving the "
             "other clients\n",
             client.number, client.connection->qp()->qp_num, client.received,
             client.expected ? std::to_string(client.expected) : std::string("?"));
-    };
-    auto client_of = [&](std::uint32_t qp_num) -> ClientState* {
-        auto found = by_qp_num.find(qp_num);
-        return found == by_qp_num.end() ? nullptr : &clients[found->second];
-    };
-    auto handle = [&](const ibv_wc& wc) {
-        if (ClientState* client = client_of(wc.qp_num); wc.status != IBV_WC_SUCCESS && client &&
-                                                        !client->finished &&
-                                                        client->connection->peer_disconnected())
-            lose(*client);
-        if (ClientState* client = client_of(wc.qp_num);
-            wc.status != IBV_WC_SUCCESS && client && client->lost) {
+    }
+    void look_for_lost_clients() {
+        for (auto& client : clients_) {
+            if (client.lost || (client.finished && client.pending == 0) ||
+                !client.connection->peer_disconnected())
+                continue;
+            while (poll_completions() > 0) {  // what it sent before it went counts
+            }
+            if (!client.finished) lose(client);
+        }
+    }
+
+    int poll_completions() {
+        std::array<ibv_wc, 16> wcs{};
+        int found = ibv_poll_cq(shared_->cq.get(), static_cast<int>(wcs.size()), wcs.data());
+        if (found < 0) fail("ibv_poll_cq failed");
+        for (int i = 0; i < found; ++i) handle(wcs[static_cast<std::size_t>(i)]);
+        return found;
+    }
+
+    void handle(const ibv_wc& wc) {
+        ClientState* sender = client_of(wc.qp_num);
+        if (wc.status != IBV_WC_SUCCESS && sender && !sender->finished &&
+            sender->connection->peer_disconnected())
+            lose(*sender);
+        if (wc.status != IBV_WC_SUCCESS && sender && sender->lost) {
             // A lost client's work requests, flushed. An SRQ receive taken by its QP goes back.
-            if (wc.wr_id < shared->depth) {
-                --shared->posted;
-                consumed.push_back(wc.wr_id);
+            if (wc.wr_id < shared_->depth) {
+                --shared_->posted;
+                consumed_.push_back(wc.wr_id);
             }
             return;
         }
         if (wc.status != IBV_WC_SUCCESS) fail(failed_completion(wc));
         if (wc.opcode == IBV_WC_SEND) {
-            if (ClientState* client = client_of(wc.qp_num); client && !client->lost) {
-                --pending_sends;
-                --client->pending;
+            if (sender && !sender->lost) {
+                --pending_sends_;
+                --sender->pending;
             }
             return;
         }
         // #region srq-by-qp-num
         // A receive from the SRQ: wc.qp_num says which connection the message came in on.
-        auto found = by_qp_num.find(wc.qp_num);
-        if (wc.opcode != IBV_WC_RECV || found == by_qp_num.end() || wc.wr_id >= shared->depth)
+        auto found = by_qp_num_.find(wc.qp_num);
+        if (wc.opcode != IBV_WC_RECV || found == by_qp_num_.end() || wc.wr_id >= shared_->depth)
             fail(fmt::format("unexpected completion: opcode {}, QP {:#x}, wr_id {}",
                              static_cast<int>(wc.opcode), wc.qp_num, wc.wr_id));
-        --shared->posted;
-        consumed.push_back(wc.wr_id);
-        ClientState& client = clients[found->second];
+        --shared_->posted;
+        consumed_.push_back(wc.wr_id);
+        ClientState& client = clients_[found->second];
         // #endregion srq-by-qp-num
-        std::span<const std::byte> message{shared->slots.data() + wc.wr_id * shared->slot_size,
+        std::span<const std::byte> message{shared_->slots.data() + wc.wr_id * shared_->slot_size,
                                            wc.byte_len};
         if (client.finished)
             fail(fmt::format("client {}: a message after its last one", client.number));
@@ -324,120 +353,96 @@ int run_server(const SrqOptions& options) {
             fail(fmt::format("client {}: message {} differs at byte {}", client.number, index,
                              kMessageHeader + *mismatch));
         ++client.received;
-        ++total;
+        ++total_;
         if (client.received == client.expected) {
             client.finished = true;
-            ++finished;
-            send_control(*shared, client, client.number, client.received, 0);
-            ++pending_sends;
-            ++client.pending;
+            ++finished_;
+            send(client, client.number, client.received, 0);  // "verified"
         }
-    };
-    auto poll_completions = [&] {
-        std::array<ibv_wc, 16> wcs{};
-        int found = ibv_poll_cq(shared->cq.get(), static_cast<int>(wcs.size()), wcs.data());
-        if (found < 0) fail("ibv_poll_cq failed");
-        for (int i = 0; i < found; ++i) handle(wcs[static_cast<std::size_t>(i)]);
-        return found;
-    };
-    auto refill = [&] {
-        const std::size_t count = consumed.size();
-        shared->post_receives(consumed);
-        consumed.clear();
-        shared->arm_limit();  // the event fired once; ask for the next one
-        below_limit_since = kNever;
+    }
+
+    std::size_t refill() {
+        const std::size_t count = consumed_.size();
+        shared_->post_receives(consumed_);
+        consumed_.clear();
+        shared_->arm_limit();  // the event fired once; ask for the next one
+        below_limit_since_ = kNever;
         return count;
-    };
+    }
 
-    auto last_look = Clock::now();
-    while (finished < clients.size() || pending_sends > 0) {
-        const int found = poll_completions();
-        const auto now = Clock::now();
-        if (found > 0) last_progress = now;
-        if (now - last_look > std::chrono::milliseconds(50)) {  // has a client gone?
-            last_look = now;
-            for (auto& client : clients) {
-                if (client.lost || (client.finished && client.pending == 0) ||
-                    !client.connection->peer_disconnected())
-                    continue;
-                while (poll_completions() > 0) {  // what it sent before it went counts
-                }
-                if (!client.finished) lose(client);
-            }
-        }
-        if (now - last_progress > timeout)
-            fail(fmt::format("no completion within {:.1f} s ({} of {} clients finished)",
-                             options.timeout_s, finished, clients.size()));
-
+    // Waits up to wait_ms for an async event; true if one was taken.
+    bool take_async_event(int wait_ms) {
+        ibv_context* context = shared_->pd->context;
         // #region limit-event
         // Async events (device-wide) arrive on the context's async_fd: wait on it briefly when
         // there is nothing else to do.
         pollfd ready{.fd = context->async_fd, .events = POLLIN, .revents = 0};
-        int rc = poll(&ready, 1, found > 0 ? 0 : 1);
+        int rc = poll(&ready, 1, wait_ms);
         check_errno(rc >= 0, "poll on the async event fd");
-        if (rc > 0) {
-            ibv_async_event event{};
-            check_errno(ibv_get_async_event(context, &event) == 0, "ibv_get_async_event");
-            const ibv_event_type type = event.event_type;
-            const bool ours =
-                type == IBV_EVENT_SRQ_LIMIT_REACHED && event.element.srq == shared->srq.get();
-            ibv_ack_async_event(&event);  // every event taken must be acked (destroy waits for it)
-            if (ours) {
-                while (poll_completions() > 0) {  // account for every receive consumed so far
-                }
-                ++limit_events;
-                const auto left = shared->posted;
-                const auto count = refill();
-                fmt::print(
-                    "server: IBV_EVENT_SRQ_LIMIT_REACHED: fewer than {} receives were left ({} "
-                    "now{}); refilled {} with one ibv_post_srq_recv and armed the limit again\n",
-                    shared->limit, left,
-                    left == 0
-                        ? ": it ran dry, and senders were told RNR, receiver not ready, and retry"
-                        : "",
-                    count);
-            } else {
-                fmt::print("server: async event: {}\n", ibv_event_type_str(type));
+        if (rc == 0) return false;
+        ibv_async_event event{};
+        check_errno(ibv_get_async_event(context, &event) == 0, "ibv_get_async_event");
+        const ibv_event_type type = event.event_type;
+        const bool ours =
+            type == IBV_EVENT_SRQ_LIMIT_REACHED && event.element.srq == shared_->srq.get();
+        ibv_ack_async_event(&event);  // every event taken must be acked (destroy waits for it)
+        if (ours) {
+            while (poll_completions() > 0) {  // account for every receive consumed so far
             }
-            continue;
-            // #endregion limit-event
+            ++limit_events_;
+            const auto left = shared_->posted;
+            const auto count = refill();
+            fmt::print(
+                "server: IBV_EVENT_SRQ_LIMIT_REACHED: fewer than {} receives were left ({} now{}); "
+                "refilled {} with one ibv_post_srq_recv and armed the limit again\n",
+                shared_->limit, left,
+                left == 0 ? ": it ran dry, and senders were told RNR, receiver not ready, and retry"
+                          : "",
+                count);
+        } else {
+            fmt::print("server: async event: {}\n", ibv_event_type_str(type));
         }
-        // We know the SRQ is below its limit: the event must come. If it does not, say so,
-        // and refill anyway so the clients are not starved.
-        if (limit_armed && shared->posted < shared->limit) {
-            if (below_limit_since == kNever) {
-                below_limit_since = now;
-            } else if (now - below_limit_since > kLimitEventWait) {
-                event_missing = true;
-                limit_armed = false;  // stop waiting for it; refill as buffers come back
-                fmt::print(
-                    "server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: {} receives left, "
-                    "limit {}, waited {} s\n",
-                    ibv_get_device_name(context->device), shared->posted, shared->limit,
-                    std::chrono::duration_cast<std::chrono::seconds>(kLimitEventWait).count());
-            }
-        }
-        if (!limit_armed && !consumed.empty()) refill();
+        return true;
+        // #endregion limit-event
     }
 
-    for (auto& connection : connections) connection.wait_for_disconnect();
-    for (const auto& client : clients)
-        fmt::print("server: client {} (QP {:#x}): {} messages, every one verified{}\n",
-                   client.number, client.connection->qp()->qp_num, client.received,
-                   client.lost ? " (then it was lost)" : "");
-    if (event_missing)
-        fmt::print("server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: refilled without it\n",
-                   ibv_get_device_name(context->device));
-    fmt::print(
-        "server: verified {} messages from {} clients through one SRQ of {} receives; {} refills "
-        "on IBV_EVENT_SRQ_LIMIT_REACHED\n",
-        total, clients.size(), shared->depth, limit_events);
-    if (lost > 0)
-        fail(
-            fmt::format("{} of {} clients were lost before their last message; the other {} "
-                        "were served to the end",
-                        lost, clients.size(), clients.size() - lost));
-    return 0;
+    // We know the SRQ is below its limit: the event must come. If it does not, say so, and
+    // refill anyway (serve() does, as buffers come back) so the clients are not starved.
+    void watch_for_missing_limit_event(Clock::time_point now) {
+        if (!limit_armed_ || shared_->posted >= shared_->limit) return;
+        if (below_limit_since_ == kNever) {
+            below_limit_since_ = now;
+        } else if (now - below_limit_since_ > kLimitEventWait) {
+            event_missing_ = true;
+            limit_armed_ = false;  // stop waiting for it
+            fmt::print(
+                "server: {} did not deliver IBV_EVENT_SRQ_LIMIT_REACHED: {} receives left, limit "
+                "{}, waited {} s\n",
+                ibv_get_device_name(shared_->pd->context->device), shared_->posted, shared_->limit,
+                std::chrono::duration_cast<std::chrono::seconds>(kLimitEventWait).count());
+        }
+    }
+
+    static constexpr auto kNever = Clock::time_point::max();
+    const SrqOptions& options_;
+    std::optional<SharedQueues> shared_;  // before the connections: outlives their QPs
+    Listener listener_;
+    std::vector<Connection> connections_;
+    std::vector<ClientState> clients_;
+    std::map<std::uint32_t, std::size_t> by_qp_num_;  // how a completion names its connection
+    std::vector<std::uint64_t> consumed_;             // receive buffers whose message was handled
+    unsigned pending_sends_ = 0, finished_ = 0, lost_ = 0, limit_events_ = 0;
+    std::uint64_t total_ = 0;
+    bool limit_armed_ = true, event_missing_ = false;
+    Clock::time_point below_limit_since_ = kNever;  // when we first saw fewer than the limit
+};
+
+int run_server(const SrqOptions& options) {
+    Server server(options);
+    server.accept_clients();
+    server.send_go();
+    server.serve();
+    return server.report();
 }
 
 // ---------------------------------------------------------------- client
@@ -452,18 +457,7 @@ int run_client(const SrqOptions& options) {
     Buffer messages(std::size_t{options.messages} * options.size);
     MemoryRegion messages_mr{check_ptr(
         ibv_reg_mr(connection.pd(), messages.data(), messages.size(), 0), "ibv_reg_mr(messages)")};
-    std::array<Control, 2> control{};
-    MemoryRegion control_mr{check_ptr(
-        ibv_reg_mr(connection.pd(), control.data(), sizeof control, IBV_ACCESS_LOCAL_WRITE),
-        "ibv_reg_mr(control)")};
-    for (std::uint64_t slot = 0; slot < control.size(); ++slot) {
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(control[slot].data()),
-                    .length = static_cast<std::uint32_t>(sizeof(Control)),
-                    .lkey = control_mr->lkey};
-        ibv_recv_wr receive{.wr_id = slot, .next = nullptr, .sg_list = &sge, .num_sge = 1};
-        ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(connection.qp(), &receive, &bad), "ibv_post_recv");
-    }
+    ReceiveSlots control(connection.pd(), connection.qp(), sizeof(Control), 2);  // go, verified
     connection.connect();
     fmt::print("client: connected over {}; waiting for the other clients\n",
                connection.path_description());
@@ -472,10 +466,7 @@ int run_client(const SrqOptions& options) {
     ibv_wc go_wc = connection.wait_for_completion("the server's go (are all clients connected?)");
     if (go_wc.opcode != IBV_WC_RECV || go_wc.wr_id != 0)
         fail("expected the server's 12-byte go message");
-    // byte_len is at most the 12 bytes posted: a longer SEND fails the receive instead.
-    const auto [number, clients, largest] =
-        read_go(std::span<const std::byte>(control[0])
-                    .first(std::min<std::size_t>(go_wc.byte_len, sizeof(Control))));
+    const auto [number, clients, largest] = read_go(control.message(go_wc));
     if (options.size > largest)
         fail(fmt::format(
             "the server's receive buffers hold {} bytes; cannot send {} (use -s {} or less)",
@@ -501,19 +492,18 @@ int run_client(const SrqOptions& options) {
         check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(SEND)");
     }
     std::uint32_t sent = 0;
-    bool verdict = false;
+    std::optional<ibv_wc> verdict;
     while (sent < options.messages || !verdict) {
         ibv_wc wc = connection.wait_for_completion("our SENDs and the server's verdict");
-        if (wc.opcode == IBV_WC_SEND) {
+        if (wc.opcode == IBV_WC_SEND)
             ++sent;
-        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1 && wc.byte_len == sizeof(Control) &&
-                   !verdict) {
-            verdict = true;
-        } else {
+        else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1 && wc.byte_len == sizeof(Control) &&
+                 !verdict)
+            verdict = wc;
+        else
             fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
-        }
     }
-    ByteReader answer(control[1], "the server's verdict");
+    ByteReader answer(control.message(*verdict), "the server's verdict");
     const std::uint32_t answered = answer.u32();  // our number
     const std::uint32_t verified = answer.u32();
     connection.disconnect();

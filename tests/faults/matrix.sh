@@ -314,7 +314,8 @@ elif [ "$scope" = full ]; then
     server_killed completion-events -n 10000 -- -n 10000
     trigger='round 1' server_killed error-recovery -n 64 -- -n 64
     server_killed selective-signaling -- -n 1000000
-    server_killed rendezvous -n 10000 -- -n 10000
+    server_killed rendezvous --
+    server_killed credit-ring -n 10000 -- -n 10000
     server_killed srq -- -n 1000
     trigger='-> RTS' server_killed uc -n 64 -- -n 64
     trigger='-> RTS' server_killed qp-state-machine --

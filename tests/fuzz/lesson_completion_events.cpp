@@ -1,17 +1,17 @@
-// Fuzzes the completion-events lesson's messages, compiled from the lesson itself (its main
-// renamed): read_header on what arrived, and ping_matches for the sequence the header names.
+// Fuzzes the completion-events lesson's messages, with the header the lesson reads them with
+// (lessons/completion-events/completion_events_messages.hpp): read_header on what arrived, and
+// ping_matches for the sequence the header names.
 // Checks: only rdmalab::Error refuses; an accepted header came from at least kHeaderSize bytes
 // and write_header writes it back to the same bytes; a message write_ping made for a sequence
 // matches that sequence and kind.
+#include "../../lessons/completion-events/completion_events_messages.hpp"
 #include "fuzz.hpp"
 
 #include <algorithm>
 #include <vector>
 
-int completion_events_lesson_main(int argc, char** argv);
-#define main completion_events_lesson_main
-#include "../../lessons/completion-events/completion-events.cpp"
-#undef main
+using namespace rdmalab;
+using namespace rdmalab::completion_events;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto wire = rdmalab::fuzz::bytes(data, size);

@@ -1,15 +1,14 @@
-// Fuzzes the selective-signaling lesson's control messages, compiled from the lesson itself (its
-// main renamed): decode, for each kind a side may expect, given the bytes and the byte_len its
-// receive completed with. Checks: only rdmalab::Error refuses; an accepted message is 24 bytes of
-// the expected kind and encode writes it back to the same bytes.
+// Fuzzes the selective-signaling lesson's control messages, with the header the lesson reads them
+// with (lessons/selective-signaling/selective_signaling_messages.hpp): decode, for each kind a side
+// may expect, given the bytes and the byte_len its receive completed with. Checks: only
+// rdmalab::Error refuses; an accepted message is 24 bytes of the expected kind and encode writes it
+// back to the same bytes.
+#include "../../lessons/selective-signaling/selective_signaling_messages.hpp"
 #include "fuzz.hpp"
 
 #include <algorithm>
 
-int selective_signaling_lesson_main(int argc, char** argv);
-#define main selective_signaling_lesson_main
-#include "../../lessons/selective-signaling/selective-signaling.cpp"
-#undef main
+using namespace rdmalab::selective_signaling;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     // The receive buffer holds 24 bytes; the completion's byte_len says how many arrived.

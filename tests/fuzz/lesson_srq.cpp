@@ -1,14 +1,14 @@
-// Fuzzes the srq lesson's peer messages, compiled from the lesson itself (its main renamed):
-// read_go (the server's "go", as the client reads it) and read_message_header (a client's
-// message, as the server reads it). Checks: only rdmalab::Error refuses; an accepted go names a
-// client 1..clients of at most kMaxClients; an accepted header announces 1..kMaxMessages
-// messages and an index below that; both read exactly the big-endian words they were sent.
+// Fuzzes the srq lesson's peer messages, with the header the lesson reads them with
+// (lessons/srq/srq_messages.hpp): read_go (the server's "go", as the client reads it) and
+// read_message_header (a client's message, as the server reads it). Checks: only rdmalab::Error
+// refuses; an accepted go names a client 1..clients of at most kMaxClients; an accepted header
+// announces 1..kMaxMessages messages and an index below that; both read exactly the big-endian
+// words they were sent.
+#include "../../lessons/srq/srq_messages.hpp"
 #include "fuzz.hpp"
 
-int srq_lesson_main(int argc, char** argv);
-#define main srq_lesson_main
-#include "../../lessons/srq/srq.cpp"
-#undef main
+using namespace rdmalab;
+using namespace rdmalab::srq;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto wire = rdmalab::fuzz::bytes(data, size);
