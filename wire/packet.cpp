@@ -44,10 +44,14 @@ const std::vector<Field> kSchema = {
     {"reth.length", "integer", true, "DMA length of the whole operation"},
     {"immdt", "string", false, "immediate data, hex (0x0000abcd)"},
     {"atomic", "object", false, "AtomicETH (CmpSwap, FetchAdd)"},
-    {"atomic.swap_or_add", "string", true, "swap (CmpSwap) or add (FetchAdd) operand, hex"},
-    {"atomic.compare", "string", false, "compare operand, hex (CmpSwap)"},
+    {"atomic.va", "string", true, "remote virtual address, hex"},
+    {"atomic.rkey", "string", true, "remote key, hex"},
+    {"atomic.swap_or_add", "string", true,
+     "swap (CmpSwap) or add (FetchAdd) operand, decimal (a string: 64 bits)"},
+    {"atomic.compare", "string", false, "compare operand (CmpSwap), decimal as a string"},
     {"atomic_ack", "object", false, "AtomicAckETH"},
-    {"atomic_ack.original", "string", true, "the remote value before the atomic, hex"},
+    {"atomic_ack.original", "string", true,
+     "the remote value before the atomic, decimal as a string"},
     {"deth", "object", false, "DETH (UD)"},
     {"deth.qkey", "string", true, "Q_Key, hex"},
     {"deth.src_qp", "string", true, "source QP, hex"},
@@ -204,6 +208,8 @@ Packet decode_line(const Line& line) {
         p.aeth = Aeth{
             .syndrome = static_cast<std::uint8_t>(line.number("infiniband.aeth.syndrome", 255)),
             .msn = line.optional<std::uint32_t>("infiniband.aeth.msn", 0xffffff).value_or(0)};
+    // An AtomicETH carries an address and rkey too: tshark names them reth.va and reth.r_key,
+    // with no dmalen. A RETH is the one with a DMA length.
     if (line.has("infiniband.reth.dmalen"))
         p.reth = Reth{
             .va = line.optional<std::uint64_t>("infiniband.reth.va", ~0ull).value_or(0),
@@ -213,6 +219,8 @@ Packet decode_line(const Line& line) {
     if (auto imm = line.bytes("infiniband.immdt", 4)) p.immdt = static_cast<std::uint32_t>(*imm);
     if (line.has("infiniband.atomiceth.swapdt"))
         p.atomic = AtomicEth{
+            .va = line.optional<std::uint64_t>("infiniband.reth.va", ~0ull).value_or(0),
+            .rkey = line.optional<std::uint32_t>("infiniband.reth.r_key", 0xffffffff).value_or(0),
             .swap_or_add = line.number("infiniband.atomiceth.swapdt", ~0ull),
             .compare = (p.opcode % 32 == 19)
                            ? line.optional<std::uint64_t>("infiniband.atomiceth.cmpdt", ~0ull)
@@ -389,10 +397,13 @@ ordered_json to_json(const Packet& p) {
                      {"length", p.reth->length}};
     if (p.immdt) j["immdt"] = hex(*p.immdt, 8);
     if (p.atomic) {
-        j["atomic"] = {{"swap_or_add", hex(p.atomic->swap_or_add, 16)}};
-        if (p.atomic->compare) j["atomic"]["compare"] = hex(*p.atomic->compare, 16);
+        j["atomic"] = {{"va", hex(p.atomic->va, 16)},
+                       {"rkey", hex(p.atomic->rkey, 8)},
+                       {"swap_or_add", std::to_string(p.atomic->swap_or_add)}};
+        if (p.atomic->compare) j["atomic"]["compare"] = std::to_string(*p.atomic->compare);
     }
-    if (p.atomic_ack_original) j["atomic_ack"] = {{"original", hex(*p.atomic_ack_original, 16)}};
+    if (p.atomic_ack_original)
+        j["atomic_ack"] = {{"original", std::to_string(*p.atomic_ack_original)}};
     if (p.deth) j["deth"] = {{"qkey", hex(p.deth->qkey, 8)}, {"src_qp", hex(p.deth->src_qp, 6)}};
     j["payload_bytes"] = p.payload_bytes;
     j["sent_again"] = p.sent_again;
@@ -433,8 +444,11 @@ Packet from_json(const json& o, const std::string& where) {
     if (o.contains("immdt"))
         p.immdt = static_cast<std::uint32_t>(u(o["immdt"], 0xffffffff, "immdt"));
     if (o.contains("atomic")) {
-        p.atomic = AtomicEth{.swap_or_add = u(o["atomic"]["swap_or_add"], ~0ull, "atomic"),
-                             .compare = std::nullopt};
+        p.atomic = AtomicEth{
+            .va = u(o["atomic"]["va"], ~0ull, "atomic.va"),
+            .rkey = static_cast<std::uint32_t>(u(o["atomic"]["rkey"], 0xffffffff, "atomic.rkey")),
+            .swap_or_add = u(o["atomic"]["swap_or_add"], ~0ull, "atomic.swap_or_add"),
+            .compare = std::nullopt};
         if (o["atomic"].contains("compare"))
             p.atomic->compare = u(o["atomic"]["compare"], ~0ull, "atomic.compare");
     }

@@ -95,6 +95,8 @@ struct Reth {
     bool operator==(const Reth&) const = default;
 };
 struct AtomicEth {
+    std::uint64_t va = 0;    // the remote address (tshark names it reth.va here)
+    std::uint32_t rkey = 0;  // (reth.r_key)
     std::uint64_t swap_or_add = 0;
     std::optional<std::uint64_t> compare;  // CmpSwap only
     bool operator==(const AtomicEth&) const = default;

@@ -149,11 +149,11 @@ std::string ladder(const std::vector<Packet>& packets, const LadderOptions& opti
         if (p.atomic)
             details = join(details, p.atomic->compare
                                         ? fmt::format("AtomicETH compare {} swap {}",
-                                                      hex(*p.atomic->compare, 16),
-                                                      hex(p.atomic->swap_or_add, 16))
-                                        : "AtomicETH add " + hex(p.atomic->swap_or_add, 16));
+                                                      *p.atomic->compare, p.atomic->swap_or_add)
+                                        : fmt::format("AtomicETH add {}", p.atomic->swap_or_add));
         if (p.atomic_ack_original)
-            details = join(details, "AtomicAckETH original " + hex(*p.atomic_ack_original, 16));
+            details =
+                join(details, fmt::format("AtomicAckETH original {}", *p.atomic_ack_original));
         if (p.deth)
             details = join(details, fmt::format("DETH qkey {} src QP {}", hex(p.deth->qkey, 8),
                                                 hex(p.deth->src_qp, 6)));

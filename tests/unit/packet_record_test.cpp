@@ -370,3 +370,65 @@ TEST(WirePacket, PredictionAgainstTheCapture) {
     ASSERT_EQ(result.missing_lines.size(), 2u);
     EXPECT_EQ(result.missing_lines[0], "missing: client → server RDMA WRITE Middle PSN 102 1024 B");
 }
+
+// Lines tshark 4.0.17 printed for a lab capture (on-the-wire across two hosts, 2026-11-25), as
+// rdma-wire asks for them: a SEND Only and its ACK, a WRITE Only with Immediate, a READ Response
+// First, a FetchAdd and its ATOMIC Acknowledge, a CmpSwap.
+constexpr const char* kCaptured =
+    "0.139217000\t1795635128.384342000\t570\t\t198.51.100.2\t198.51.100."
+    "1\t\t\t0\t0\t\t\t49441\t4791\t536\t4\t0\t1\t0\t0x000011\t3300403\t\t\t\t\t\t\t\t\t\t\t\n"
+    "0.146175000\t1795635128.391300000\t62\t\t198.51.100.1\t198.51.100."
+    "2\t\t\t0\t0\t\t\t49441\t4791\t28\t17\t0\t0\t0\t0x000011\t3300403\t31\t1\t\t\t\t\t\t\t\t\t\n"
+    "0.189800000\t1795635128.434925000\t590\t\t198.51.100.2\t198.51.100."
+    "1\t\t\t0\t0\t\t\t49441\t4791\t556\t11\t0\t1\t0\t0x000011\t3300411\t\t\t0x000055bd047b9000\t0x0"
+    "00003f1\t512\t00001004\t\t\t\t\t\n"
+    "0.217159000\t1795635128.462284000\t1086\t\t198.51.100.1\t198.51.100."
+    "2\t\t\t0\t0\t\t\t49441\t4791\t1052\t13\t0\t0\t0\t0x000011\t3300416\t31\t8\t\t\t\t\t\t\t\t\t\n"
+    "0.222529000\t1795635128.467654000\t86\t\t198.51.100.2\t198.51.100."
+    "1\t\t\t0\t0\t\t\t49441\t4791\t52\t20\t0\t1\t0\t0x000011\t3300419\t\t\t0x000055bd047c3000\t0x00"
+    "00059c\t\t\t42\t0\t\t\t\n"
+    "0.223270000\t1795635128.468395000\t70\t\t198.51.100.1\t198.51.100."
+    "2\t\t\t0\t0\t\t\t49441\t4791\t36\t18\t0\t0\t0\t0x000011\t3300419\t31\t9\t\t\t\t\t\t\t1000\t\t"
+    "\n"
+    "0.226826000\t1795635128.471951000\t86\t\t198.51.100.2\t198.51.100."
+    "1\t\t\t0\t0\t\t\t49441\t4791\t52\t19\t0\t1\t0\t0x000011\t3300420\t\t\t0x000055bd047c3000\t0x00"
+    "00059c\t\t\t7\t1042\t\t\t\n";
+
+TEST(WirePacket, DecodesLinesOfARealCapture) {
+    const auto packets = decode_fields(kCaptured, "operations.pcap");
+    ASSERT_EQ(packets.size(), 7u);
+    EXPECT_EQ(packets[0].opcode_name(), "SEND Only");
+    EXPECT_TRUE(packets[0].ack_requested);
+    EXPECT_EQ(packets[0].payload_bytes, 512u);
+    EXPECT_EQ(packets[0].frame_length, 570u);
+    EXPECT_EQ(packets[0].src_port, 49441);
+    EXPECT_EQ(packets[0].dst_port, 4791);
+    EXPECT_EQ(packets[0].time_epoch, "1795635128.384342000");
+    EXPECT_EQ(packets[1].aeth->meaning(), "ACK");
+    EXPECT_EQ(packets[1].aeth->msn, 1u);
+    EXPECT_EQ(packets[2].opcode_name(), "RDMA WRITE Only with Immediate");
+    EXPECT_EQ(packets[2].immdt, 0x1004u);
+    EXPECT_EQ(packets[2].reth->rkey, 0x3f1u);
+    EXPECT_EQ(packets[2].payload_bytes, 512u);
+    EXPECT_EQ(packets[3].opcode_name(), "RDMA READ Response First");
+    EXPECT_EQ(packets[3].payload_bytes, 1024u);
+    EXPECT_FALSE(packets[3].reth.has_value());
+    const Packet& add = packets[4];
+    EXPECT_EQ(add.opcode_name(), "FetchAdd");
+    EXPECT_FALSE(add.reth.has_value());  // tshark's reth.va and r_key here are the AtomicETH's
+    ASSERT_TRUE(add.atomic.has_value());
+    EXPECT_EQ(add.atomic->va, 0x000055bd047c3000ull);
+    EXPECT_EQ(add.atomic->rkey, 0x59cu);
+    EXPECT_EQ(add.atomic->swap_or_add, 42u);
+    EXPECT_FALSE(add.atomic->compare.has_value());
+    EXPECT_EQ(add.payload_bytes, 0u);
+    EXPECT_EQ(packets[5].atomic_ack_original, 1000u);
+    EXPECT_EQ(packets[5].payload_bytes, 0u);
+    EXPECT_EQ(packets[6].atomic->compare, 1042u);
+    EXPECT_EQ(packets[6].atomic->swap_or_add, 7u);
+    const std::string text = ladder(packets, {});
+    EXPECT_NE(text.find("AtomicETH add 42 · ack requested"), std::string::npos);
+    EXPECT_NE(text.find("AtomicAckETH original 1000"), std::string::npos);
+    EXPECT_NE(text.find("AtomicETH compare 1042 swap 7"), std::string::npos);
+    EXPECT_EQ(read_document(write_document(packets), "doc"), packets);
+}
