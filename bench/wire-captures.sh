@@ -21,10 +21,9 @@ trap 'rm -rf "$work"' EXIT
             $bin/on-the-wire client \$RDMALAB_ADDR_1 >$work/client.out" 2>"$work/lab.err" ||
     { cat "$work/lab.err" "$work"/*.out >&2; echo "wire-captures: the lab run failed" >&2; exit 1; }
 
-"$repo/lab/wire.sh" "$work/operations.pcap" --json "$out/packets.json" >"$out/ladder.txt"
+"$bin/rdma-wire" "$work/operations.pcap" --json "$out/packets.json" >"$out/ladder.txt"
 grep -E '^client: (path MTU|step|  |    )' "$work/client.out" >"$out/prediction.txt"
-comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
-    "$out/packets.json" "$work/client.out")
+comparison=$("$bin/rdma-wire" "$out/packets.json" --check-predicted "$work/client.out" | head -n 1)
 grep -q ' missing 0 extra 0 ' <<<"$comparison" ||
     { echo "wire-captures: the capture does not match the prediction: $comparison" >&2; exit 1; }
 
@@ -33,18 +32,16 @@ accel=$(sed -nE 's/.*\((kernel [^)]*)\).*/\1/p' "$work/lab.err" | head -n 1)
 caption="Soft-RoCE (rxe) in two QEMU guests, $accel; captured on host 1's side of the link"
 
 # The ladder figure: host 2 (the client) on the left, host 1 on the right, one arrow a packet.
-awk -v caption="$caption" '
-function field(line, name,    rest) {
-    if (!match(line, "\"" name "\": \"?[^\",}]*")) return ""
-    rest = substr(line, RSTART, RLENGTH); sub(/^"[a-z_]+": "?/, "", rest); return rest
-}
+# The packets' fields come from rdma-wire (the packet record), one tab-separated line each.
+"$bin/rdma-wire" "$out/packets.json" \
+    --print src,opcode_name,psn,payload_bytes,time_s,reth,immdt,atomic,aeth,atomic_ack,ack_requested |
+awk -F'\t' -v caption="$caption" '
 function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); return s }
-/^ *\{/ {
+{
     n++
-    src[n] = field($0, "src"); name[n] = field($0, "opcode_name"); psn[n] = field($0, "psn")
-    bytes[n] = field($0, "payload_bytes"); t[n] = field($0, "time_s")
-    extra[n] = ($0 ~ /"reth"/ ? " RETH" : "") ($0 ~ /"immdt"/ ? " ImmDt" : "") ($0 ~ /"atomic"/ ? " AtomicETH" : "") \
-               ($0 ~ /"aeth"/ ? " AETH" : "") ($0 ~ /"atomic_ack"/ ? " AtomicAckETH" : "") ($0 ~ /"ack_requested": true/ ? " AckReq" : "")
+    src[n] = $1; name[n] = $2; psn[n] = $3; bytes[n] = $4; t[n] = $5
+    extra[n] = ($6 != "" ? " RETH" : "") ($7 != "" ? " ImmDt" : "") ($8 != "" ? " AtomicETH" : "") \
+               ($9 != "" ? " AETH" : "") ($10 != "" ? " AtomicAckETH" : "") ($11 == "true" ? " AckReq" : "")
 }
 END {
     row = 17; top = 60; left = 200; right = 760; width = 960; height = top + n * row + 50
@@ -67,7 +64,7 @@ END {
     }
     printf "<text x=\"10\" y=\"%d\" fill=\"#555\" font-size=\"10\">%s</text>\n", height - 12, esc(caption)
     printf "</svg>\n"
-}' "$out/packets.json" >"$out/operations-ladder.svg"
+}' >"$out/operations-ladder.svg"
 
 {
     echo "# Each RC operation on the wire"
@@ -94,7 +91,7 @@ loss=10%
 loss_out=$results/loss-lesson
 cp "$work/loss-server.out" "$loss_out/server.out"
 cp "$work/loss-client.out" "$loss_out/client.out"
-"$repo/lab/wire.sh" "$work/loss.pcap" --brief | tail -n 3 >"$loss_out/capture-summary.txt"
+"$bin/rdma-wire" "$work/loss.pcap" --brief | tail -n 3 >"$loss_out/capture-summary.txt"
 {
     echo "# loss-and-retransmission under $loss loss"
     echo

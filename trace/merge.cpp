@@ -74,35 +74,8 @@ bool consumes_receive(int op) {
            op == kSendOnlyInv;
 }
 
-std::uint32_t parse_qpn(const json& value, const std::string& source) {
-    if (value.is_number_unsigned()) {
-        if (value.get<std::uint64_t>() > 0xffffff)
-            throw InputError(fmt::format("{}: a packet's qpn is beyond 24 bits", source));
-        return value.get<std::uint32_t>();
-    }
-    if (!value.is_string())
-        throw InputError(fmt::format("{}: a packet's qpn is not a string", source));
-    const std::string text = value.get<std::string>();
-    try {
-        std::size_t used = 0;
-        unsigned long qpn = std::stoul(text, &used, 0);
-        // stoul takes "-1" as ULONG_MAX: digits only, and a 24-bit QPN.
-        if (used != text.size() || text.empty() || text[0] == '-' || text[0] == '+' ||
-            qpn > 0xffffff)
-            throw std::invalid_argument(text);
-        return static_cast<std::uint32_t>(qpn);
-    } catch (const std::exception&) {
-        throw InputError(fmt::format("{}: '{}' is not a QP number", source, text));
-    }
-}
-
 // "1764000000.123456000" → ns since the epoch, exactly (no doubles).
-std::int64_t parse_epoch(const json& value, const std::string& source) {
-    if (!value.is_string())
-        throw InputError(fmt::format(
-            "{}: a packet has no time_epoch (decode the capture with this project's lab/wire.sh)",
-            source));
-    const std::string text = value.get<std::string>();
+std::int64_t parse_epoch(const std::string& text, const std::string& source) {
     const auto dot = text.find('.');
     const std::string seconds = text.substr(0, dot);
     std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
@@ -119,10 +92,8 @@ std::int64_t parse_epoch(const json& value, const std::string& source) {
     return whole * 1'000'000'000 + std::stoll(fraction);
 }
 
-std::string packet_key(const json& p) {
-    return fmt::format("{}>{}:{}:{}:{}", p["src"].get<std::string>(), p["dst"].get<std::string>(),
-                       p["qpn_num"].get<std::uint32_t>(), p["psn"].get<std::int64_t>(),
-                       p["opcode"].get<int>());
+std::string packet_key(const wire::Packet& p) {
+    return fmt::format("{}>{}:{}:{}:{}", p.src, p.dst, p.qpn, p.psn, p.opcode);
 }
 
 // The fields the merge reads, each of the type it reads it as, so a foreign or damaged file is
@@ -147,23 +118,6 @@ void check_event_fields(const json& event, const std::string& where) {
         !(event.contains("wr_id") && event["wr_id"].is_number_unsigned()))
         bad("wr_id", "an unsigned integer");
 }
-void check_packet_fields(const json& packet, const std::string& source) {
-    // BTH: an 8-bit opcode, a 24-bit PSN (the QPN is checked where it is parsed).
-    if (!packet["opcode"].is_number_unsigned() || packet["opcode"].get<std::uint64_t>() > 255)
-        throw InputError(fmt::format("{}: a packet's opcode must be 0-255", source));
-    if (!packet["psn"].is_number_unsigned() || packet["psn"].get<std::uint64_t>() > 0xffffff)
-        throw InputError(fmt::format("{}: a packet's psn must be 0-16777215", source));
-    if (!packet.contains("opcode_name") || !packet["opcode_name"].is_string())
-        throw InputError(fmt::format("{}: a packet's opcode_name must be a string", source));
-    if (packet.contains("sent_again") && !packet["sent_again"].is_boolean())
-        throw InputError(fmt::format("{}: a packet's sent_again must be true or false", source));
-    if (packet.contains("aeth") &&
-        !(packet["aeth"].is_object() && packet["aeth"].contains("syndrome") &&
-          packet["aeth"]["syndrome"].is_number_unsigned() &&
-          packet["aeth"]["syndrome"].get<std::uint64_t>() < 256))
-        throw InputError(fmt::format("{}: a packet's aeth needs a syndrome (0-255)", source));
-}
-
 }  // namespace
 
 std::vector<json> parse_events(const std::string& text, const std::string& source) {
@@ -205,29 +159,20 @@ std::vector<json> parse_events(const std::string& text, const std::string& sourc
     return events;
 }
 
-json parse_packets(const std::string& text, const std::string& source) {
-    json packets = json::parse(text, nullptr, false);
-    if (packets.is_discarded() || !packets.is_array())
-        throw InputError(
-            fmt::format("{}: not a JSON array of packets (lab/wire.sh --json)", source));
-    for (auto& p : packets) {
-        if (!p.is_object() || !p.contains("src") || !p.contains("dst") || !p.contains("opcode") ||
-            !p.contains("psn") || !p.contains("qpn") || !p["src"].is_string() ||
-            !p["dst"].is_string() || !p["opcode"].is_number_integer() ||
-            !p["psn"].is_number_integer())
-            throw InputError(
-                fmt::format("{}: a packet lacks src, dst, opcode, qpn or psn", source));
-        check_packet_fields(p, source);
-        p["qpn_num"] = parse_qpn(p["qpn"], source);
-        p["epoch_ns"] = parse_epoch(p.value("time_epoch", json()), source);
+std::vector<wire::Packet> parse_packets(const std::string& text, const std::string& source) {
+    try {
+        auto packets = wire::read_document(text, source);
+        for (const auto& p : packets) parse_epoch(p.time_epoch, source);  // refused here, not later
+        return packets;
+    } catch (const wire::InputError& e) {
+        throw InputError(e.what());
     }
-    return packets;
 }
 
 namespace {
 
 struct Capture {  // one packet as one host's capture saw it
-    const json* packet;
+    const wire::Packet* packet;
     std::int64_t t;  // on that host's clock
     bool used = false;
 };
@@ -262,9 +207,9 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     std::map<std::string, std::vector<Capture>> sent, received;  // by packet key
     for (std::size_t h = 0; h < hosts.size(); ++h)
         for (const auto& p : hosts[h].packets) {
-            const std::int64_t t = p["epoch_ns"].get<std::int64_t>();
-            if (p["src"] == hosts[h].address) sent[packet_key(p)].push_back({&p, t});
-            if (p["dst"] == hosts[h].address) received[packet_key(p)].push_back({&p, t});
+            const std::int64_t t = parse_epoch(p.time_epoch, hosts[h].name);
+            if (p.src == hosts[h].address) sent[packet_key(p)].push_back({&p, t});
+            if (p.dst == hosts[h].address) received[packet_key(p)].push_back({&p, t});
         }
 
     // Clock offsets onto hosts[0]'s clock. For packets A→B, rx_B − tx_A = delay + θ (θ: B's
@@ -285,8 +230,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
         for (const auto& [key, txs] : sent) {
             auto rx = received.find(key);
             if (txs.size() != 1 || rx == received.end() || rx->second.size() != 1) continue;
-            const json& p = *txs[0].packet;
-            const auto src = host_of_address.find(p["src"]), dst = host_of_address.find(p["dst"]);
+            const wire::Packet& p = *txs[0].packet;
+            const auto src = host_of_address.find(p.src), dst = host_of_address.find(p.dst);
             if (src == host_of_address.end() || dst == host_of_address.end()) continue;
             const std::int64_t transit = rx->second[0].t - txs[0].t;
             if (src->second == 0 && dst->second == b) to_b = std::min(to_b, transit);
@@ -299,7 +244,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     // The packets: each sender's copy paired with the receiver's (the latest unpaired copy sent
     // before it arrived: a lost copy stays unpaired, its retransmission pairs).
     struct Packet {
-        const json* fields;
+        const wire::Packet* record;
         std::optional<std::int64_t> tx, rx;  // on the reference clock
         std::optional<std::size_t> from, to;
     };
@@ -311,8 +256,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     for (const auto& [key, unused] : keys) {
         auto& txs = sent[key];
         auto& rxs = received[key];
-        const json& any = txs.empty() ? *rxs[0].packet : *txs[0].packet;
-        auto src = host_of_address.find(any["src"]), dst = host_of_address.find(any["dst"]);
+        const wire::Packet& any = txs.empty() ? *rxs[0].packet : *txs[0].packet;
+        auto src = host_of_address.find(any.src), dst = host_of_address.find(any.dst);
         std::optional<std::size_t> from, to;
         if (src != host_of_address.end()) from = src->second;
         if (dst != host_of_address.end()) to = dst->second;
@@ -357,10 +302,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
 
     json out_packets = json::array();
     for (std::size_t i = 0; i < packets.size(); ++i) {
-        json p = *packets[i].fields;
-        p.erase("time_s");
-        p.erase("epoch_ns");
-        p.erase("qpn_num");
+        json p = wire::to_json(*packets[i].record);  // the packet record's fields, all of them
         p["id"] = i;
         p["from"] = packets[i].from ? json(hosts[*packets[i].from].name) : json(p["src"]);
         p["to"] = packets[i].to ? json(hosts[*packets[i].to].name) : json(p["dst"]);
@@ -377,11 +319,9 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
         e["t_ns"] = events[i].t - t0;
         out_events.push_back(std::move(e));
     }
-    auto qpn_of = [&](std::size_t i) {
-        return (*packets[i].fields)["qpn_num"].get<std::uint32_t>();
-    };
-    auto opcode_of = [&](std::size_t i) { return (*packets[i].fields)["opcode"].get<int>(); };
-    auto psn_of = [&](std::size_t i) { return (*packets[i].fields)["psn"].get<std::int64_t>(); };
+    auto qpn_of = [&](std::size_t i) { return packets[i].record->qpn; };
+    auto opcode_of = [&](std::size_t i) { return int{packets[i].record->opcode}; };
+    auto psn_of = [&](std::size_t i) { return std::int64_t{packets[i].record->psn}; };
 
     // WRs ↔ their packets, per host and QP: the requests a QP sent, first transmissions in PSN
     // order, grouped into messages, belong to its posted send WRs in posting order (a QP executes
@@ -428,7 +368,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                 if (packets[i].from != h || qpn_of(i) != dest || is_response(opcode_of(i)) ||
                     !packets[i].tx)
                     continue;
-                const std::string transport = (*packets[i].fields).value("transport", "");
+                const std::string transport = packets[i].record->transport();
                 unacknowledged = unacknowledged || transport == "UD" || transport == "UC";
                 const std::size_t span = static_cast<std::size_t>(
                     std::upper_bound(starts.begin(), starts.end(), *packets[i].tx) -
@@ -499,9 +439,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                         *packets[i].rx < sent_at || *packets[i].rx >= messages[m].until)
                         continue;
                     const int op = opcode_of(i) % 32;
-                    const json& f = *packets[i].fields;
-                    const bool positive =
-                        !f.contains("aeth") || f["aeth"]["syndrome"].get<int>() < 32;
+                    const wire::Packet& f = *packets[i].record;
+                    const bool positive = !f.aeth || f.aeth->syndrome < 32;
                     if (!positive || psn_of(i) < messages[m].last_psn) continue;
                     if (op == kAcknowledge || op == kAtomicAcknowledge ||
                         (post.value("opcode", "") == "RDMA_READ" &&
@@ -523,8 +462,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                         events[post_ids[m]].t - first_tx, messages[m].first_psn));
             }
             for (std::size_t i = 0; i < packets.size(); ++i)
-                if (packets[i].from == h && qpn_of(i) == dest &&
-                    (*packets[i].fields).value("sent_again", false)) {
+                if (packets[i].from == h && qpn_of(i) == dest && packets[i].record->sent_again) {
                     auto owner = wr_of_psn.find(psn_of(i));
                     if (owner != wr_of_psn.end()) out_packets[i]["wr"] = owner->second;
                 }
@@ -564,7 +502,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
             std::vector<Message> messages;
             for (std::size_t i = 0; i < packets.size(); ++i) {
                 if (packets[i].to != h || qpn_of(i) != qp || is_response(opcode_of(i)) ||
-                    !packets[i].rx || (*packets[i].fields).value("sent_again", false))
+                    !packets[i].rx || packets[i].record->sent_again)
                     continue;
                 if (starts_message(opcode_of(i)) || messages.empty())
                     messages.push_back({{}, opcode_of(i), psn_of(i), psn_of(i)});
@@ -605,10 +543,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
             ++pairs;
             if (*p.rx < *p.tx)
                 order_violations.push_back(fmt::format(
-                    "{} → {} {} PSN {} arrived {} ns before it was sent",
-                    (*p.fields)["src"].get<std::string>(), (*p.fields)["dst"].get<std::string>(),
-                    (*p.fields)["opcode_name"].get<std::string>(), (*p.fields)["psn"].dump(),
-                    *p.tx - *p.rx));
+                    "{} → {} {} PSN {} arrived {} ns before it was sent", p.record->src,
+                    p.record->dst, p.record->opcode_name(), p.record->psn, *p.tx - *p.rx));
         }
     auto check = [&](const char* name, std::size_t checked, const std::vector<std::string>& bad) {
         checks.push_back(
@@ -650,6 +586,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     for (const auto& h : hosts) host_list.push_back({{"name", h.name}, {"address", h.address}});
     return {{"format", "rdmalab-trace"},
             {"version", kVersion},
+            {"packet_schema_version", wire::kSchemaVersion},
             {"meta", meta},
             {"clock", clock},
             {"t0_epoch_ns", t0},

@@ -43,6 +43,7 @@ done
 [ -n "$signal_on" ] || [ -z "$signal_host" ] || die "--link-down $signal_host@signal needs --signal-on TEXT (who gives the signal)"
 [ -x "$bin/$lesson" ] || die "$bin/$lesson: no such lesson built (./rdmalab build)"
 [ -x "$bin/trace-merge" ] || die "$bin/trace-merge is missing (./rdmalab build)"
+[ -x "$bin/rdma-wire" ] || die "$bin/rdma-wire is missing (./rdmalab build)"
 out_dir=$(dirname "$out")
 [ -d "$out_dir" ] && [ -w "$out_dir" ] || die "-o $out: $out_dir is not a writable folder"
 bin=$(cd "$bin" && pwd)
@@ -68,7 +69,7 @@ if [ "$rc" != 0 ]; then
 fi
 for h in 1 2; do
     [ -s "$work/host$h.events.jsonl" ] || { echo "trace: host $h wrote no trace" >&2; exit 1; }
-    "$repo/lab/wire.sh" "$work/host$h.pcap" --json "$work/host$h.packets.json" --quiet || exit 1
+    "$bin/rdma-wire" "$work/host$h.pcap" --json "$work/host$h.packets.json" --quiet || exit 1
 done
 
 # The environment, as JSON strings.

@@ -1,4 +1,4 @@
-// trace-merge: each host's --trace events and its own capture's packets (lab/wire.sh --json)
+// trace-merge: each host's --trace events and its own capture's packets (rdma-wire --json)
 // → one timeline file for the site's viewer, checked for causal order.
 //   trace-merge -o OUT.json --host NAME ADDRESS EVENTS.jsonl PACKETS.json [--host …]
 //               [--meta META.json]

@@ -737,13 +737,15 @@ async function checkTraceViewers(page, url, pageProblems) {
     const input = viewer.locator('[data-control="file"]');
     for (const [file, text, words] of [['foreign.json', '{"records": []}', /not a trace this viewer can play: its "format"/],
       ['broken.json', '{"format": "rdmalab-trace", ', /not a trace this viewer can play: it is not JSON/],
-      ['old.json', '{"format": "rdmalab-trace", "version": 7}', /version 7/]]) {
+      ['old.json', '{"format": "rdmalab-trace", "version": 7}', /version 7/],
+      ['old-packets.json', '{"format": "rdmalab-trace", "version": 2, "packet_schema_version": 0, "hosts": [], "events": [], "packets": [], "timeline": []}', /packet schema version 0/],
+      ['bad-packet.json', '{"format": "rdmalab-trace", "version": 2, "packet_schema_version": 1, "hosts": [], "events": [], "packets": [{"src": "198.51.100.1"}], "timeline": []}', /its packet 0 has no "/]]) {
       await input.setInputFiles({ name: file, mimeType: 'application/json', buffer: Buffer.from(text) });
       await waitForCondition(page, `a message about ${file}`, (name) => (document.querySelector('.trace-viewer .tv-problem')?.textContent ?? '').includes(name), file);
       const message = await viewer.locator('.tv-problem').textContent();
       if (!words.test(message)) throw new Error(`${file}: the message "${message}" does not say why`);
     }
-    pass(`trace viewer on ${where}: a foreign, a broken and a newer file each get a message in the page`);
+    pass(`trace viewer on ${where}: a foreign, a broken and a newer file, and packets of another schema or missing a field, each get a message in the page`);
     if (pageProblems.length) fail(`trace viewer on ${where}: ${pageProblems.slice(0, 3).join(' | ')}`);
     else pass(`trace viewer on ${where}: no console or page errors`);
   } catch (error) {

@@ -22,11 +22,20 @@ std::string epoch(std::int64_t us) {
            std::to_string(1'000'000 + us % 1'000'000).substr(1) + "000";
 }
 
-json packet(const char* src, const char* dst, int opcode, const char* name, int psn,
-            std::int64_t us, bool again = false, int syndrome = 31) {
-    json p = {{"src", src},    {"dst", dst}, {"opcode", opcode},    {"opcode_name", name},
-              {"qpn", "0x11"}, {"psn", psn}, {"sent_again", again}, {"time_epoch", epoch(us)}};
-    if (opcode == 17) p["aeth"] = {{"syndrome", syndrome}, {"msn", 1}};
+// One packet record (wire/packet.hpp) as a host's capture saw it; name: the opcode's, checked.
+rdmalab::wire::Packet packet(const char* src, const char* dst, int opcode, const char* name,
+                             int psn, std::int64_t us, bool again = false, int syndrome = 31) {
+    rdmalab::wire::Packet p;
+    p.src = src;
+    p.dst = dst;
+    p.opcode = static_cast<std::uint8_t>(opcode);
+    p.qpn = 0x11;
+    p.psn = static_cast<std::uint32_t>(psn);
+    p.sent_again = again;
+    p.time_epoch = epoch(us);
+    if (opcode == 17)
+        p.aeth = rdmalab::wire::Aeth{.syndrome = static_cast<std::uint8_t>(syndrome), .msn = 1};
+    EXPECT_EQ(p.opcode_name(), name);
     return p;
 }
 
@@ -73,7 +82,7 @@ struct WriteRun {
                     {kH1, kH2, 17, "Acknowledge", 102, 1035, 1040}};
         wire.push_back({kH2, kH1, 4, "SEND Only", 103, 1061, 1071});
         wire.push_back({kH1, kH2, 17, "Acknowledge", 103, 1080, 1090});
-        json seen1 = json::array(), seen2 = json::array();
+        std::vector<rdmalab::wire::Packet> seen1, seen2;
         for (const auto& w : wire) {
             const bool from2 = std::string(w.src) == kH2;
             seen1.push_back(packet(w.src, w.dst, w.op, w.name, w.psn, from2 ? w.rx : w.tx, w.again,
@@ -105,8 +114,10 @@ struct WriteRun {
             event(1095 + s,
                   R"("event":"completion","qp_num":17,"wr_id":2,"ok":true,"opcode":"SEND")") +
             "\n";
-        return {{"host1", kH1, parse_events(events1, "h1"), parse_packets(seen1.dump(), "p1")},
-                {"host2", kH2, parse_events(events2, "h2"), parse_packets(seen2.dump(), "p2")}};
+        return {{"host1", kH1, parse_events(events1, "h1"),
+                 parse_packets(rdmalab::wire::write_document(seen1), "p1")},
+                {"host2", kH2, parse_events(events2, "h2"),
+                 parse_packets(rdmalab::wire::write_document(seen2), "p2")}};
     }
 };
 
@@ -123,7 +134,8 @@ const json* find_post(const json& merged, std::uint64_t wr_id) {
 TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
     json merged = merge(WriteRun{}.hosts(), {{"lesson", "rdma-write"}});
     EXPECT_EQ(merged["format"], "rdmalab-trace");
-    EXPECT_EQ(merged["version"], 1);
+    EXPECT_EQ(merged["version"], 2);
+    EXPECT_EQ(merged["packet_schema_version"], rdmalab::wire::kSchemaVersion);
     EXPECT_EQ(merged["clock"]["offsets_ns"]["host2"], kSkewUs * 1000);
     ASSERT_EQ(merged["packets"].size(), 6u);
     std::vector<std::string> failures;
@@ -196,9 +208,14 @@ TEST(TraceMerge, BadInputIsOneClearError) {
     EXPECT_THROW(parse_events("{\"format\":\"something-else\"}\n", "a"), InputError);
     EXPECT_THROW(parse_events(std::string(kHeader) + "\nnot json\n", "a"), InputError);
     EXPECT_THROW(parse_packets("{}", "p"), InputError);
-    EXPECT_THROW(parse_packets(R"([{"src":"a"}])", "p"), InputError);
-    EXPECT_THROW(parse_packets(R"([{"src":"a","dst":"b","opcode":4,"psn":1,"qpn":"0x11"}])", "p"),
-                 InputError);  // no time_epoch: an older wire.sh
+    EXPECT_THROW(parse_packets(R"([{"src":"a"}])", "p"), InputError);  // lab/wire.sh's old array
+    auto packets = std::vector{packet(kH1, kH2, 4, "SEND Only", 1, 0)};
+    EXPECT_NO_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"));
+    packets[0].time_epoch = "yesterday";
+    EXPECT_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"), InputError);
+    json document = json::parse(rdmalab::wire::write_document(packets));
+    document["packets"][0].erase("time_epoch");
+    EXPECT_THROW(parse_packets(document.dump(), "p"), InputError);
     try {
         parse_events("[1,2]\n", "mine.jsonl");
     } catch (const InputError& e) {

@@ -38,8 +38,7 @@ check "…no sooner than rnr_retry × min_rnr_timer (measured / predicted = ${ra
 for round in 1 2 3; do
     check "round $round verified by the server" has_line "$scratch/out" "^\[host1\] server: round $round: verified 4096 bytes"
 done
-"$repo/lab/wire.sh" "$scratch/lf.pcap" --json "$scratch/lf.json" >/dev/null 2>&1
-rnr=$(grep -c '"meaning": "RNR NAK (timer 24)"' "$scratch/lf.json" || true)
+rnr=$("$bin/rdma-wire" "$scratch/lf.pcap" --count --where 'aeth.meaning=RNR NAK (timer 24)' 2>&1)
 check "the capture shows the RNR NAKs, each naming timer 24 (at least rnr_retry + 1 = 4: $rnr)" [ "${rnr:-0}" -ge 4 ]
 check "the lab stated the fault" grep -qx 'lab: faults: host 1 link down on a signal for 4 s' "$scratch/err"
 grep -E 'failed with|RTS again' "$scratch/out" | sed 's/^/    /'

@@ -23,7 +23,7 @@ done
 story=$(node -e '
 const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const out = [];
-if (t.format === "rdmalab-trace" && t.version === 1) out.push("format");
+if (t.format === "rdmalab-trace" && t.version === 2 && t.packet_schema_version === 1) out.push("format");
 const write = t.events.find(e => e.event === "post_send" && e.opcode === "RDMA_WRITE");
 if (write && write.host === "host2") {
   const names = write.packets.map(i => t.packets[i].opcode_name).join(",");

@@ -2,30 +2,27 @@
 # lessons with the server on host 1 and the client on host 2 and checks, from the capture, that
 # the packets really crossed the link with the opcodes each operation must produce; a second
 # boot runs a WRITE across a lossy link (go-back-N must recover it) and takes the link down and
-# up. Then the options' and the wire decoder's refusals.
+# up. Then the options' and the wire decoder's refusals. The packets are read through rdma-wire
+# (the packet record, wire/packet.hpp): --count and --print answer each question.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
 source "$repo/tests/checks.sh"
 lab=$repo/lab/lab.sh
-wire=$repo/lab/wire.sh
+wire=$bin/rdma-wire
 scratch=$(mktemp -d)
 out=$(mktemp -d "$repo/build/wire-test.XXXXXX")   # the guests write here: it is in the repository
 trap 'rm -rf "$scratch" "$out"' EXIT
 
-# The packets of wire.sh --json: one JSON object per line.
-packets() { grep -E '^\s*\{' "$1"; }
-count_packets() {  # count_packets FILE ERE...: packets (lines) matching every ERE
+# count_packets FILE CONDITION...: how many packets meet every condition (rdma-wire --where:
+# NAME=TEXT, NAME~REGEX, NAME for a header the packet has).
+count_packets() {
     local file=$1
     shift
-    local lines
-    lines=$(packets "$file")
-    for pattern in "$@"; do lines=$(grep -E -- "$pattern" <<<"$lines" || true); done
-    grep -c . <<<"$lines" || true
+    "$wire" "$file" --count "${@/#/--where=}"
 }
-value_of() {  # value_of LINE NAME: the value of "NAME" in one packet's line (strings unquoted)
-    sed -nE "s/.*\"$2\": \"?([^\",}]*)\"?.*/\1/p" <<<"$1" | head -n 1
-}
+# in_psn_range FIRST LAST: how many of the PSNs on stdin (one a line) lie in FIRST…LAST.
+in_psn_range() { local n=0 p; while read -r p; do [ "$p" -ge "$1" ] && [ "$p" -le "$2" ] && n=$((n + 1)); done; echo "$n"; }
 
 # ---- 1. Lessons across the link, captured.
 rc=0
@@ -58,54 +55,51 @@ check "rdma-bench across: records say they ran on the two-host wire" records_mat
 rc=0
 "$wire" "$scratch/across.pcap" --json "$scratch/across.json" >"$scratch/across.ladder" 2>"$scratch/wire.err" || rc=$?
 check "wire: decodes the capture (exit 0)" [ "$rc" = 0 ]
-total=$(count_packets "$scratch/across.json" .)
+total=$(count_packets "$scratch/across.json")
 check "wire: the capture holds RoCE v2 packets ($total)" [ "${total:-0}" -gt 100 ]
 check "wire: every packet went between 198.51.100.1 and .2" \
-    [ "$(count_packets "$scratch/across.json" '"src": "198\.51\.100\.[12]", "dst": "198\.51\.100\.[12]"')" = "$total" ]
+    [ "$(count_packets "$scratch/across.json" 'src~^198\.51\.100\.[12]$' 'dst~^198\.51\.100\.[12]$')" = "$total" ]
 
 # A 64 KiB WRITE at path MTU 1024: 64 packets, First/Middle…/Last, consecutive PSNs, 1024 bytes
 # each, and only the First carries the RETH.
-first=$(packets "$scratch/across.json" | grep -E '"opcode_name": "RDMA WRITE First".*"length": 65536' | head -n 1)
-qpn=$(value_of "$first" qpn)
-psn=$(value_of "$first" psn)
-check "WRITE 64 KiB: a First packet with RETH length 65536" [ -n "$first" ]
+qpn="" psn=""
+read -r qpn psn < <("$wire" "$scratch/across.json" --print qpn,psn --where 'opcode_name=RDMA WRITE First' \
+    --where reth.length=65536 | head -n 1)
+psn=${psn:-0}
+check "WRITE 64 KiB: a First packet with RETH length 65536" [ -n "$qpn" ]
 check "WRITE 64 KiB: 62 Middle packets on its QP, 1024 bytes each" \
-    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE Middle"' '"payload_bytes": 1024')" = 62 ]
+    [ "$(count_packets "$scratch/across.json" "qpn=$qpn" 'opcode_name=RDMA WRITE Middle' 'payload_bytes=1024')" = 62 ]
 check "WRITE 64 KiB: Middle and Last carry no RETH" \
-    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE (Middle|Last)"' '"reth"')" = 0 ]
+    [ "$(count_packets "$scratch/across.json" "qpn=$qpn" 'opcode_name~^RDMA WRITE (Middle|Last)' reth)" = 0 ]
 check "WRITE 64 KiB: the Last packet has PSN First + 63 and asks for an ACK" \
-    [ "$(count_packets "$scratch/across.json" "\"qpn\": \"$qpn\"" '"RDMA WRITE Last"' "\"psn\": $((psn + 63)),.*\"ack_requested\": true")" = 1 ]
-acks=0
-for ((p = psn; p < psn + 64; p++)); do
-    acks=$((acks + $(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"opcode_name": "Acknowledge"' "\"psn\": $p,")))
-done
+    [ "$(count_packets "$scratch/across.json" "qpn=$qpn" 'opcode_name=RDMA WRITE Last' "psn=$((psn + 63))" ack_requested=true)" = 1 ]
+acks=$("$wire" "$scratch/across.json" --print psn --where src=198.51.100.1 --where opcode_name=Acknowledge |
+    in_psn_range "$psn" $((psn + 63)))
 check "WRITE 64 KiB: ACKs are coalesced: $acks ACK(s) for its 64 packets" [ "$acks" -ge 1 ] && [ "$acks" -lt 64 ]
 
 # A 64 KiB READ: one Read Request with RETH length 65536, 64 Read Responses back (First, 62
 # Middle, Last), the responses numbered from the request's PSN.
-request=$(packets "$scratch/across.json" | grep -E '"opcode_name": "RDMA READ Request".*"length": 65536' | head -n 1)
-rpsn=$(value_of "$request" psn)
-check "READ 64 KiB: one Read Request carrying RETH length 65536, from host 2" \
-    bash -c "[ -n '$request' ] && grep -q '\"src\": \"198.51.100.2\"' <<<'$request'"
-responses=0
-for ((p = rpsn; p < rpsn + 64; p++)); do
-    responses=$((responses + $(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"RDMA READ Response' "\"psn\": $p,")))
-done
+rpsn="" rsrc=""
+read -r rpsn rsrc < <("$wire" "$scratch/across.json" --print psn,src --where 'opcode_name=RDMA READ Request' \
+    --where reth.length=65536 | head -n 1)
+rpsn=${rpsn:-0}
+check "READ 64 KiB: one Read Request carrying RETH length 65536, from host 2" [ "$rsrc" = 198.51.100.2 ]
+responses=$("$wire" "$scratch/across.json" --print psn --where src=198.51.100.1 --where 'opcode_name~^RDMA READ Response' |
+    in_psn_range "$rpsn" $((rpsn + 63)))
 check "READ 64 KiB: 64 Read Responses from host 1, PSN request…request+63 ($responses)" [ "$responses" = 64 ]
 check "READ 64 KiB: they are First, 62 Middle, Last" \
-    [ "$(count_packets "$scratch/across.json" '"src": "198\.51\.100\.1"' '"RDMA READ Response Middle"' '"payload_bytes": 1024')" -ge 62 ]
-check "SEND: RC SEND Only packets" [ "$(count_packets "$scratch/across.json" '"transport": "RC"' '"SEND Only"')" -ge 4 ]
-check "WRITE WITH IMMEDIATE: a packet carries ImmDt" [ "$(count_packets "$scratch/across.json" 'with Immediate' '"immdt"')" -ge 1 ]
-check "atomics: FetchAdd packets" [ "$(count_packets "$scratch/across.json" '"FetchAdd"' '"atomic"')" -ge 1 ]
-check "atomics: CmpSwap packets" [ "$(count_packets "$scratch/across.json" '"CmpSwap"' '"atomic"')" -ge 1 ]
+    [ "$(count_packets "$scratch/across.json" src=198.51.100.1 'opcode_name=RDMA READ Response Middle' payload_bytes=1024)" -ge 62 ]
+check "SEND: RC SEND Only packets" [ "$(count_packets "$scratch/across.json" transport=RC 'opcode_name~^SEND Only')" -ge 4 ]
+check "WRITE WITH IMMEDIATE: a packet carries ImmDt" [ "$(count_packets "$scratch/across.json" 'opcode_name~with Immediate' immdt)" -ge 1 ]
+check "atomics: FetchAdd packets" [ "$(count_packets "$scratch/across.json" opcode_name=FetchAdd atomic)" -ge 1 ]
+check "atomics: CmpSwap packets" [ "$(count_packets "$scratch/across.json" opcode_name=CmpSwap atomic)" -ge 1 ]
 check "atomics: ATOMIC Acknowledges with the original value" \
-    [ "$(count_packets "$scratch/across.json" '"ATOMIC Acknowledge"' '"atomic_ack"')" -ge 1 ]
-ud_lesson=$(packets "$scratch/across.json" | grep '"transport": "UD"' | grep -vc '"qpn": "0x000001"' || true)
+    [ "$(count_packets "$scratch/across.json" 'opcode_name=ATOMIC Acknowledge' atomic_ack)" -ge 1 ]
+ud_lesson=$(($(count_packets "$scratch/across.json" transport=UD) - $(count_packets "$scratch/across.json" transport=UD qpn=0x000001)))
 check "UD: the lesson's datagrams are on the wire ($ud_lesson)" [ "${ud_lesson:-0}" -ge 50 ]
 # The on-the-wire lesson's prediction, packet by packet (opcode, direction, PSN, payload),
 # against the capture: all there, once each, and nothing else of those QPs in its PSN range.
-comparison=$(awk -v client=198.51.100.2 -v server=198.51.100.1 -f "$repo/tests/wire/predicted-packets.awk" \
-    "$scratch/across.json" "$out/on-the-wire/client.out")
+comparison=$("$wire" "$scratch/across.json" --check-predicted "$out/on-the-wire/client.out" 2>&1)
 check "on-the-wire: every predicted packet is in the capture (a resent one counted apart), and no other ($comparison)" \
     bash -c "grep -qE '^predicted ([4-9][0-9]) found \\1 missing 0 extra 0 sent-again [0-9]+$' <<<'$comparison'"
 grep '^missing:' <<<"$comparison" | head -n 5
@@ -140,8 +134,8 @@ check "loss lesson: UD: the receiver counted lost datagrams at 10% loss (${lost:
     bash -c "[ -n '$lost' ] && [ '${lost:-0}' -ge 1 ] && [ '${lost:-0}' -le 100 ]"
 grep -hE '^(client|server): (RC|UD):' "$out/faults/loss/"*.out 2>/dev/null | cut -c1-160 | sed 's/^/    /'
 "$wire" "$scratch/faults.pcap" --json "$scratch/faults.json" >"$scratch/faults.ladder" 2>&1
-naks=$(count_packets "$scratch/faults.json" '"NAK PSN sequence error"')
-again=$(count_packets "$scratch/faults.json" '"sent_again": true')
+naks=$(count_packets "$scratch/faults.json" 'aeth.meaning=NAK PSN sequence error')
+again=$(count_packets "$scratch/faults.json" sent_again=true)
 check "lossy WRITE: the receiver NAKed a PSN sequence error ($naks) and packets were sent again ($again)" \
     [ "${naks:-0}" -ge 1 ] && [ "${again:-0}" -ge 1 ]
 tail -n 3 "$scratch/faults.ladder"
@@ -162,9 +156,9 @@ check "star: host 3 verified the WRITE from host 2" has_line "$out/star/server.o
 check "star: host 2's client exits 0" rc_is "$out/star/client.rc" 0
 "$wire" "$scratch/star.pcap" --json "$scratch/star.json" >/dev/null 2>&1
 check "star: the WRITE crossed from .2 to .3, each packet once in the merged capture (64)" \
-    [ "$(count_packets "$scratch/star.json" '"src": "198\.51\.100\.2", "dst": "198\.51\.100\.3"' '"RDMA WRITE')" = 64 ]
+    [ "$(count_packets "$scratch/star.json" src=198.51.100.2 dst=198.51.100.3 'opcode_name~^RDMA WRITE')" = 64 ]
 check "star: nothing counted as sent again (the bridge's copies are dropped)" \
-    [ "$(count_packets "$scratch/star.json" '"sent_again": true')" = 0 ]
+    [ "$(count_packets "$scratch/star.json" sent_again=true)" = 0 ]
 
 # ---- 4. The exit status is that of the first command to fail, whichever guest ends first.
 # Both hosts also carry a link-down fault that never comes (a signal nobody gives, a time after
@@ -204,7 +198,13 @@ refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.p
 printf 'not a pcap\n' >"$scratch/junk.pcap"
 refused "wire: a file that is not a capture" "tshark cannot read" "$wire" "$scratch/junk.pcap"
 mkdir -p "$scratch/no-tshark"
-for tool in bash dirname mktemp rm awk grep cat sed; do ln -sf "$(command -v $tool)" "$scratch/no-tshark/$tool"; done
 refused "wire: tshark missing" "tshark is missing: install it with 'apt-get install tshark'" \
-    env PATH="$scratch/no-tshark" bash "$wire" "$scratch/across.pcap"
+    env PATH="$scratch/no-tshark" "$wire" "$scratch/across.pcap"
+printf '{"format": "rdmalab-packets", "schema_version": 99, "packets": []}\n' >"$scratch/newer.json"
+refused "wire: a packet file of a newer schema" "packet schema version 99; this reader reads version 1" \
+    "$wire" "$scratch/newer.json"
+printf '[{"src": "198.51.100.1"}]\n' >"$scratch/old.json"
+refused "wire: lab/wire.sh's old JSON array" "not a packet file" "$wire" "$scratch/old.json"
+refused "wire: a --where naming no field" "no field 'colour' in a packet record" \
+    "$wire" "$scratch/across.json" --count --where colour=red
 finish
