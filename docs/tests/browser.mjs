@@ -738,7 +738,7 @@ async function checkTraceViewers(page, url, pageProblems) {
     for (const [file, text, words] of [['foreign.json', '{"records": []}', /not a trace this viewer can play: its "format"/],
       ['broken.json', '{"format": "rdmalab-trace", ', /not a trace this viewer can play: it is not JSON/],
       ['old.json', '{"format": "rdmalab-trace", "version": 7}', /version 7/],
-      ['old-packets.json', '{"format": "rdmalab-trace", "version": 2, "packet_schema_version": 0, "hosts": [], "events": [], "packets": [], "timeline": []}', /packet schema version 0/],
+      ['old-packets.json', '{"format": "rdmalab-trace", "version": 2, "packet_schema_version": 0, "hosts": [], "events": [], "packets": [], "timeline": []}', /its packets are schema version 0/],
       ['bad-packet.json', '{"format": "rdmalab-trace", "version": 2, "packet_schema_version": 1, "hosts": [], "events": [], "packets": [{"src": "198.51.100.1"}], "timeline": []}', /its packet 0 has no "/]]) {
       await input.setInputFiles({ name: file, mimeType: 'application/json', buffer: Buffer.from(text) });
       await waitForCondition(page, `a message about ${file}`, (name) => (document.querySelector('.trace-viewer .tv-problem')?.textContent ?? '').includes(name), file);

@@ -66,10 +66,14 @@ for m in bw_gbps rate_mops lat_us lat_p99_us; do
 done
 check "full: no failed pair" is "$(json_get "$j" --count failed)" 0
 check "full: 3 rounds, 6 pairs timed" is "$(json_get "$j" --get rounds --count pair_seconds | lines)" "3 6"
-check "full: each rank's device" count_is 4 <(json_get "$j" --get 'ranks/*/device') '^rxe0$'
-check "full: each rank's GID" count_is 4 <(json_get "$j" --get 'ranks/*/gid') '^::ffff:'
+# Into files, not <(...): the guest has no /dev/fd for process substitution.
+json_get "$j" --get 'ranks/*/device' >"$scratch/full.devices"
+json_get "$j" --get 'ranks/*/gid' >"$scratch/full.gids"
+json_get "$j" --get environment/mpi >"$scratch/full.mpi"
+check "full: each rank's device" count_is 4 "$scratch/full.devices" '^rxe0$'
+check "full: each rank's GID" count_is 4 "$scratch/full.gids" '^::ffff:'
 check "full: the launcher" is "$(json_get "$j" --get environment/launcher)" openmpi
-check "full: the environment names the MPI" has_line <(json_get "$j" --get environment/mpi) '^Open MPI'
+check "full: the environment names the MPI" has_line "$scratch/full.mpi" '^Open MPI'
 check "full: CSV has 12 pairs + header" count_is 13 "$scratch/full/mesh.csv" '.'
 for m in bw-gbps rate-mops lat-us lat-p99-us; do
     check "full: heatmap $m" has_line "$scratch/full/mesh-$m.svg" '^</svg>$'
