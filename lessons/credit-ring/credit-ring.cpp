@@ -271,8 +271,10 @@ int run_client(const RingOptions& options) {
         std::uint64_t spins = 0;
         for (read_credits(produced); consumed < wanted; read_credits(produced)) {
             if (std::chrono::steady_clock::now() > deadline)
-                fail(fmt::format("{}: the server consumed {} of {} messages in {:.1f} s", what,
-                                 consumed, produced, options.timeout_s));
+                fail(
+                    fmt::format("{}: no credit within {:.1f} s (the server consumed {} of {} "
+                                "messages)",
+                                what, options.timeout_s, consumed, produced));
             pause_polling(spins);
         }
     };

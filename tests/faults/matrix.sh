@@ -150,7 +150,7 @@ server_killed() {
         if [ "$rc" != 1 ]; then verdict=FAIL
         elif [ "$elapsed" -gt $(((timeout_s + 3) * 1000)) ]; then verdict=FAIL
         elif [ "$(stderr_lines "$dir/client.err")" != 1 ]; then verdict=FAIL; observed+=" (not one line)"
-        elif ! grep -qE 'IBV_WC_|error|Error|RDMA_CM_EVENT|no completion (within|for)|no rdma_cm event|closed|disconnected|reset by peer|Broken pipe' "$dir/client.err"; then verdict=FAIL
+        elif ! grep -qE 'IBV_WC_|error|Error|RDMA_CM_EVENT|no (completion|credit) (within|for)|no rdma_cm event|closed|disconnected|reset by peer|Broken pipe' "$dir/client.err"; then verdict=FAIL
         fi
     else
         observed="the client printed nothing: $(last_line "$dir/client.err")"
