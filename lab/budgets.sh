@@ -4,8 +4,8 @@
 # "STEP<TAB>SECONDS" lines to $RDMALAB_STEP_TIMES), then one table: each part, the suite against
 # its 12 minutes, CI against its 50 (and the hard limit of 90).
 #   lab/budgets.sh [--suite-only] [--keep DIR]      (./rdmalab budgets …)
-# --suite-only: ./rdmalab test alone, as a newcomer runs it (GPU auto; CI builds CUDA and HIP). --keep DIR: the clone and its
-# logs stay in DIR (default: a temporary folder, removed). Packages already installed on this
+# --suite-only: ./rdmalab test alone, as a newcomer runs it (GPU auto; CI builds CUDA and HIP).
+# --keep DIR: the clone and its logs stay in DIR (default: a temporary folder, removed). Packages already installed on this
 # machine are not installed again: on a fresh CI machine apt adds its minutes to test.deps.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,20 +42,19 @@ total=$((SECONDS - start))
 [ "$rc" = 0 ] || echo "budgets: the run failed (exit $rc): see $work/ci.log (kept: rerun with --keep DIR)" >&2
 
 printf '%-28s %8s\n' part seconds
-suite=0 fuzz=0 sanitize=0
+suite=0 fuzz=0
 while IFS=$'\t' read -r step seconds; do
     printf '%-28s %8s\n' "$step" "$seconds"
     case $step in
         test.*) suite=$((suite + seconds)) ;;
         fuzz.*) fuzz=$((fuzz + seconds)) ;;
-        sanitize.*) ;;
     esac
 done <"$RDMALAB_STEP_TIMES"
 ratio() { echo "$(($1 * 100 / $2)) %"; }
 printf '%-28s %8s  (%s of its %d-minute budget)\n' "./rdmalab test" "$suite" "$(ratio "$suite" "$suite_budget_s")" $((suite_budget_s / 60))
 if [ "$suite_only" = 0 ]; then
-    sanitize=$((total - suite - fuzz))
-    printf '%-28s %8s\n' "./rdmalab fuzz" "$fuzz" "./rdmalab test --sanitize" "$sanitize"
+    # The sanitizer pass is what the run took beyond the suite and the fuzz step.
+    printf '%-28s %8s\n' "./rdmalab fuzz" "$fuzz" "./rdmalab test --sanitize" $((total - suite - fuzz))
     printf '%-28s %8s  (%s of its %d-minute budget, %s of the %d-minute limit: %d min free)\n' ".ci/run" "$total" \
         "$(ratio "$total" "$ci_budget_s")" $((ci_budget_s / 60)) "$(ratio "$total" "$ci_limit_s")" $((ci_limit_s / 60)) \
         $(((ci_limit_s - total) / 60))
