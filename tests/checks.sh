@@ -28,11 +28,13 @@ count_is() {  # count_is N FILE REGEX: exactly N lines of FILE match
     [ $n -eq "$1" ]
 }
 # rdma-bench's result files (--json) are read with `rdma-bench records`, the reader its plots use,
-# never by their text. These need $bin, the folder of the binaries.
+# never by their text. These need $bin, the folder of the binaries; RDMALAB_RECORD_READER names
+# another rdma-bench to read them with (the sanitizer pass reads with the default build's: the
+# reader is the test's tool there, not what is under test, and under ASan each start is slow).
 # record_values FILE PATH: PATH in every record (records/*/PATH: strings as they are, null where
 # a record has none), one line each, into $scratch/record-values; a refusal is shown.
 record_values() {
-    "$bin/rdma-bench" records "$1" --raw --get "records/*/$2" >"$scratch/record-values" \
+    "${RDMALAB_RECORD_READER:-$bin/rdma-bench}" records "$1" --raw --get "records/*/$2" >"$scratch/record-values" \
         2>"$scratch/record-values.err" && return 0
     cat "$scratch/record-values.err"
     return 1
@@ -41,7 +43,7 @@ records_match() { record_values "$2" "$3" && count_is "$1" "$scratch/record-valu
 record_has() { record_values "$1" "$2" && has_line "$scratch/record-values" "$3"; }  # FILE PATH REGEX
 records_count_is() {  # records_count_is N FILE: FILE holds N records
     local n
-    n=$("$bin/rdma-bench" records "$2" --count records) && [ "$n" = "$1" ]
+    n=$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" records "$2" --count records) && [ "$n" = "$1" ]
 }
 rc_is() { local code=""; [ -r "$1" ] && read -r code <"$1"; [ "$code" = "$2" ]; }
 one_line() { count_is 1 "$1" '.'; }

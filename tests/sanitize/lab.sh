@@ -14,6 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$results"
 # Tests that bound a wall-clock time scale it by this (ASan, under emulation, runs 2-3x slower).
 export RDMALAB_TIME_SCALE=3
+# rdma-bench records are read with the default build's rdma-bench (tests/checks.sh).
+export RDMALAB_RECORD_READER=$default/bin/rdma-bench
 rc=0
 # took WHAT STEP: how long WHAT took, printed, and appended to RDMALAB_STEP_TIMES where it is set.
 took() {
