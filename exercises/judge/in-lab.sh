@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The lab part of an exercise check, on both hosts of `rdmalab lab --hosts 2`: host 1 runs the
+# reference peer and captures the link, host 2 runs the reader's program (observed: its memory
+# registrations, exercises/support/observe.cpp). Several runs, one after the other, in one boot:
+#   lab/lab.sh --hosts 2 -- bash exercises/judge/in-lab.sh BUILD_BIN_DIR RUNS_FILE
+# RUNS_FILE: one run per line, EXERCISE_DIR <TAB> PROGRAM <TAB> RUN_DIR (folders under the
+# repository: both guests write there). exercises/judge/judge.sh then judges each RUN_DIR.
+# Every wait is bounded: a program that hangs is stopped and its run judged as it stands.
+set -uo pipefail
+bin=${1:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE}
+runs=${2:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE}
+shared=${RDMALAB_SHARED:?in-lab.sh runs inside rdmalab lab --hosts 2}
+host=${RDMALAB_HOST:?}
+peer_address=${RDMALAB_ADDR%.*}.1
+program_limit_s=30   # the reader's program, at most
+
+# wait_for FILE [PATTERN] SECONDS: until FILE exists (and holds a line matching PATTERN).
+wait_for() {
+    local file=$1 pattern=${3:+$2} seconds=${3:-$2} ticks=0
+    while :; do
+        if [ -e "$file" ] && { [ -z "$pattern" ] || grep -q "$pattern" "$file"; }; then return 0; fi
+        [ $ticks -lt $((seconds * 10)) ] || return 1
+        sleep 0.1
+        ticks=$((ticks + 1))
+    done
+}
+
+n=0
+while IFS=$'\t' read -r exercise_dir program run; do
+    [ -n "$exercise_dir" ] || continue
+    n=$((n + 1))
+    port=$((19600 + n))
+    peer_exercise="" peer_size=""
+    source "$exercise_dir/rules.sh"   # peer_exercise, peer_size
+    if [ "$host" = 1 ]; then
+        rm -f "$run/capture.pcapng" "$run/packets.json" "$run/peer.out" "$run/peer.rc"
+        dumpcap -q -i eth0 -w "$run/capture.pcapng" 2>"$run/dumpcap.err" &
+        dumpcap_pid=$!
+        wait_for "$run/dumpcap.err" "Capturing on" 10 || echo "in-lab: dumpcap did not start: $(head -n 1 "$run/dumpcap.err")" >&2
+        "$bin/exercise-peer" "$peer_exercise" --port "$port" --size "$peer_size" --timeout 10 \
+            >"$run/peer.out" 2>&1 &
+        peer_pid=$!
+        wait_for "$run/peer.out" 'listening' 20 || echo "in-lab: run $n: the peer never listened" >&2
+        touch "$shared/run-$n.ready"
+        # The reader's side says when its program ended; the peer then has 5 s to finish.
+        wait_for "$shared/run-$n.done" $((program_limit_s + 30))
+        for ((tick = 0; tick < 50; tick++)); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
+        kill "$peer_pid" 2>/dev/null
+        rc=0
+        wait "$peer_pid" || rc=$?
+        echo "$rc" >"$run/peer.rc"
+        sleep 0.3   # the last ACKs
+        kill -INT "$dumpcap_pid" 2>/dev/null
+        wait "$dumpcap_pid" 2>/dev/null
+        touch "$shared/run-$n.captured"
+    else
+        rm -f "$run/observe.tsv" "$run/reader.out" "$run/reader.err" "$run/reader.rc"
+        if wait_for "$shared/run-$n.ready" 60; then
+            rc=0
+            EXERCISE_OBSERVE=$run/observe.tsv LD_PRELOAD=$bin/libexercise-observe.so \
+                timeout -k 2 "$program_limit_s" "$program" "$peer_address" "$port" \
+                >"$run/reader.out" 2>"$run/reader.err" </dev/null || rc=$?
+            echo "$rc" >"$run/reader.rc"
+        else
+            echo "the peer's host never got ready" >"$run/reader.err"
+            echo none >"$run/reader.rc"
+        fi
+        touch "$shared/run-$n.done"
+        wait_for "$shared/run-$n.captured" 60
+    fi
+done <"$runs"
+exit 0

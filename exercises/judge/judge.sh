@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Judges one run of an exercise: what the lab part (exercises/judge/in-lab.sh) left in RUN_DIR,
+# held against the exercise's rules (exercises/NN-name/rules.sh). One line per rule:
+#   PASS|FAIL RULE: expected ...; saw ... [— hint: ... (chapter)]
+# then "N of M rules hold". Exits 0 when every rule holds, 1 when one does not, 2 on bad input.
+#   exercises/judge/judge.sh EXERCISE_DIR RUN_DIR BUILD_BIN_DIR
+# What a run leaves: peer.out/peer.rc (the reference peer), reader.out/reader.err/reader.rc
+# (the reader's program), observe.tsv (its registrations: exercises/support/observe.cpp),
+# capture.pcapng (the link, captured on the peer's host). Packets are read through rdma-wire,
+# the project's one packet reader.
+set -uo pipefail
+exercise_dir=${1:?usage: judge.sh EXERCISE_DIR RUN_DIR BUILD_BIN_DIR}
+run=${2:?usage: judge.sh EXERCISE_DIR RUN_DIR BUILD_BIN_DIR}
+bin=${3:?usage: judge.sh EXERCISE_DIR RUN_DIR BUILD_BIN_DIR}
+[ -r "$exercise_dir/rules.sh" ] || { echo "judge: $exercise_dir has no rules.sh" >&2; exit 2; }
+[ -d "$run" ] || { echo "judge: $run is not a run's folder" >&2; exit 2; }
+held=0 rules=0
+
+# verdict RULE OK EXPECTED SEEN HINT LINK: the rule's one line.
+verdict() {
+    rules=$((rules + 1))
+    if [ "$2" = 1 ]; then
+        held=$((held + 1))
+        echo "PASS $1: $3; saw $4"
+    else
+        echo "FAIL $1: expected $3; saw $4 — hint: $5 (see $6)"
+    fi
+}
+
+# The reader's exit status, and the first line it wrote on stderr.
+reader_rc() { local rc=""; [ -r "$run/reader.rc" ] && read -r rc <"$run/reader.rc"; echo "${rc:-none}"; }
+peer_last() { grep '^peer: ' "$run/peer.out" 2>/dev/null | tail -n 1 | cut -c1-160; }
+
+# The packets, once: rdma-wire writes the packet record, every rule reads it.
+packets=$run/packets.json
+if [ -s "$run/capture.pcapng" ] && [ ! -s "$packets" ]; then
+    "$bin/rdma-wire" "$run/capture.pcapng" --json "$packets" --quiet >/dev/null 2>"$run/wire.err" ||
+        echo "judge: rdma-wire could not read the capture: $(head -n 1 "$run/wire.err")" >&2
+fi
+# count_packets WHERE...: RC packets matching every --where condition.
+count_packets() {
+    [ -s "$packets" ] || { echo 0; return; }
+    local args=(--where transport=RC) condition
+    for condition in "$@"; do args+=(--where "$condition"); done
+    "$bin/rdma-wire" "$packets" --count "${args[@]}" 2>/dev/null || echo 0
+}
+
+# ---- The rules an exercise's rules.sh uses ----------------------------------------------------
+
+# rule_exits HINT LINK: the reader's program exits 0.
+rule_exits() {
+    local rc err
+    rc=$(reader_rc)
+    err=$(grep -m 1 . "$run/reader.err" 2>/dev/null | cut -c1-140)
+    verdict exits "$([ "$rc" = 0 ] && echo 1)" "your program exits 0" \
+        "exit $rc${err:+ (\"$err\")}" "$1" "$2"
+}
+
+# rule_peer_verified HINT LINK: the reference peer checked the data and said so.
+rule_peer_verified() {
+    local line ok=""
+    line=$(peer_last)
+    grep -q '^peer: verified' "$run/peer.out" 2>/dev/null && [ "$(cat "$run/peer.rc" 2>/dev/null)" = 0 ] && ok=1
+    verdict peer-verified "$ok" "the peer verifies the data" "\"${line:-the peer said nothing}\"" "$1" "$2"
+}
+
+# rule_packets NAME N DESCRIPTION HINT LINK WHERE...: exactly N RC packets match WHERE.
+rule_packets() {
+    local name=$1 want=$2 what=$3 hint=$4 link=$5 n
+    shift 5
+    n=$(count_packets "$@")
+    verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what on the wire" "$n" "$hint" "$link"
+}
+
+# rule_clean_wire HINT LINK: no NAK of any kind and nothing sent twice (RC retransmits only
+# what was lost or refused).
+rule_clean_wire() {
+    local naks again
+    naks=$(count_packets 'aeth.meaning~NAK')
+    again=$(count_packets 'sent_again=true')
+    verdict clean-wire "$([ "$naks" = 0 ] && [ "$again" = 0 ] && echo 1)" \
+        "no NAK and no packet sent again" "$naks NAK(s), $again packet(s) sent again" "$1" "$2"
+}
+
+# rule_access EXPECTED HINT LINK: every registration the program made has exactly these access
+# flags (EXPECTED: flags joined by |, or none), one per line of observe.tsv.
+rule_access() {
+    local want=$1 seen="" bad=0 kind length access _
+    while IFS=$'\t' read -r kind length access _; do
+        [ "$kind" = reg ] || continue
+        seen+="${seen:+, }$access on $length bytes"
+        [ "$access" = "$want" ] || bad=1
+    done <"$run/observe.tsv"
+    [ -n "$seen" ] || { seen="no registration"; bad=1; }
+    verdict least-privilege "$([ $bad = 0 ] && echo 1)" "every registration with access $want" "$seen" "$2" "$3"
+}
+
+# rule_access_each "LENGTH=FLAGS ..." HINT LINK: each registration of LENGTH bytes has FLAGS.
+rule_access_each() {
+    local spec=$1 seen="" bad=0 kind length access want _
+    while IFS=$'\t' read -r kind length access _; do
+        [ "$kind" = reg ] || continue
+        seen+="${seen:+, }$access on $length bytes"
+        want=$(tr ' ' '\n' <<<"$spec" | sed -n "s/^$length=//p")
+        [ -n "$want" ] && [ "$access" = "$want" ] || bad=1
+    done <"$run/observe.tsv"
+    [ -n "$seen" ] || { seen="no registration"; bad=1; }
+    verdict least-privilege "$([ $bad = 0 ] && echo 1)" "registrations with only the access they need ($spec bytes=flags)" "$seen" "$2" "$3"
+}
+
+# rule_released HINT LINK: every registration was deregistered (ibv_dereg_mr returned 0).
+rule_released() {
+    local registered deregistered
+    registered=$(grep -c $'^reg\t[0-9]*\t[^\t]*\t0x' "$run/observe.tsv" 2>/dev/null)
+    deregistered=$(grep -c $'^dereg\t.*\t0$' "$run/observe.tsv" 2>/dev/null)
+    verdict released "$([ "$registered" = "$deregistered" ] && echo 1)" \
+        "every registration released (ibv_dereg_mr)" "${registered:-0} registered, ${deregistered:-0} released" "$1" "$2"
+}
+
+[ -e "$run/observe.tsv" ] || : >"$run/observe.tsv"
+source "$exercise_dir/rules.sh"
+judge_rules
+echo "$held of $rules rules hold"
+[ "$held" = "$rules" ] && [ "$rules" -gt 0 ]

@@ -1,0 +1,205 @@
+// The reference peer of the exercises: the server side each exercise's program connects to.
+// It advertises what the exercise needs, does its half, verifies what the reader's program did
+// and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
+//   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
+// EXERCISE: write | read | receives | write-imm (the exercise folders say which they use).
+#include "exercise.hpp"
+#include "rdmalab/connection.hpp"
+#include "rdmalab/control_word.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+using namespace rdmalab;
+
+namespace {
+
+constexpr std::uint32_t kMessages = 4;       // the receives exercise: SENDs the peer makes
+constexpr std::uint32_t kMessageBytes = 64;  // each of them
+
+struct PeerOptions {
+    std::string exercise;
+    ConnectionOptions connection;
+};
+
+// Registers `bytes` and says where they are, in the accept's private data.
+std::array<std::byte, exercise::kRemoteBufferBytes> advertise(std::vector<std::uint8_t>& bytes,
+                                                              const ibv_mr& mr) {
+    std::array<std::byte, exercise::kRemoteBufferBytes> out{};
+    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(bytes.data()),
+                                    .rkey = mr.rkey,
+                                    .length = static_cast<std::uint32_t>(bytes.size())},
+                                   reinterpret_cast<std::uint8_t*>(out.data()));
+    return out;
+}
+
+// The first byte of `bytes` that is not the pattern, if any.
+std::optional<std::size_t> first_wrong_byte(const std::vector<std::uint8_t>& bytes) {
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        if (bytes[i] != exercise::pattern_byte(i)) return i;
+    return std::nullopt;
+}
+
+int verdict_on(const std::vector<std::uint8_t>& target, const char* how) {
+    if (auto wrong = first_wrong_byte(target)) {
+        fmt::print("peer: FAILED: byte {} of {} is {:#04x}, the pattern says {:#04x}\n", *wrong,
+                   target.size(), target[*wrong], exercise::pattern_byte(*wrong));
+        return 1;
+    }
+    fmt::print("peer: verified {} bytes {}\n", target.size(), how);
+    return 0;
+}
+
+// write, write-imm: a zeroed buffer the reader may write (REMOTE_WRITE needs LOCAL_WRITE).
+int serve_write(const PeerOptions& options, Listener& listener, bool with_immediate) {
+    auto connection = listener.next_client();
+    connection.create_queues({.send = 1, .recv = 1, .completions = 2});
+    std::vector<std::uint8_t> target(options.connection.size, 0);
+    MemoryRegion target_mr{ibv_reg_mr(connection.pd(), target.data(), target.size(),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
+    check_ptr(target_mr.get(), "ibv_reg_mr(target)");
+    // Either the reader's 4-byte "done" SEND lands here, or its WRITE WITH IMMEDIATE consumes it.
+    ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
+    done.post_receive(connection.qp(), 1);
+    connection.accept(advertise(target, *target_mr));
+    fmt::print("peer: connected; advertised {} bytes, rkey {:#x}\n", target.size(), target_mr->rkey);
+
+    const ibv_wc wc = connection.wait_for_completion("the reader's notification");
+    if (with_immediate) {
+        if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+            return fmt::print("peer: FAILED: the notification was a {} completion, not RDMA "
+                              "WRITE WITH IMMEDIATE's\n",
+                              wc.opcode == IBV_WC_RECV ? "plain receive (a SEND)" : "non-receive"),
+                   1;
+        const std::uint32_t immediate = ntohl(wc.imm_data);
+        if (immediate != target.size())
+            return fmt::print("peer: FAILED: the immediate says {} (network order), the buffer "
+                              "holds {} bytes (host-order {:#x} read as big-endian?)\n",
+                              immediate, target.size(), wc.imm_data),
+                   1;
+        fmt::print("peer: RDMA WRITE WITH IMMEDIATE arrived, immediate {}\n", immediate);
+    } else {
+        const std::uint32_t written = done.received_value(wc, "the done message");
+        fmt::print("peer: the done message says {} bytes\n", written);
+    }
+    const int rc = verdict_on(target, with_immediate ? "placed by RDMA WRITE WITH IMMEDIATE"
+                                                      : "placed by RDMA WRITE");
+    connection.wait_for_disconnect();
+    return rc;
+}
+
+// read: a buffer holding the pattern, readable by the reader (REMOTE_READ only); the reader's
+// done message carries the checksum of what it read.
+int serve_read(const PeerOptions& options, Listener& listener) {
+    auto connection = listener.next_client();
+    connection.create_queues({.send = 1, .recv = 1, .completions = 2});
+    std::vector<std::uint8_t> source(options.connection.size);
+    for (std::size_t i = 0; i < source.size(); ++i) source[i] = exercise::pattern_byte(i);
+    MemoryRegion source_mr{
+        ibv_reg_mr(connection.pd(), source.data(), source.size(), IBV_ACCESS_REMOTE_READ)};
+    check_ptr(source_mr.get(), "ibv_reg_mr(source)");
+    ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
+    done.post_receive(connection.qp(), 1);
+    connection.accept(advertise(source, *source_mr));
+    fmt::print("peer: connected; advertised {} bytes to read, rkey {:#x}\n", source.size(),
+               source_mr->rkey);
+    const std::uint32_t said = done.received_value(
+        connection.wait_for_completion("the reader's done message"), "the done message");
+    const std::uint32_t expected = exercise::checksum(source.data(), source.size());
+    int rc = 0;
+    if (said != expected) {
+        fmt::print("peer: FAILED: the reader's checksum is {:#010x}, the buffer's is {:#010x}\n",
+                   said, expected);
+        rc = 1;
+    } else {
+        fmt::print("peer: verified: the reader read all {} bytes (checksum {:#010x})\n",
+                   source.size(), expected);
+    }
+    connection.wait_for_disconnect();
+    return rc;
+}
+
+// receives: kMessages SENDs as soon as the connection is up; the reader must have posted its
+// receives before connecting. Its done message says how many it verified.
+int serve_receives(Listener& listener) {
+    auto connection = listener.next_client();
+    connection.create_queues({.send = kMessages + 1, .recv = 1, .completions = kMessages + 2});
+    std::vector<std::uint8_t> messages(std::size_t{kMessages} * kMessageBytes);
+    for (std::size_t i = 0; i < messages.size(); ++i) messages[i] = exercise::pattern_byte(i);
+    MemoryRegion messages_mr{ibv_reg_mr(connection.pd(), messages.data(), messages.size(), 0)};
+    check_ptr(messages_mr.get(), "ibv_reg_mr(messages)");
+    ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
+    done.post_receive(connection.qp(), 100);
+    connection.accept();
+    fmt::print("peer: connected; sending {} messages of {} bytes at once\n", kMessages,
+               kMessageBytes);
+    for (std::uint32_t m = 0; m < kMessages; ++m) {
+        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(messages.data()) + m * kMessageBytes,
+                    .length = kMessageBytes,
+                    .lkey = messages_mr->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = m;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        ibv_send_wr* bad = nullptr;
+        check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(message)");
+    }
+    // Every SEND must complete: one whose receiver never posted a receive ends in an RNR error.
+    std::uint32_t sent = 0;
+    std::optional<std::uint32_t> said;
+    while (sent < kMessages || !said) {
+        const ibv_wc wc = connection.wait_for_completion("the messages and the done message");
+        if (wc.wr_id == 100)
+            said = done.received_value(wc, "the done message");
+        else
+            ++sent;
+    }
+    int rc = 0;
+    if (*said != kMessages) {
+        fmt::print("peer: FAILED: the reader says it verified {} of the {} messages\n", *said,
+                   kMessages);
+        rc = 1;
+    } else {
+        fmt::print("peer: verified: all {} messages were received and checked\n", kMessages);
+    }
+    connection.wait_for_disconnect();
+    return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("exercise-peer", [&] {
+        CLI::App app{"The exercises' reference peer: serves one exercise's client and judges it"};
+        PeerOptions options;
+        options.connection.server = true;
+        options.connection.accept_timeout_s = 30;
+        app.add_option("exercise", options.exercise, "write, read, receives or write-imm")
+            ->required()
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm"}));
+        app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
+            ->check(CLI::Range(1, 65535));
+        app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
+            ->check(CLI::Range(1, 1 << 20));
+        app.add_option("--timeout", options.connection.timeout_s, "seconds each wait may take")
+            ->check(CLI::Range(0.1, 600.0));
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::ParseError& e) {
+            std::exit(app.exit(e));
+        }
+        // Listener prints "server: listening on ..." once it listens: the judge waits for that line.
+        Listener listener(options.connection);
+        if (options.exercise == "read") return serve_read(options, listener);
+        if (options.exercise == "receives") return serve_receives(listener);
+        return serve_write(options, listener, options.exercise == "write-imm");
+    });
+}
