@@ -210,6 +210,10 @@ cmd_selftest() {
     while IFS=$'\t' read -r name variant _; do
         local judged=$out/$name/$variant.judged rc=0 expected verdict=FAIL said
         bash "$repo/exercises/judge/judge.sh" "$repo/exercises/$name" "$out/$name/$variant.run" "$bin" >"$judged" 2>&1 || rc=$?
+        if [ ! -x "$out/$name/$variant" ]; then
+            printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$variant" "builds" "does not build: $(grep -m 1 error "$out/$name/$variant.build.err")" FAIL >>"$out/verdicts.tsv"
+            continue
+        fi
         case $variant in
             reference) expected="every rule holds"; [ $rc = 0 ] && verdict=ok ;;
             starter) expected="rejected"; [ $rc = 1 ] && verdict=ok ;;
@@ -219,7 +223,7 @@ cmd_selftest() {
                 expected="rejected by rule $rule"
                 [ $rc = 1 ] && grep -q "^FAIL $rule: .* — hint: " "$judged" && verdict=ok ;;
         esac
-        said=$(grep -c '^FAIL' "$judged") 
+        said=$(grep -c '^FAIL' "$judged")
         printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$variant" "$expected" "judge exit $rc, $said rule(s) failed: $(grep '^FAIL' "$judged" | cut -d: -f1 | sed 's/^FAIL //' | paste -sd, -)" "$verdict" >>"$out/verdicts.tsv"
     done <"$out/build.tsv"
     cat "$out/verdicts.tsv"

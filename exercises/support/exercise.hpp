@@ -188,16 +188,20 @@ inline Connection prepare(const char* address, const char* port, std::uint32_t m
     return c;
 }
 
+// Whether the peer's accept carries a buffer advertisement (most exercises) or nothing.
+enum class Advertisement { kBuffer, kNone };
+
 // Connects the prepared QP (rdma_cm takes it through INIT, RTR and RTS) and keeps the buffer
 // the peer advertised in its accept. One RDMA READ may be outstanding each way.
-inline void connect(Connection& c) {
+inline void connect(Connection& c, Advertisement advertisement = Advertisement::kBuffer) {
     rdma_conn_param param{};
     param.initiator_depth = 1;
     param.responder_resources = 1;
     param.retry_count = 7;
     param.rnr_retry_count = 7;
     if (rdma_connect(c.id, &param) != 0) fail("rdma_connect failed");
-    expect_cm_event(c.events, RDMA_CM_EVENT_ESTABLISHED, &c.peer_buffer);
+    expect_cm_event(c.events, RDMA_CM_EVENT_ESTABLISHED,
+                    advertisement == Advertisement::kBuffer ? &c.peer_buffer : nullptr);
     c.connected = true;
 }
 
