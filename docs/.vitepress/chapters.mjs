@@ -18,6 +18,13 @@ export const CHAPTERS = [
   { file: 'efa.md', link: '/efa', text: 'AWS EFA and libfabric', group: 'The GPU era' },
   { file: 'reproduce.md', link: '/reproduce', text: 'Reproduce on your cluster', group: 'The GPU era' },
   { file: 'check-your-cluster.md', link: '/check-your-cluster', text: 'Check your cluster: rdma-mesh', group: 'The GPU era' },
+  { file: 'exercises.md', link: '/exercises', text: 'How the exercises work', group: 'Exercises' },
+  { file: 'exercises/01-write.md', link: '/exercises/01-write', text: '1. RDMA WRITE', group: 'Exercises' },
+  { file: 'exercises/02-read.md', link: '/exercises/02-read', text: '2. RDMA READ', group: 'Exercises' },
+  { file: 'exercises/03-receives.md', link: '/exercises/03-receives', text: '3. Receives in time', group: 'Exercises' },
+  { file: 'exercises/04-write-imm.md', link: '/exercises/04-write-imm', text: '4. WRITE WITH IMMEDIATE', group: 'Exercises' },
+  { file: 'exercises/05-atomic.md', link: '/exercises/05-atomic', text: '5. FETCH AND ADD', group: 'Exercises' },
+  { file: 'exercises/06-selective-signaling.md', link: '/exercises/06-selective-signaling', text: '6. Selective signaling', group: 'Exercises' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
   { file: 'results.md', link: '/results', text: 'Measured results', group: 'Reference' },
 ];

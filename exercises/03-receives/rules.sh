@@ -17,4 +17,6 @@ judge_rules() {
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered, before the connection goes" \
         "/memory-registration#keys"
+    rule_completions "a failed completion names its status: the errors chapter says what each means" \
+        "/errors#statuses"
 }

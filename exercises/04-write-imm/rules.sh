@@ -16,4 +16,6 @@ judge_rules() {
     rule_access none "the NIC only reads the source of a WRITE: register it with access 0" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered" "/memory-registration#keys"
+    rule_completions "a failed completion names its status: the errors chapter says what each means" \
+        "/errors#statuses"
 }

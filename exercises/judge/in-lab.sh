@@ -42,9 +42,12 @@ while IFS=$'\t' read -r exercise_dir program run; do
         peer_pid=$!
         wait_for "$run/peer.out" 'listening' 20 || echo "in-lab: run $n: the peer never listened" >&2
         touch "$shared/run-$n.ready"
-        # The reader's side says when its program ended; the peer then has 5 s to finish.
+        # The reader's side says when its program ended. After a program that exited 0 the peer
+        # has 15 s to give its verdict; after one that failed, 2 s (it has nothing to wait for).
         wait_for "$shared/run-$n.done" $((program_limit_s + 30))
-        for ((tick = 0; tick < 50; tick++)); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
+        grace=20
+        [ "$(cat "$run/reader.rc" 2>/dev/null)" = 0 ] && grace=150
+        for ((tick = 0; tick < grace; tick++)); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
         kill "$peer_pid" 2>/dev/null
         rc=0
         wait "$peer_pid" || rc=$?

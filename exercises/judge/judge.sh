@@ -117,6 +117,26 @@ rule_released() {
         "every registration released (ibv_dereg_mr)" "${registered:-0} registered, ${deregistered:-0} released" "$1" "$2"
 }
 
+# rule_completions HINT LINK: every completion the program polled was a success (and it polled
+# at least one).
+rule_completions() {
+    local total failed first
+    total=$(grep -c $'^wc\t' "$run/observe.tsv")
+    failed=$(grep $'^wc\t' "$run/observe.tsv" | grep -vc $'^wc\tsuccess\t')
+    first=$(grep $'^wc\t' "$run/observe.tsv" | grep -v $'^wc\tsuccess\t' | head -n 1 | cut -f2,3 | tr '\t' ' ')
+    verdict completions "$([ "$total" -gt 0 ] && [ "$failed" = 0 ] && echo 1)" \
+        "every completion you polled a success" "$total polled, $failed failed${first:+ (first: $first)}" "$1" "$2"
+}
+
+# rule_posted NAME N OPCODE SIGNALED DESCRIPTION HINT LINK: exactly N work requests of OPCODE
+# (observe.cpp's names: RDMA_WRITE, SEND, ...) were posted with SIGNALED (signaled, unsignaled
+# or any).
+rule_posted() {
+    local name=$1 want=$2 opcode=$3 signaled=$4 what=$5 n
+    n=$(awk -F'\t' -v o="$opcode" -v s="$signaled" '$1 == "send" && $2 == o && $5 == 0 && (s == "any" || $3 == s)' "$run/observe.tsv" | wc -l)
+    verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what" "$n" "$6" "$7"
+}
+
 [ -e "$run/observe.tsv" ] || : >"$run/observe.tsv"
 source "$exercise_dir/rules.sh"
 judge_rules

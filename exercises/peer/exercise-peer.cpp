@@ -2,7 +2,7 @@
 // It advertises what the exercise needs, does its half, verifies what the reader's program did
 // and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
 //   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
-// EXERCISE: write | read | receives | write-imm (the exercise folders say which they use).
+// EXERCISE: write | read | receives | write-imm | atomic (each exercise's rules.sh names its own).
 #include "exercise.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/control_word.hpp"
@@ -21,6 +21,7 @@ using namespace rdmalab;
 namespace {
 
 constexpr std::uint32_t kMessages = 4;       // the receives exercise: SENDs the peer makes
+constexpr std::uint32_t kAdds = 10;          // the atomic exercise: fetch-and-adds expected
 constexpr std::uint32_t kMessageBytes = 64;  // each of them
 
 struct PeerOptions {
@@ -174,6 +175,41 @@ int serve_receives(Listener& listener) {
     return rc;
 }
 
+// atomic: one 8-byte counter, zero, that the reader may only apply atomics to (REMOTE_ATOMIC,
+// which requires LOCAL_WRITE). The reader's done message says how many old values it checked.
+int serve_atomic(Listener& listener) {
+    auto connection = listener.next_client();
+    connection.create_queues({.send = 1, .recv = 1, .completions = 2});
+    alignas(8) static std::uint64_t counter = 0;  // atomics need an 8-byte aligned target
+    MemoryRegion counter_mr{ibv_reg_mr(connection.pd(), &counter, sizeof counter,
+                                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC)};
+    check_ptr(counter_mr.get(), "ibv_reg_mr(counter)");
+    ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
+    done.post_receive(connection.qp(), 1);
+    std::array<std::byte, exercise::kRemoteBufferBytes> advertisement{};
+    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(&counter),
+                                    .rkey = counter_mr->rkey,
+                                    .length = sizeof counter},
+                                   reinterpret_cast<std::uint8_t*>(advertisement.data()));
+    connection.accept(advertisement);
+    fmt::print("peer: connected; advertised an 8-byte counter, rkey {:#x}\n", counter_mr->rkey);
+    const std::uint32_t said = done.received_value(
+        connection.wait_for_completion("the reader's done message"), "the done message");
+    int rc = 0;
+    if (counter != kAdds || said != kAdds) {
+        fmt::print("peer: FAILED: the counter is {} and the reader checked {} old values; both "
+                   "should be {}\n",
+                   counter, said, kAdds);
+        rc = 1;
+    } else {
+        fmt::print("peer: verified: the counter is {} after {} fetch-and-adds, each old value "
+                   "checked by the reader\n",
+                   counter, kAdds);
+    }
+    connection.wait_for_disconnect();
+    return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,9 +218,9 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives or write-imm")
+        app.add_option("exercise", options.exercise, "write, read, receives, write-imm or atomic")
             ->required()
-            ->check(CLI::IsMember({"write", "read", "receives", "write-imm"}));
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -200,6 +236,7 @@ int main(int argc, char** argv) {
         Listener listener(options.connection);
         if (options.exercise == "read") return serve_read(options, listener);
         if (options.exercise == "receives") return serve_receives(listener);
+        if (options.exercise == "atomic") return serve_atomic(listener);
         return serve_write(options, listener, options.exercise == "write-imm");
     });
 }

@@ -80,8 +80,9 @@ inline RemoteBuffer decode_remote_buffer(const void* data, std::size_t size) {
     return buffer;
 }
 
-// Waits for one completion on cq, polling, for at most timeout_s seconds.
-inline ibv_wc wait_for_completion(ibv_cq* cq, double timeout_s = 10) {
+// Waits for one completion on cq, polling, for at most timeout_s seconds (in the lab a
+// completion takes milliseconds: one that has not come in 5 s is not coming).
+inline ibv_wc wait_for_completion(ibv_cq* cq, double timeout_s = 5) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     ibv_wc wc{};
     for (;;) {

@@ -1,10 +1,15 @@
-// What the exercise checker sees of a reader's program from inside it: every memory
-// registration and deregistration, preloaded (LD_PRELOAD) in front of libibverbs. Each call is
-// passed on unchanged; a line per call goes to the file $EXERCISE_OBSERVE names:
+// What the exercise checker sees of a reader's program from inside it, preloaded (LD_PRELOAD)
+// in front of libibverbs: every memory registration and deregistration, every work request
+// posted and every completion polled. Each call is passed on unchanged; a line per event goes
+// to the file $EXERCISE_OBSERVE names:
 //   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names joined by |, or none
 //   dereg <TAB> HANDLE <TAB> RESULT
-// The judge reads them for the least-privilege rule (no flag the operation does not need) and
-// for "every registration released before exit".
+//   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT   (one per WR posted)
+//   recv <TAB> BYTES <TAB> RESULT
+//   wc <TAB> STATUS <TAB> OPCODE <TAB> BYTE_LEN                            (one per completion)
+// ibv_post_send, ibv_post_recv and ibv_poll_cq are inline calls through the context's ops
+// table, so the observer takes the table's entries over when the program allocates its first
+// protection domain on a context (ibv_alloc_pd, an exported function).
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
 
@@ -67,6 +72,72 @@ Function next(const char* name) {
     return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
 }
 
+const char* send_opcode_name(ibv_wr_opcode opcode) {
+    switch (opcode) {
+        case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
+        case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
+        case IBV_WR_SEND: return "SEND";
+        case IBV_WR_SEND_WITH_IMM: return "SEND_WITH_IMM";
+        case IBV_WR_RDMA_READ: return "RDMA_READ";
+        case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CMP_AND_SWP";
+        case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FETCH_AND_ADD";
+        case IBV_WR_SEND_WITH_INV: return "SEND_WITH_INV";
+        default: return "OTHER";
+    }
+}
+const char* wc_opcode_name(ibv_wc_opcode opcode) {
+    switch (opcode) {
+        case IBV_WC_SEND: return "SEND";
+        case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
+        case IBV_WC_RDMA_READ: return "RDMA_READ";
+        case IBV_WC_COMP_SWAP: return "COMP_SWAP";
+        case IBV_WC_FETCH_ADD: return "FETCH_ADD";
+        case IBV_WC_RECV: return "RECV";
+        case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+        default: return "OTHER";
+    }
+}
+std::uint64_t sge_bytes(const ibv_sge* list, int count) {
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < count; ++i) bytes += list[i].length;
+    return bytes;
+}
+
+// The provider's entries, kept when the observer takes the ops table over (one context).
+int (*provider_post_send)(ibv_qp*, ibv_send_wr*, ibv_send_wr**) = nullptr;
+int (*provider_post_recv)(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**) = nullptr;
+int (*provider_poll_cq)(ibv_cq*, int, ibv_wc*) = nullptr;
+
+int observed_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+    const int rc = provider_post_send(qp, wr, bad);
+    for (const ibv_send_wr* w = wr; w != nullptr; w = w->next) {
+        const bool posted = rc == 0 || (bad != nullptr && w != *bad);
+        log_line(std::string("send\t") + send_opcode_name(w->opcode) + "\t" +
+                 ((w->send_flags & IBV_SEND_SIGNALED) != 0 ? "signaled" : "unsignaled") + "\t" +
+                 std::to_string(sge_bytes(w->sg_list, w->num_sge)) + "\t" +
+                 std::to_string(posted ? 0 : rc) + "\n");
+        if (!posted) break;
+    }
+    return rc;
+}
+int observed_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+    const int rc = provider_post_recv(qp, wr, bad);
+    for (const ibv_recv_wr* w = wr; w != nullptr; w = w->next) {
+        const bool posted = rc == 0 || (bad != nullptr && w != *bad);
+        log_line("recv\t" + std::to_string(sge_bytes(w->sg_list, w->num_sge)) + "\t" +
+                 std::to_string(posted ? 0 : rc) + "\n");
+        if (!posted) break;
+    }
+    return rc;
+}
+int observed_poll_cq(ibv_cq* cq, int entries, ibv_wc* wc) {
+    const int n = provider_poll_cq(cq, entries, wc);
+    for (int i = 0; i < n; ++i)
+        log_line(std::string("wc\t") + ibv_wc_status_str(wc[i].status) + "\t" +
+                 wc_opcode_name(wc[i].opcode) + "\t" + std::to_string(wc[i].byte_len) + "\n");
+    return n;
+}
+
 }  // namespace
 
 // verbs.h makes ibv_reg_mr a macro; the functions it calls are these two.
@@ -88,6 +159,21 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, std::size_t length, std::uint64
     ibv_mr* mr = real(pd, addr, length, iova, access);
     if (--registering == 0) log_registration(length, access, mr);
     return mr;
+}
+
+ibv_pd* ibv_alloc_pd(ibv_context* context) {
+    static auto real = next<ibv_pd* (*)(ibv_context*)>("ibv_alloc_pd");
+    ibv_pd* pd = real(context);
+    if (pd != nullptr && context->ops.post_send != observed_post_send &&
+        provider_post_send == nullptr) {
+        provider_post_send = context->ops.post_send;
+        provider_post_recv = context->ops.post_recv;
+        provider_poll_cq = context->ops.poll_cq;
+        context->ops.post_send = observed_post_send;
+        context->ops.post_recv = observed_post_recv;
+        context->ops.poll_cq = observed_poll_cq;
+    }
+    return pd;
 }
 
 int ibv_dereg_mr(ibv_mr* mr) {
