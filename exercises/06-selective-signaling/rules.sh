@@ -2,7 +2,7 @@
 peer_exercise=write   # the peer's buffer for remote writes; it verifies every byte
 peer_size=16384       # 64 WRITEs of 256 bytes: one RDMA WRITE Only packet each
 judge_rules() {
-    rule_exits "read the line your program printed on stderr: \"no completion within 10 s\" means you waited for a completion no outstanding WR will make" \
+    rule_exits "read the line your program printed on stderr: \"no completion within 5 s\" means you waited for a completion no outstanding WR will make" \
         "/completions#selective-signaling"
     rule_peer_verified "the peer checks all 16 KiB: 64 WRITEs of 256 bytes, WRITE i at offset i * 256" \
         "/completions#selective-signaling"

@@ -137,6 +137,22 @@ rule_posted() {
     verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what" "$n" "$6" "$7"
 }
 
+# rule_transitions HINT LINK: ibv_modify_qp took the QP to INIT, RTR and RTS, in that order,
+# each call succeeding.
+rule_transitions() {
+    local seen
+    seen=$(awk -F'\t' '$1 == "modify" { printf "%s%s%s", sep, $2, ($4 == 0 ? "" : " (failed: " $4 ")"); sep = ", " }' "$run/observe.tsv")
+    verdict transitions "$([ "$seen" = "INIT, RTR, RTS" ] && echo 1)" "ibv_modify_qp to INIT, RTR, RTS, each succeeding" \
+        "${seen:-no ibv_modify_qp}" "$1" "$2"
+}
+
+# rule_qp_access EXPECTED HINT LINK: the access the QP grants its peer (set at INIT).
+rule_qp_access() {
+    local seen
+    seen=$(awk -F'\t' '$1 == "modify" && $3 != "-" { print $3 }' "$run/observe.tsv" | paste -sd, -)
+    verdict qp-least-privilege "$([ "$seen" = "$1" ] && echo 1)" "the QP grants the peer $1" "${seen:-no access set}" "$2" "$3"
+}
+
 [ -e "$run/observe.tsv" ] || : >"$run/observe.tsv"
 source "$exercise_dir/rules.sh"
 judge_rules

@@ -2,11 +2,17 @@
 // It advertises what the exercise needs, does its half, verifies what the reader's program did
 // and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
 //   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
-// EXERCISE: write | read | receives | write-imm | atomic (each exercise's rules.sh names its own).
+// EXERCISE: write | read | receives | write-imm | atomic | by-hand (each exercise's rules.sh
+// names its own).
+#include "by-hand.hpp"
 #include "exercise.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/control_word.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/qp_transitions.hpp"
+#include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <CLI/CLI.hpp>
@@ -210,6 +216,61 @@ int serve_atomic(Listener& listener) {
     return rc;
 }
 
+// by-hand: no rdma_cm. The peer listens on TCP, swaps 40-byte records (exercises/support/
+// by-hand.hpp) with the reader, takes its own QP to RTS, says 'R' (ready), and then serves as in
+// `write`: a zeroed buffer the reader may write, verified after its done message.
+int serve_by_hand(const PeerOptions& options) {
+    fmt::print("peer: by-hand exercise, listening (TCP) on port {}\n", options.connection.port);
+    std::fflush(stdout);
+    auto tcp = TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
+    QpOptions qp_options;
+    qp_options.size = options.connection.size;
+    auto r = create_qp_resources(qp_options, IBV_QPT_RC, 2, 2, "peer");
+    std::vector<std::uint8_t> target(options.connection.size, 0);
+    MemoryRegion target_mr{ibv_reg_mr(r.pd.get(), target.data(), target.size(),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)};
+    check_ptr(target_mr.get(), "ibv_reg_mr(target)");
+    ControlWord done(r.pd.get(), ControlWord::Direction::kReceive);
+    apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "peer");
+    done.post_receive(r.qp.get(), 1);
+
+    exercise::Endpoint ours;
+    ours.qpn = r.qp->qp_num;
+    ours.psn = random_psn();
+    ours.gid = r.local.gid;
+    ours.buffer = {.address = reinterpret_cast<std::uintptr_t>(target.data()),
+                   .rkey = target_mr->rkey,
+                   .length = static_cast<std::uint32_t>(target.size())};
+    std::array<std::byte, exercise::kEndpointBytes> record{};
+    exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
+    tcp.send_all(record);
+    tcp.receive_exact(record);
+    const exercise::Endpoint theirs =
+        exercise::decode_endpoint(reinterpret_cast<const std::uint8_t*>(record.data()), false);
+    QpEndpoint remote;
+    remote.qpn = theirs.qpn;
+    remote.psn = theirs.psn;
+    remote.gid = theirs.gid;
+    remote.active_mtu = r.local.active_mtu;
+    const Reliability reliability;
+    apply_transition(r.qp.get(), rtr_transition(IBV_QPT_RC, r.local, remote, reliability), "peer");
+    apply_transition(r.qp.get(), rts_transition(IBV_QPT_RC, ours.psn, reliability), "peer");
+    const std::array<std::byte, 1> ready{std::byte{'R'}};
+    tcp.send_all(ready);
+    fmt::print("peer: QP {:#x} in RTS towards QP {:#x}; advertised {} bytes, rkey {:#x}\n",
+               ours.qpn, theirs.qpn, target.size(), target_mr->rkey);
+
+    const ibv_wc wc =
+        wait_for_any_completion(r.cq.get(), options.connection.timeout(), "the reader's done message");
+    if (wc.status != IBV_WC_SUCCESS)
+        return fmt::print("peer: FAILED: the done message's receive completed with {}\n",
+                          ibv_wc_status_str(wc.status)),
+               1;
+    const std::uint32_t written = done.received_value(wc, "the done message");
+    fmt::print("peer: the done message says {} bytes\n", written);
+    return verdict_on(target, "placed by RDMA WRITE over a QP connected by hand");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,9 +279,9 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives, write-imm or atomic")
+        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic or by-hand")
             ->required()
-            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic"}));
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -232,6 +293,7 @@ int main(int argc, char** argv) {
         } catch (const CLI::ParseError& e) {
             std::exit(app.exit(e));
         }
+        if (options.exercise == "by-hand") return serve_by_hand(options);
         // Listener prints "server: listening on ..." once it listens: the judge waits for that line.
         Listener listener(options.connection);
         if (options.exercise == "read") return serve_read(options, listener);

@@ -7,6 +7,8 @@
 //   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT   (one per WR posted)
 //   recv <TAB> BYTES <TAB> RESULT
 //   wc <TAB> STATUS <TAB> OPCODE <TAB> BYTE_LEN                            (one per completion)
+//   modify <TAB> STATE <TAB> ACCESS <TAB> RESULT     (ibv_modify_qp: the state asked for, the QP
+//                                                    access flags where the mask sets them, or -)
 // ibv_post_send, ibv_post_recv and ibv_poll_cq are inline calls through the context's ops
 // table, so the observer takes the table's entries over when the program allocates its first
 // protection domain on a context (ibv_alloc_pd, an exported function).
@@ -159,6 +161,19 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, std::size_t length, std::uint64
     ibv_mr* mr = real(pd, addr, length, iova, access);
     if (--registering == 0) log_registration(length, access, mr);
     return mr;
+}
+
+int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+    static auto real = next<int (*)(ibv_qp*, ibv_qp_attr*, int)>("ibv_modify_qp");
+    const int rc = real(qp, attr, mask);
+    static constexpr const char* kStates[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+    const unsigned state = static_cast<unsigned>(attr->qp_state);
+    const std::string state_name =
+        (mask & IBV_QP_STATE) == 0 ? "-" : (state < 7 ? kStates[state] : std::to_string(state));
+    const std::string access =
+        (mask & IBV_QP_ACCESS_FLAGS) == 0 ? "-" : access_names(attr->qp_access_flags);
+    log_line("modify\t" + state_name + "\t" + access + "\t" + std::to_string(rc) + "\n");
+    return rc;
 }
 
 ibv_pd* ibv_alloc_pd(ibv_context* context) {
