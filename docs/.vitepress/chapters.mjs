@@ -26,6 +26,7 @@ export const CHAPTERS = [
   { file: 'exercises/05-atomic.md', link: '/exercises/05-atomic', text: '5. FETCH AND ADD', group: 'Exercises' },
   { file: 'exercises/06-selective-signaling.md', link: '/exercises/06-selective-signaling', text: '6. Selective signaling', group: 'Exercises' },
   { file: 'exercises/07-by-hand.md', link: '/exercises/07-by-hand', text: '7. A QP by hand', group: 'Exercises' },
+  { file: 'exercises/08-ud.md', link: '/exercises/08-ud', text: '8. UD datagrams', group: 'Exercises' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
   { file: 'results.md', link: '/results', text: 'Measured results', group: 'Reference' },
 ];

@@ -37,10 +37,12 @@ if [ -s "$run/capture.pcapng" ] && [ ! -s "$packets" ]; then
     "$bin/rdma-wire" "$run/capture.pcapng" --json "$packets" --quiet >/dev/null 2>"$run/wire.err" ||
         echo "judge: rdma-wire could not read the capture: $(head -n 1 "$run/wire.err")" >&2
 fi
-# count_packets WHERE...: RC packets matching every --where condition.
+# count_packets WHERE...: packets matching every --where condition; RC packets unless a
+# condition names the transport.
 count_packets() {
     [ -s "$packets" ] || { echo 0; return; }
-    local args=(--where transport=RC) condition
+    local args=() condition
+    [[ " $* " == *" transport="* ]] || args=(--where transport=RC)
     for condition in "$@"; do args+=(--where "$condition"); done
     "$bin/rdma-wire" "$packets" --count "${args[@]}" 2>/dev/null || echo 0
 }

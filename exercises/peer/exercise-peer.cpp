@@ -2,8 +2,8 @@
 // It advertises what the exercise needs, does its half, verifies what the reader's program did
 // and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
 //   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
-// EXERCISE: write | read | receives | write-imm | atomic | by-hand (each exercise's rules.sh
-// names its own).
+// EXERCISE: write | read | receives | write-imm | atomic | by-hand | ud (each exercise's
+// rules.sh names its own).
 #include "by-hand.hpp"
 #include "exercise.hpp"
 #include "rdmalab/connection.hpp"
@@ -271,6 +271,88 @@ int serve_by_hand(const PeerOptions& options) {
     return verdict_on(target, "placed by RDMA WRITE over a QP connected by hand");
 }
 
+// ud: no rdma_cm, no connection. The peer's UD QP (Q_Key exercise::kQkey) waits for the
+// reader's 64-byte datagram, checks it behind its 40-byte GRH, answers with one of its own, and
+// then reads the reader's verdict on that answer over TCP.
+int serve_ud(const PeerOptions& options) {
+    constexpr std::size_t kGrh = 40, kPayload = 64;
+    fmt::print("peer: ud exercise, listening (TCP) on port {}\n", options.connection.port);
+    std::fflush(stdout);
+    auto tcp = TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
+    auto r = create_qp_resources(QpOptions{}, IBV_QPT_UD, 2, 2, "peer");
+    std::vector<std::uint8_t> inbox(kGrh + kPayload, 0), outgoing(kPayload);
+    for (std::size_t i = 0; i < outgoing.size(); ++i) outgoing[i] = exercise::pattern_byte(i);
+    MemoryRegion inbox_mr{
+        ibv_reg_mr(r.pd.get(), inbox.data(), inbox.size(), IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(inbox_mr.get(), "ibv_reg_mr(inbox)");
+    MemoryRegion outgoing_mr{ibv_reg_mr(r.pd.get(), outgoing.data(), outgoing.size(), 0)};
+    check_ptr(outgoing_mr.get(), "ibv_reg_mr(outgoing)");
+    apply_transition(r.qp.get(), ud_init_transition(r.local, exercise::kQkey), "peer");
+    ibv_sge receive_sge{reinterpret_cast<std::uintptr_t>(inbox.data()),
+                        static_cast<std::uint32_t>(inbox.size()), inbox_mr->lkey};
+    ibv_recv_wr receive{};
+    receive.sg_list = &receive_sge;
+    receive.num_sge = 1;
+    ibv_recv_wr* bad_receive = nullptr;
+    check_ibv(ibv_post_recv(r.qp.get(), &receive, &bad_receive), "ibv_post_recv");
+    exercise::Endpoint ours;
+    ours.qpn = r.qp->qp_num;
+    ours.psn = random_psn();
+    ours.gid = r.local.gid;
+    const Reliability reliability;
+    apply_transition(r.qp.get(), rtr_transition(IBV_QPT_UD, r.local, QpEndpoint{}, reliability), "peer");
+    apply_transition(r.qp.get(), rts_transition(IBV_QPT_UD, ours.psn, reliability), "peer");
+    std::array<std::byte, exercise::kEndpointBytes> record{};
+    exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
+    tcp.send_all(record);
+    tcp.receive_exact(record);
+    const exercise::Endpoint theirs =
+        exercise::decode_endpoint(reinterpret_cast<const std::uint8_t*>(record.data()), false);
+    const std::array<std::byte, 1> ready{std::byte{'R'}};
+    tcp.send_all(ready);
+    fmt::print("peer: UD QP {:#x} ready, Q_Key {:#x}; the reader's QP is {:#x}\n", ours.qpn,
+               exercise::kQkey, theirs.qpn);
+
+    const ibv_wc in = wait_for_any_completion(r.cq.get(), options.connection.timeout(),
+                                              "the reader's datagram");
+    if (in.status != IBV_WC_SUCCESS || in.opcode != IBV_WC_RECV || in.byte_len != kGrh + kPayload)
+        return fmt::print("peer: FAILED: the reader's datagram arrived as {} bytes, status {} "
+                          "(expected the 40-byte GRH and 64 bytes)\n",
+                          in.byte_len, ibv_wc_status_str(in.status)),
+               1;
+    for (std::size_t i = 0; i < kPayload; ++i)
+        if (inbox[kGrh + i] != exercise::pattern_byte(i))
+            return fmt::print("peer: FAILED: byte {} of the reader's datagram is not the pattern\n", i), 1;
+    fmt::print("peer: the reader's datagram arrived whole (64 bytes behind the GRH)\n");
+
+    QpEndpoint reader;
+    reader.gid = theirs.gid;
+    ibv_ah_attr ah_attr = address_vector(r.local, reader);
+    AddressHandle ah{check_ptr(ibv_create_ah(r.pd.get(), &ah_attr), "ibv_create_ah")};
+    ibv_sge send_sge{reinterpret_cast<std::uintptr_t>(outgoing.data()),
+                     static_cast<std::uint32_t>(outgoing.size()), outgoing_mr->lkey};
+    ibv_send_wr send{};
+    send.sg_list = &send_sge;
+    send.num_sge = 1;
+    send.opcode = IBV_WR_SEND;
+    send.send_flags = IBV_SEND_SIGNALED;
+    send.wr.ud.ah = ah.get();
+    send.wr.ud.remote_qpn = theirs.qpn;
+    send.wr.ud.remote_qkey = exercise::kQkey;
+    ibv_send_wr* bad_send = nullptr;
+    check_ibv(ibv_post_send(r.qp.get(), &send, &bad_send), "ibv_post_send(datagram)");
+    const ibv_wc sent = wait_for_any_completion(r.cq.get(), options.connection.timeout(), "our datagram");
+    if (sent.status != IBV_WC_SUCCESS) fail("our datagram failed to send");
+    std::array<std::byte, 1> verdict{};
+    tcp.receive_exact(verdict);
+    if (verdict[0] != std::byte{'V'})
+        return fmt::print("peer: FAILED: the reader did not find our 64 bytes behind the GRH of "
+                          "its receive\n"),
+               1;
+    fmt::print("peer: verified: your datagram arrived whole, and you found ours behind its GRH\n");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,9 +361,9 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic or by-hand")
+        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand or ud")
             ->required()
-            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand"}));
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -294,6 +376,7 @@ int main(int argc, char** argv) {
             std::exit(app.exit(e));
         }
         if (options.exercise == "by-hand") return serve_by_hand(options);
+        if (options.exercise == "ud") return serve_ud(options);
         // Listener prints "server: listening on ..." once it listens: the judge waits for that line.
         Listener listener(options.connection);
         if (options.exercise == "read") return serve_read(options, listener);

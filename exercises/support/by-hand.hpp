@@ -1,6 +1,6 @@
-// For the exercises that connect a QP by hand, without rdma_cm (exercise 7): the record both
-// sides swap over TCP, and everything up to the first ibv_modify_qp. What comes after — INIT,
-// RTR, RTS — is the exercise.
+// For the exercises that work without rdma_cm (exercises 7 and 8): the record both sides swap
+// over TCP, and everything up to the first ibv_modify_qp. For RC what comes after — INIT, RTR,
+// RTS — is exercise 7; for UD (exercise 8) bring_up_ud takes those steps.
 #pragma once
 
 #include "exercise.hpp"
@@ -95,9 +95,13 @@ struct ManualConnection {
     }
 };
 
-// Opens the first RDMA device, creates PD, CQ and an RC QP (RESET), connects to the peer over TCP
-// (retrying for 5 s while it starts) and swaps records with it. Nothing is connected yet.
-inline void open_by_hand(ManualConnection& c, const char* address, const char* port) {
+// The Q_Key both sides' UD QPs accept (exercise 8): a datagram must carry it to be delivered.
+constexpr std::uint32_t kQkey = 0x11111111;
+
+// Opens the first RDMA device, creates PD, CQ and a QP of `type` (RESET), connects to the peer
+// over TCP (retrying for 5 s while it starts) and swaps records with it. Nothing is connected.
+inline void open_by_hand(ManualConnection& c, const char* address, const char* port,
+                         ibv_qp_type type = IBV_QPT_RC) {
     int devices = 0;
     ibv_device** list = ibv_get_device_list(&devices);
     if (list == nullptr || devices == 0) fail("no RDMA device");
@@ -127,7 +131,7 @@ inline void open_by_hand(ManualConnection& c, const char* address, const char* p
     ibv_qp_init_attr init{};
     init.send_cq = c.cq;
     init.recv_cq = c.cq;
-    init.qp_type = IBV_QPT_RC;
+    init.qp_type = type;
     init.cap.max_send_wr = 8;
     init.cap.max_recv_wr = 8;
     init.cap.max_send_sge = 1;
@@ -158,7 +162,32 @@ inline void open_by_hand(ManualConnection& c, const char* address, const char* p
     encode_endpoint(c.local, record);
     send_exact(c.tcp, record, sizeof record);
     receive_exact(c.tcp, record, sizeof record);
-    c.remote = decode_endpoint(record, true);
+    c.remote = decode_endpoint(record, type == IBV_QPT_RC);
+}
+
+// A UD QP from RESET to RTS: INIT names the port, P_Key index and the Q_Key it accepts; RTR needs
+// nothing more (a UD QP has no peer: each send names its own); RTS its first PSN.
+inline void bring_up_ud(ManualConnection& c) {
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = c.port;
+    attr.qkey = kQkey;
+    check(ibv_modify_qp(c.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+          "ibv_modify_qp(INIT)");
+    attr = {};
+    attr.qp_state = IBV_QPS_RTR;
+    check(ibv_modify_qp(c.qp, &attr, IBV_QP_STATE), "ibv_modify_qp(RTR)");
+    attr = {};
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn = c.local.psn;
+    check(ibv_modify_qp(c.qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN), "ibv_modify_qp(RTS)");
+}
+
+// Tells the peer over TCP what this side found: 'V' (verified) or 'X'.
+inline void send_verdict(ManualConnection& c, bool verified) {
+    const std::uint8_t verdict = verified ? 'V' : 'X';
+    send_exact(c.tcp, &verdict, 1);
 }
 
 // Waits for the peer's one-byte "ready": its QP is in RTR or later, so ours may send to it.
