@@ -27,6 +27,8 @@ export const CHAPTERS = [
   { file: 'exercises/06-selective-signaling.md', link: '/exercises/06-selective-signaling', text: '6. Selective signaling', group: 'Exercises' },
   { file: 'exercises/07-by-hand.md', link: '/exercises/07-by-hand', text: '7. A QP by hand', group: 'Exercises' },
   { file: 'exercises/08-ud.md', link: '/exercises/08-ud', text: '8. UD datagrams', group: 'Exercises' },
+  { file: 'exercises/09-gather.md', link: '/exercises/09-gather', text: '9. Gather', group: 'Exercises' },
+  { file: 'exercises/10-inline.md', link: '/exercises/10-inline', text: '10. Inline SENDs', group: 'Exercises' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
   { file: 'results.md', link: '/results', text: 'Measured results', group: 'Reference' },
 ];

@@ -14,7 +14,7 @@ constexpr std::uint32_t kSignalEvery = 4;  // one completion per 4 WRITEs
 
 int main(int argc, char** argv) {
     const auto args = exercise::parse_arguments(argc, argv);
-    exercise::Connection peer = exercise::prepare(args.address, args.port, kQueueDepth);
+    exercise::Connection peer = exercise::prepare(args.address, args.port, {.send = kQueueDepth});
     exercise::connect(peer);
     const exercise::RemoteBuffer target = peer.peer_buffer;
     if (target.length != kWrites * kChunk) exercise::fail("the peer's buffer is not 16 KiB");

@@ -130,13 +130,23 @@ rule_completions() {
         "every completion you polled a success" "$total polled, $failed failed${first:+ (first: $first)}" "$1" "$2"
 }
 
-# rule_posted NAME N OPCODE SIGNALED DESCRIPTION HINT LINK: exactly N work requests of OPCODE
-# (observe.cpp's names: RDMA_WRITE, SEND, ...) were posted with SIGNALED (signaled, unsignaled
-# or any).
+# rule_posted NAME N OPCODE SIGNALED DESCRIPTION HINT LINK [SGES [INLINE]]: exactly N work
+# requests of OPCODE (observe.cpp's names: RDMA_WRITE, SEND, ...) were posted with SIGNALED
+# (signaled, unsignaled or any), and where given with SGES scatter/gather entries and INLINE
+# (inline or -).
 rule_posted() {
     local name=$1 want=$2 opcode=$3 signaled=$4 what=$5 n
-    n=$(awk -F'\t' -v o="$opcode" -v s="$signaled" '$1 == "send" && $2 == o && $5 == 0 && (s == "any" || $3 == s)' "$run/observe.tsv" | wc -l)
+    n=$(awk -F'\t' -v o="$opcode" -v s="$signaled" -v g="${8:-any}" -v i="${9:-any}" \
+        '$1 == "send" && $2 == o && $5 == 0 && (s == "any" || $3 == s) && (g == "any" || $6 == g) && (i == "any" || $7 == i)' \
+        "$run/observe.tsv" | wc -l)
     verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what" "$n" "$6" "$7"
+}
+
+# rule_no_registration HINT LINK: the program registered no memory at all.
+rule_no_registration() {
+    local seen
+    seen=$(awk -F'\t' '$1 == "reg" { printf "%s%s on %s bytes", sep, $3, $2; sep = ", " }' "$run/observe.tsv")
+    verdict no-registration "$([ -z "$seen" ] && echo 1)" "no memory registered" "${seen:-none}" "$1" "$2"
 }
 
 # rule_transitions HINT LINK: ibv_modify_qp took the QP to INIT, RTR and RTS, in that order,

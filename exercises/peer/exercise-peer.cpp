@@ -2,8 +2,8 @@
 // It advertises what the exercise needs, does its half, verifies what the reader's program did
 // and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
 //   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
-// EXERCISE: write | read | receives | write-imm | atomic | by-hand | ud (each exercise's
-// rules.sh names its own).
+// EXERCISE: write | read | receives | write-imm | atomic | by-hand | ud | inbox (each
+// exercise's rules.sh names its own).
 #include "by-hand.hpp"
 #include "exercise.hpp"
 #include "rdmalab/connection.hpp"
@@ -28,6 +28,8 @@ namespace {
 
 constexpr std::uint32_t kMessages = 4;       // the receives exercise: SENDs the peer makes
 constexpr std::uint32_t kAdds = 10;          // the atomic exercise: fetch-and-adds expected
+constexpr std::uint32_t kInboxMessages = 8;  // the inbox exercise: SENDs the peer receives
+constexpr std::uint32_t kInboxBytes = 32;    // each of them
 constexpr std::uint32_t kMessageBytes = 64;  // each of them
 
 struct PeerOptions {
@@ -176,6 +178,49 @@ int serve_receives(Listener& listener) {
         rc = 1;
     } else {
         fmt::print("peer: verified: all {} messages were received and checked\n", kMessages);
+    }
+    connection.wait_for_disconnect();
+    return rc;
+}
+
+// inbox: kInboxMessages receives of kInboxBytes, posted before accepting; message m must be the
+// pattern at offset m * kInboxBytes.
+int serve_inbox(Listener& listener) {
+    auto connection = listener.next_client();
+    connection.create_queues(
+        {.send = 1, .recv = kInboxMessages, .completions = kInboxMessages + 1});
+    std::vector<std::uint8_t> inbox(std::size_t{kInboxMessages} * kInboxBytes, 0);
+    MemoryRegion inbox_mr{ibv_reg_mr(connection.pd(), inbox.data(), inbox.size(),
+                                     IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(inbox_mr.get(), "ibv_reg_mr(inbox)");
+    for (std::uint32_t m = 0; m < kInboxMessages; ++m) {
+        ibv_sge sge{reinterpret_cast<std::uintptr_t>(inbox.data()) + m * kInboxBytes, kInboxBytes,
+                    inbox_mr->lkey};
+        ibv_recv_wr wr{};
+        wr.wr_id = m;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(connection.qp(), &wr, &bad), "ibv_post_recv");
+    }
+    connection.accept();
+    fmt::print("peer: connected; {} receives of {} bytes posted\n", kInboxMessages, kInboxBytes);
+    for (std::uint32_t m = 0; m < kInboxMessages; ++m) {
+        const ibv_wc wc = connection.wait_for_completion("the reader's messages");
+        if (wc.opcode != IBV_WC_RECV || wc.byte_len != kInboxBytes)
+            return fmt::print("peer: FAILED: message {} arrived as {} bytes, not {}\n", m,
+                              wc.byte_len, kInboxBytes),
+                   1;
+    }
+    int rc = 0;
+    if (auto wrong = first_wrong_byte(inbox)) {
+        fmt::print("peer: FAILED: byte {} of message {} is not the pattern (was the buffer "
+                   "refilled before the NIC read it?)\n",
+                   *wrong % kInboxBytes, *wrong / kInboxBytes);
+        rc = 1;
+    } else {
+        fmt::print("peer: verified {} messages of {} bytes, each as it was when posted\n",
+                   kInboxMessages, kInboxBytes);
     }
     connection.wait_for_disconnect();
     return rc;
@@ -361,9 +406,9 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand or ud")
+        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand, ud or inbox")
             ->required()
-            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud"}));
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud", "inbox"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -382,6 +427,7 @@ int main(int argc, char** argv) {
         if (options.exercise == "read") return serve_read(options, listener);
         if (options.exercise == "receives") return serve_receives(listener);
         if (options.exercise == "atomic") return serve_atomic(listener);
+        if (options.exercise == "inbox") return serve_inbox(listener);
         return serve_write(options, listener, options.exercise == "write-imm");
     });
 }

@@ -152,10 +152,18 @@ inline void expect_cm_event(rdma_event_channel* events, rdma_cm_event_type expec
              std::to_string(status) + "), expected " + rdma_event_str(expected));
 }
 
-// Resolves the peer's address and route, then creates the PD, a CQ of cq_size entries and an
-// RC QP with room for max_send / max_recv work requests. The QP is not connected yet.
-inline Connection prepare(const char* address, const char* port, std::uint32_t max_send = 16,
-                          std::uint32_t max_recv = 16, std::uint32_t cq_size = 32) {
+// What prepare() builds the QP with.
+struct QueueSizes {
+    std::uint32_t send = 16;         // max_send_wr
+    std::uint32_t recv = 16;         // max_recv_wr
+    std::uint32_t completions = 32;  // the CQ's entries
+    std::uint32_t send_sge = 1;      // max_send_sge: scatter/gather entries per send WR
+    std::uint32_t inline_bytes = 0;  // max_inline_data: what IBV_SEND_INLINE may carry
+};
+
+// Resolves the peer's address and route, then creates the PD, a CQ and an RC QP of the sizes
+// asked for. The QP is not connected yet.
+inline Connection prepare(const char* address, const char* port, const QueueSizes& sizes = {}) {
     Connection c;
     c.events = rdma_create_event_channel();
     if (c.events == nullptr) fail("rdma_create_event_channel failed");
@@ -174,16 +182,17 @@ inline Connection prepare(const char* address, const char* port, std::uint32_t m
 
     c.pd = ibv_alloc_pd(c.id->verbs);
     if (c.pd == nullptr) fail("ibv_alloc_pd failed");
-    c.cq = ibv_create_cq(c.id->verbs, static_cast<int>(cq_size), nullptr, nullptr, 0);
+    c.cq = ibv_create_cq(c.id->verbs, static_cast<int>(sizes.completions), nullptr, nullptr, 0);
     if (c.cq == nullptr) fail("ibv_create_cq failed");
     ibv_qp_init_attr init{};
     init.send_cq = c.cq;
     init.recv_cq = c.cq;
     init.qp_type = IBV_QPT_RC;
-    init.cap.max_send_wr = max_send;
-    init.cap.max_recv_wr = max_recv;
-    init.cap.max_send_sge = 1;
+    init.cap.max_send_wr = sizes.send;
+    init.cap.max_recv_wr = sizes.recv;
+    init.cap.max_send_sge = sizes.send_sge;
     init.cap.max_recv_sge = 1;
+    init.cap.max_inline_data = sizes.inline_bytes;
     if (rdma_create_qp(c.id, c.pd, &init) != 0) fail("rdma_create_qp failed");
     c.qp = c.id->qp;
     return c;

@@ -4,7 +4,8 @@
 // to the file $EXERCISE_OBSERVE names:
 //   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names joined by |, or none
 //   dereg <TAB> HANDLE <TAB> RESULT
-//   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT   (one per WR posted)
+//   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT <TAB> SGES <TAB> inline|-
+//                                                                        (one per WR posted)
 //   recv <TAB> BYTES <TAB> RESULT
 //   wc <TAB> STATUS <TAB> OPCODE <TAB> BYTE_LEN                            (one per completion)
 //   modify <TAB> STATE <TAB> ACCESS <TAB> RESULT     (ibv_modify_qp: the state asked for, the QP
@@ -117,7 +118,8 @@ int observed_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
         log_line(std::string("send\t") + send_opcode_name(w->opcode) + "\t" +
                  ((w->send_flags & IBV_SEND_SIGNALED) != 0 ? "signaled" : "unsignaled") + "\t" +
                  std::to_string(sge_bytes(w->sg_list, w->num_sge)) + "\t" +
-                 std::to_string(posted ? 0 : rc) + "\n");
+                 std::to_string(posted ? 0 : rc) + "\t" + std::to_string(w->num_sge) + "\t" +
+                 ((w->send_flags & IBV_SEND_INLINE) != 0 ? "inline" : "-") + "\n");
         if (!posted) break;
     }
     return rc;
