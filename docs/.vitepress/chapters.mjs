@@ -29,6 +29,8 @@ export const CHAPTERS = [
   { file: 'exercises/08-ud.md', link: '/exercises/08-ud', text: '8. UD datagrams', group: 'Exercises' },
   { file: 'exercises/09-gather.md', link: '/exercises/09-gather', text: '9. Gather', group: 'Exercises' },
   { file: 'exercises/10-inline.md', link: '/exercises/10-inline', text: '10. Inline SENDs', group: 'Exercises' },
+  { file: 'exercises/11-post-lists.md', link: '/exercises/11-post-lists', text: '11. Post lists', group: 'Exercises' },
+  { file: 'exercises/12-fence.md', link: '/exercises/12-fence', text: '12. A fence', group: 'Exercises' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference' },
   { file: 'results.md', link: '/results', text: 'Measured results', group: 'Reference' },
 ];

@@ -142,6 +142,24 @@ rule_posted() {
     verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what" "$n" "$6" "$7"
 }
 
+# rule_post_calls NAME N LIST DESCRIPTION HINT LINK: exactly N ibv_post_send calls posted a list
+# of LIST work requests (the line shows every call's list length).
+rule_post_calls() {
+    local name=$1 want=$2 list=$3 seen n
+    n=$(awk -F'\t' -v l="$list" '$1 == "post" && $2 == l' "$run/observe.tsv" | wc -l)
+    seen=$(awk -F'\t' '$1 == "post" { n[$2]++ } END { for (k in n) printf "%s%d call(s) of %d", (sep++ ? ", " : ""), n[k], k }' "$run/observe.tsv")
+    verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $4" "${seen:-no ibv_post_send}" "$5" "$6"
+}
+
+# rule_fenced NAME OPCODE HINT LINK: every posted WR of OPCODE carries IBV_SEND_FENCE.
+rule_fenced() {
+    local name=$1 opcode=$2 total fenced
+    total=$(awk -F'\t' -v o="$opcode" '$1 == "send" && $2 == o' "$run/observe.tsv" | wc -l)
+    fenced=$(awk -F'\t' -v o="$opcode" '$1 == "send" && $2 == o && $8 == "fence"' "$run/observe.tsv" | wc -l)
+    verdict "$name" "$([ "$total" -gt 0 ] && [ "$total" = "$fenced" ] && echo 1)" "every $opcode fenced (IBV_SEND_FENCE)" \
+        "$fenced of $total fenced" "$3" "$4"
+}
+
 # rule_no_registration HINT LINK: the program registered no memory at all.
 rule_no_registration() {
     local seen

@@ -2,7 +2,7 @@
 // It advertises what the exercise needs, does its half, verifies what the reader's program did
 // and ends with one verdict line: "peer: verified ..." (exit 0) or "peer: FAILED: ..." (exit 1).
 //   exercise-peer EXERCISE [--port P] [--size BYTES] [--timeout S]
-// EXERCISE: write | read | receives | write-imm | atomic | by-hand | ud | inbox (each
+// EXERCISE: write | read | receives | write-imm | atomic | by-hand | ud | inbox | fence (each
 // exercise's rules.sh names its own).
 #include "by-hand.hpp"
 #include "exercise.hpp"
@@ -226,6 +226,45 @@ int serve_inbox(Listener& listener) {
     return rc;
 }
 
+// fence: an 8-byte word the reader may read (REMOTE_READ), and a receive for 8 bytes: the
+// reader READs the word and SENDs back what it read, which must be the word.
+int serve_fence(Listener& listener) {
+    constexpr std::uint64_t kWord = 0x5eed'f00d'cafe'0042;
+    auto connection = listener.next_client();
+    connection.create_queues({.send = 1, .recv = 1, .completions = 2});
+    alignas(8) static std::uint64_t word = kWord;
+    alignas(8) static std::uint64_t echoed = 0;
+    MemoryRegion word_mr{ibv_reg_mr(connection.pd(), &word, sizeof word, IBV_ACCESS_REMOTE_READ)};
+    check_ptr(word_mr.get(), "ibv_reg_mr(word)");
+    MemoryRegion echoed_mr{
+        ibv_reg_mr(connection.pd(), &echoed, sizeof echoed, IBV_ACCESS_LOCAL_WRITE)};
+    check_ptr(echoed_mr.get(), "ibv_reg_mr(echoed)");
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(&echoed), sizeof echoed, echoed_mr->lkey};
+    ibv_recv_wr receive{};
+    receive.sg_list = &sge;
+    receive.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    check_ibv(ibv_post_recv(connection.qp(), &receive, &bad), "ibv_post_recv");
+    std::array<std::byte, exercise::kRemoteBufferBytes> advertisement{};
+    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(&word),
+                                    .rkey = word_mr->rkey,
+                                    .length = sizeof word},
+                                   reinterpret_cast<std::uint8_t*>(advertisement.data()));
+    connection.accept(advertisement);
+    fmt::print("peer: connected; advertised an 8-byte word to read, rkey {:#x}\n", word_mr->rkey);
+    const ibv_wc wc = connection.wait_for_completion("the reader's echo");
+    int rc = 0;
+    if (wc.byte_len != sizeof echoed || echoed != kWord) {
+        fmt::print("peer: FAILED: the reader sent back {:#018x} ({} bytes), the word is {:#018x}\n",
+                   echoed, wc.byte_len, kWord);
+        rc = 1;
+    } else {
+        fmt::print("peer: verified: the reader sent back the word it read, {:#018x}\n", echoed);
+    }
+    connection.wait_for_disconnect();
+    return rc;
+}
+
 // atomic: one 8-byte counter, zero, that the reader may only apply atomics to (REMOTE_ATOMIC,
 // which requires LOCAL_WRITE). The reader's done message says how many old values it checked.
 int serve_atomic(Listener& listener) {
@@ -406,9 +445,10 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand, ud or inbox")
+        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand, ud, inbox or fence")
             ->required()
-            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud", "inbox"}));
+            ->check(CLI::IsMember(
+                {"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud", "inbox", "fence"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -428,6 +468,7 @@ int main(int argc, char** argv) {
         if (options.exercise == "receives") return serve_receives(listener);
         if (options.exercise == "atomic") return serve_atomic(listener);
         if (options.exercise == "inbox") return serve_inbox(listener);
+        if (options.exercise == "fence") return serve_fence(listener);
         return serve_write(options, listener, options.exercise == "write-imm");
     });
 }

@@ -4,8 +4,9 @@
 // to the file $EXERCISE_OBSERVE names:
 //   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names joined by |, or none
 //   dereg <TAB> HANDLE <TAB> RESULT
+//   post <TAB> WRS <TAB> RESULT          (one per ibv_post_send call: the length of its list)
 //   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT <TAB> SGES <TAB> inline|-
-//                                                                        (one per WR posted)
+//        <TAB> fence|-                                                   (one per WR posted)
 //   recv <TAB> BYTES <TAB> RESULT
 //   wc <TAB> STATUS <TAB> OPCODE <TAB> BYTE_LEN                            (one per completion)
 //   modify <TAB> STATE <TAB> ACCESS <TAB> RESULT     (ibv_modify_qp: the state asked for, the QP
@@ -113,13 +114,17 @@ int (*provider_poll_cq)(ibv_cq*, int, ibv_wc*) = nullptr;
 
 int observed_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     const int rc = provider_post_send(qp, wr, bad);
+    int listed = 0;
+    for (const ibv_send_wr* w = wr; w != nullptr; w = w->next) ++listed;
+    log_line("post\t" + std::to_string(listed) + "\t" + std::to_string(rc) + "\n");
     for (const ibv_send_wr* w = wr; w != nullptr; w = w->next) {
         const bool posted = rc == 0 || (bad != nullptr && w != *bad);
         log_line(std::string("send\t") + send_opcode_name(w->opcode) + "\t" +
                  ((w->send_flags & IBV_SEND_SIGNALED) != 0 ? "signaled" : "unsignaled") + "\t" +
                  std::to_string(sge_bytes(w->sg_list, w->num_sge)) + "\t" +
                  std::to_string(posted ? 0 : rc) + "\t" + std::to_string(w->num_sge) + "\t" +
-                 ((w->send_flags & IBV_SEND_INLINE) != 0 ? "inline" : "-") + "\n");
+                 ((w->send_flags & IBV_SEND_INLINE) != 0 ? "inline" : "-") + "\t" +
+                 ((w->send_flags & IBV_SEND_FENCE) != 0 ? "fence" : "-") + "\n");
         if (!posted) break;
     }
     return rc;
