@@ -92,9 +92,19 @@ cmd_start() {
     echo "Edit my-exercises/$name.cpp, then: ./rdmalab exercise check ${name%%-*}"
 }
 
-# lab_runs RUNS_FILE: every run the file lists, in one two-host lab boot.
+# lab_runs RUNS_FILE LIMIT_S: every run the file lists, in one two-host lab boot; then each run's
+# packets cut from the boot's one capture by the run's window (editcap).
 lab_runs() {
-    "$repo/lab/lab.sh" --hosts 2 --timeout "${2:-300}" -- bash "$repo/exercises/judge/in-lab.sh" "$bin" "$1"
+    local capture=${1%/*}/link.pcapng rc=0 run start end
+    "$repo/lab/lab.sh" --hosts 2 --timeout "${2:-300}" -- \
+        bash "$repo/exercises/judge/in-lab.sh" "$bin" "$1" "$capture" || rc=$?
+    while IFS=$'\t' read -r _ _ run; do
+        [ -r "$run/window" ] && [ -s "$capture" ] || continue
+        read -r start end <"$run/window"
+        editcap -A "$start" -B "$end" "$capture" "$run/capture.pcapng" 2>>"$run/editcap.err" ||
+            echo "exercise: cutting the capture for $run failed: $(head -n 1 "$run/editcap.err")" >&2
+    done <"$1"
+    return $rc
 }
 
 need_build() {
@@ -206,10 +216,16 @@ cmd_selftest() {
     local start=$SECONDS
     lab_runs "$out/runs.tsv" 1200 >"$out/lab.log" 2>&1 || echo "exercise: the lab ended badly: $(tail -n 1 "$out/lab.log")" >&2
     echo "selftest: $(wc -l <"$out/runs.tsv") programs run in the lab in $((SECONDS - start)) s"
+    # Every run judged, two at a time; each judge's exit status kept beside its lines.
+    while IFS=$'\t' read -r name variant _; do
+        printf '%s\0%s\0%s\0' "$repo/exercises/$name" "$out/$name/$variant.run" "$out/$name/$variant.judged"
+    done <"$out/build.tsv" |
+        xargs -0 -n 3 -P 2 bash -c 'rc=0; bash "$0" "$2" "$3" "$1" >"$4" 2>&1 || rc=$?; echo $rc >"$4.rc"' \
+            "$repo/exercises/judge/judge.sh" "$bin"
     : >"$out/verdicts.tsv"
     while IFS=$'\t' read -r name variant _; do
         local judged=$out/$name/$variant.judged rc=0 expected verdict=FAIL said
-        bash "$repo/exercises/judge/judge.sh" "$repo/exercises/$name" "$out/$name/$variant.run" "$bin" >"$judged" 2>&1 || rc=$?
+        read -r rc <"$judged.rc" 2>/dev/null || rc=none
         if [ ! -x "$out/$name/$variant" ]; then
             printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$variant" "builds" "does not build: $(grep -m 1 error "$out/$name/$variant.build.err")" FAIL >>"$out/verdicts.tsv"
             continue

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The lab part of an exercise check, on both hosts of `rdmalab lab --hosts 2`: host 1 runs the
-# reference peer and captures the link, host 2 runs the reader's program (observed: its memory
-# registrations, exercises/support/observe.cpp). Several runs, one after the other, in one boot:
-#   lab/lab.sh --hosts 2 -- bash exercises/judge/in-lab.sh BUILD_BIN_DIR RUNS_FILE
+# reference peer and captures the link, host 2 runs the reader's program (observed: its
+# registrations, work requests and completions, exercises/support/observe.cpp). Several runs,
+# one after the other, in one boot:
+#   lab/lab.sh --hosts 2 -- bash exercises/judge/in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE
 # RUNS_FILE: one run per line, EXERCISE_DIR <TAB> PROGRAM <TAB> RUN_DIR (folders under the
-# repository: both guests write there). exercises/judge/judge.sh then judges each RUN_DIR.
+# repository: both guests write there). One capture of the link for the whole boot goes to
+# CAPTURE; each RUN_DIR gets `window`, the run's start and end on the capture's clock (host 1's),
+# which exercises/exercise.sh cuts the capture by before judge.sh judges each RUN_DIR.
 # Every wait is bounded: a program that hangs is stopped and its run judged as it stands.
 set -uo pipefail
-bin=${1:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE}
-runs=${2:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE}
+bin=${1:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE}
+runs=${2:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE}
+capture=${3:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE}
 shared=${RDMALAB_SHARED:?in-lab.sh runs inside rdmalab lab --hosts 2}
 host=${RDMALAB_HOST:?}
 peer_address=${RDMALAB_ADDR%.*}.1
@@ -25,6 +29,13 @@ wait_for() {
     done
 }
 
+now() { date +%s.%N; }
+if [ "$host" = 1 ]; then
+    rm -f "$capture"
+    dumpcap -q -i eth0 -w "$capture" 2>"$capture.err" &
+    dumpcap_pid=$!
+    wait_for "$capture.err" "Capturing on" 20 || echo "in-lab: dumpcap did not start: $(head -n 1 "$capture.err")" >&2
+fi
 n=0
 while IFS=$'\t' read -r exercise_dir program run; do
     [ -n "$exercise_dir" ] || continue
@@ -33,10 +44,8 @@ while IFS=$'\t' read -r exercise_dir program run; do
     peer_exercise="" peer_size=""
     source "$exercise_dir/rules.sh"   # peer_exercise, peer_size
     if [ "$host" = 1 ]; then
-        rm -f "$run/capture.pcapng" "$run/packets.json" "$run/peer.out" "$run/peer.rc"
-        dumpcap -q -i eth0 -w "$run/capture.pcapng" 2>"$run/dumpcap.err" &
-        dumpcap_pid=$!
-        wait_for "$run/dumpcap.err" "Capturing on" 10 || echo "in-lab: dumpcap did not start: $(head -n 1 "$run/dumpcap.err")" >&2
+        rm -f "$run/capture.pcapng" "$run/packets.json" "$run/peer.out" "$run/peer.rc" "$run/window"
+        start=$(now)
         "$bin/exercise-peer" "$peer_exercise" --port "$port" --size "$peer_size" --timeout 10 \
             >"$run/peer.out" 2>&1 &
         peer_pid=$!
@@ -53,8 +62,7 @@ while IFS=$'\t' read -r exercise_dir program run; do
         wait "$peer_pid" || rc=$?
         echo "$rc" >"$run/peer.rc"
         sleep 0.3   # the last ACKs
-        kill -INT "$dumpcap_pid" 2>/dev/null
-        wait "$dumpcap_pid" 2>/dev/null
+        echo "$start $(now)" >"$run/window"
         touch "$shared/run-$n.captured"
     else
         rm -f "$run/observe.tsv" "$run/reader.out" "$run/reader.err" "$run/reader.rc"
@@ -72,4 +80,8 @@ while IFS=$'\t' read -r exercise_dir program run; do
         wait_for "$shared/run-$n.captured" 60
     fi
 done <"$runs"
+if [ "$host" = 1 ]; then
+    kill -INT "$dumpcap_pid" 2>/dev/null
+    wait "$dumpcap_pid" 2>/dev/null
+fi
 exit 0
