@@ -30,6 +30,7 @@ wait_for() {
 }
 
 now() { date +%s.%N; }
+stopped=()   # peers killed after a failed run, still being torn down
 if [ "$host" = 1 ]; then
     rm -f "$capture"
     dumpcap -q -i eth0 -w "$capture" 2>"$capture.err" &
@@ -50,17 +51,28 @@ while IFS=$'\t' read -r exercise_dir program run; do
             >"$run/peer.out" 2>&1 &
         peer_pid=$!
         wait_for "$run/peer.out" 'listening' 20 || echo "in-lab: run $n: the peer never listened" >&2
+        listening=$(now)
         touch "$shared/run-$n.ready"
         # The reader's side says when its program ended. After a program that exited 0 the peer
-        # has 15 s to give its verdict; after one that failed, 2 s (it has nothing to wait for).
+        # has 15 s to give its verdict. After one that failed it has nothing to wait for: it is
+        # killed and left to end while the next run starts (a process holding rdma_cm ids takes
+        # seconds to be torn down under emulation); the script waits for it before it exits.
         wait_for "$shared/run-$n.done" $((program_limit_s + 30))
-        grace=20
-        [ "$(cat "$run/reader.rc" 2>/dev/null)" = 0 ] && grace=150
-        for ((tick = 0; tick < grace; tick++)); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
-        kill "$peer_pid" 2>/dev/null
-        rc=0
-        wait "$peer_pid" || rc=$?
-        echo "$rc" >"$run/peer.rc"
+        reader_done=$(now)
+        if [ "$(cat "$run/reader.rc" 2>/dev/null)" = 0 ]; then
+            for ((tick = 0; tick < 150; tick++)); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
+        fi
+        if kill -0 "$peer_pid" 2>/dev/null; then
+            kill -KILL "$peer_pid" 2>/dev/null
+            echo killed >"$run/peer.rc"
+            stopped+=("$peer_pid")
+        else
+            rc=0
+            wait "$peer_pid" || rc=$?
+            echo "$rc" >"$run/peer.rc"
+        fi
+        # Where a run's time went (host 1's clock): started, listening, reader done, peer ended.
+        echo "$start $listening $reader_done $(now)" >"$run/timeline"
         sleep 0.3   # the last ACKs
         echo "$start $(now)" >"$run/window"
         touch "$shared/run-$n.captured"
@@ -81,6 +93,7 @@ while IFS=$'\t' read -r exercise_dir program run; do
     fi
 done <"$runs"
 if [ "$host" = 1 ]; then
+    for pid in "${stopped[@]}"; do wait "$pid" 2>/dev/null; done
     kill -INT "$dumpcap_pid" 2>/dev/null
     wait "$dumpcap_pid" 2>/dev/null
 fi

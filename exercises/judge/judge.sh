@@ -29,7 +29,13 @@ verdict() {
 
 # The reader's exit status, and the first line it wrote on stderr.
 reader_rc() { local rc=""; [ -r "$run/reader.rc" ] && read -r rc <"$run/reader.rc"; echo "${rc:-none}"; }
-peer_last() { grep '^peer: ' "$run/peer.out" 2>/dev/null | tail -n 1 | cut -c1-160; }
+peer_last() {
+    if [ "$(cat "$run/peer.rc" 2>/dev/null)" = killed ]; then
+        echo "the peer was still waiting for you when your program ended"
+    else
+        grep '^peer: ' "$run/peer.out" 2>/dev/null | tail -n 1 | cut -c1-160
+    fi
+}
 
 # The packets, once: rdma-wire writes the packet record, every rule reads it.
 packets=$run/packets.json
@@ -63,7 +69,7 @@ rule_peer_verified() {
     local line ok=""
     line=$(peer_last)
     grep -q '^peer: verified' "$run/peer.out" 2>/dev/null && [ "$(cat "$run/peer.rc" 2>/dev/null)" = 0 ] && ok=1
-    verdict peer-verified "$ok" "the peer verifies the data" "\"${line:-the peer said nothing}\"" "$1" "$2"
+    verdict peer-verified "$ok" "the peer verifies the data" "${line:-the peer said nothing}" "$1" "$2"
 }
 
 # rule_packets NAME N DESCRIPTION HINT LINK WHERE...: exactly N RC packets match WHERE.
