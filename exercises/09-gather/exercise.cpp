@@ -32,27 +32,14 @@ int main(int argc, char** argv) {
 
     // Step 2: ONE signaled RDMA WRITE whose gather list (sg_list, num_sge) names the three
     // pieces, in order, into the peer's buffer.
-    ibv_send_wr* bad = nullptr;
     // EXERCISE
     const ibv_wc wc = exercise::wait_for_completion(peer.cq);
     if (wc.status != IBV_WC_SUCCESS)
         exercise::fail(std::string("the WRITE failed: ") + ibv_wc_status_str(wc.status));
 
     // Tell the peer: a 4-byte SEND with the number of bytes written (big-endian).
-    std::uint32_t done = htonl(target.length);
-    ibv_mr* done_mr = ibv_reg_mr(peer.pd, &done, sizeof done, 0);
-    if (done_mr == nullptr) exercise::fail("ibv_reg_mr(done) failed");
-    ibv_sge done_sge{reinterpret_cast<std::uintptr_t>(&done), sizeof done, done_mr->lkey};
-    ibv_send_wr done_wr{};
-    done_wr.sg_list = &done_sge;
-    done_wr.num_sge = 1;
-    done_wr.opcode = IBV_WR_SEND;
-    done_wr.send_flags = IBV_SEND_SIGNALED;
-    exercise::check(ibv_post_send(peer.qp, &done_wr, &bad), "ibv_post_send(done)");
-    if (exercise::wait_for_completion(peer.cq).status != IBV_WC_SUCCESS)
-        exercise::fail("the done message failed");
+    exercise::send_word(peer, target.length);
 
-    ibv_dereg_mr(done_mr);
     for (ibv_mr* region : regions) ibv_dereg_mr(region);
     std::printf("one RDMA WRITE gathered %u bytes from three buffers\n", target.length);
     return 0;

@@ -51,21 +51,8 @@ int main(int argc, char** argv) {
     }
 
     // Tell the peer: a 4-byte SEND with the number of bytes written (big-endian).
-    std::uint32_t done = htonl(static_cast<std::uint32_t>(data.size()));
-    ibv_mr* done_mr = ibv_reg_mr(peer.pd, &done, sizeof done, 0);
-    if (done_mr == nullptr) exercise::fail("ibv_reg_mr(done) failed");
-    ibv_sge done_sge{reinterpret_cast<std::uintptr_t>(&done), sizeof done, done_mr->lkey};
-    ibv_send_wr done_wr{};
-    done_wr.sg_list = &done_sge;
-    done_wr.num_sge = 1;
-    done_wr.opcode = IBV_WR_SEND;
-    done_wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    exercise::check(ibv_post_send(peer.qp, &done_wr, &bad), "ibv_post_send(done)");
-    if (exercise::wait_for_completion(peer.cq).status != IBV_WC_SUCCESS)
-        exercise::fail("the done message failed");
+    exercise::send_word(peer, static_cast<std::uint32_t>(data.size()));
 
-    ibv_dereg_mr(done_mr);
     ibv_dereg_mr(data_mr);
     std::printf("%u WRITEs in %u ibv_post_send calls\n", kWrites, kWrites / kList);
     return 0;

@@ -215,6 +215,27 @@ inline void connect(Connection& c, Advertisement advertisement = Advertisement::
     c.connected = true;
 }
 
+// Sends the peer one 4-byte word (big-endian) with a signaled SEND and waits for its completion:
+// the "done" message most exercises end with. Registered with access 0 (the NIC only reads it)
+// and released before returning.
+inline void send_word(Connection& c, std::uint32_t value) {
+    std::uint32_t word = htonl(value);
+    ibv_mr* word_mr = ibv_reg_mr(c.pd, &word, sizeof word, 0);
+    if (word_mr == nullptr) fail("ibv_reg_mr(word) failed");
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(&word), sizeof word, word_mr->lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    check(ibv_post_send(c.qp, &wr, &bad), "ibv_post_send(word)");
+    const ibv_wc wc = wait_for_completion(c.cq);
+    ibv_dereg_mr(word_mr);
+    if (wc.status != IBV_WC_SUCCESS)
+        fail(std::string("the SEND of a word failed: ") + ibv_wc_status_str(wc.status));
+}
+
 // The program's arguments: the peer's address and port.
 struct Arguments {
     const char* address;
