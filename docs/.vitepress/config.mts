@@ -55,6 +55,13 @@ function sidebarGroups() {
 // imported region gets a label above it: the file, the region and its lines,
 // and links to the whole program (its /source/ page) and, when
 // RDMALAB_REPOSITORY_URL is set, to the file in the repository.
+// The files that have a complete-program page (read once).
+let pageFiles: Set<string> | undefined;
+function filesWithAPage(): Set<string> {
+  pageFiles ??= new Set(sourceFiles().map((source) => source.file));
+  return pageFiles;
+}
+
 function strictRegionImports(md) {
   const renderFence = md.renderer.rules.fence;
   md.renderer.rules.fence = (tokens, index, options, env, self) => {
@@ -62,7 +69,12 @@ function strictRegionImports(md) {
     const rendered = renderFence(tokens, index, options, env, self);
     if (!file || !existsSync(file)) return rendered;
     const relative = path.relative(repositoryRoot, file).split(path.sep).join('/');
-    let label = `<a href="${sourceLink(relative)}"><code>${escapeHtml(relative)}</code></a>`;
+    // A file with a complete-program page links to it; one shown whole on its own page (an
+    // exercise's starter) has none to link to.
+    const hasPage = regionName || filesWithAPage().has(relative);
+    let label = hasPage
+      ? `<a href="${sourceLink(relative)}"><code>${escapeHtml(relative)}</code></a>`
+      : `<code>${escapeHtml(relative)}</code>`;
     let anchor = '';
     if (regionName) {
       const region = parseRegions(readFileSync(file, 'utf8'), relative).find((r) => r.name === regionName);
