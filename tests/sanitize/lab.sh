@@ -43,7 +43,7 @@ took "the fault matrix" fault-matrix
 # Lessons under memcheck: a CTest test each (label memcheck, tests/sanitize/memcheck.sh), two at
 # a time (a lesson's server and client mostly take turns: one memcheck run leaves one of the
 # guest's two CPUs idle). Their logs and summary.tsv go to results/valgrind.
-# RDMALAB_MEMCHECK=all: every lesson (about 17 minutes: ./rdmalab test --sanitize --memcheck-all,
+# RDMALAB_MEMCHECK=all: every lesson (about 17 minutes: ./rdmalab test --sanitize --full,
 # which --record needs). Otherwise, in CI, the six whose code the others share, so that what
 # ASan cannot see — a read of uninitialised memory — is still checked on every common path:
 # rdma_cm connection and private data (rdma-write), control words and receives (send-recv),
