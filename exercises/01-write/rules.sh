@@ -9,6 +9,8 @@ judge_rules() {
     rule_packets write-packets 8 "RDMA WRITE packets (First, 6 Middle, Last: 8 KiB at MTU 1024)" \
         "post one IBV_WR_RDMA_WRITE with wr.rdma.remote_addr and wr.rdma.rkey from the peer's advertisement" \
         "/wire#on-the-wire" 'opcode_name~^RDMA WRITE'
+    rule_psn_continuity "RC numbers every packet: a gap or a repeat means a packet was lost or refused" \
+        "/wire#roce-v2-packet"
     rule_clean_wire "a NAK means the peer refused the access: check remote_addr, rkey and the length" \
         "/errors#wrong-rkey"
     rule_access none "the NIC only reads the source of a WRITE or a SEND: register it with access 0" \

@@ -12,6 +12,8 @@ judge_rules() {
     rule_packets write-packets 8 "RDMA WRITE packets (First, 6 Middle, Last)" \
         "packets go out only once the QP is in RTS, to the QPN and GID you gave it at RTR" \
         "/wire#on-the-wire" 'opcode_name~^RDMA WRITE'
+    rule_psn_continuity "your first packet carries the sq_psn you set at RTS, and the peer expects it as rq_psn: a mismatch makes every packet a repeat" \
+        "/wire#roce-v2-packet"
     rule_clean_wire "packets sent again with no answer: RTR's dest_qp_num, rq_psn or the GID does not match the peer's record" \
         "/wire#loss-and-retransmission"
     rule_completions "a failed completion names its status (retry exceeded: nobody answered)" "/errors#statuses"

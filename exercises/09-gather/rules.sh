@@ -11,6 +11,7 @@ judge_rules() {
         "/operations#scatter-gather" 3
     rule_packets write-packets 8 "RDMA WRITE packets (First, 6 Middle, Last: one message)" \
         "the three pieces travel as one message" "/wire#on-the-wire" 'opcode_name~^RDMA WRITE'
+    rule_psn_continuity "one message of 8 packets, numbered one after another" "/wire#roce-v2-packet"
     rule_completions "a failed completion names its status" "/errors#statuses"
     rule_access none "the NIC only reads the sources of a WRITE and a SEND: access 0" \
         "/memory-registration#access-flags"

@@ -90,6 +90,23 @@ rule_clean_wire() {
         "no NAK and no packet sent again" "$naks NAK(s), $again packet(s) sent again" "$1" "$2"
 }
 
+# rule_psn_continuity HINT LINK: the requests your side sent (host 2's RC packets other than
+# ACKs) carry consecutive PSNs, each one more than the last (modulo 2^24), none sent again.
+rule_psn_continuity() {
+    local seen=0 gaps=0 previous="" psn again
+    if [ -s "$packets" ]; then
+        while IFS=$'\t' read -r psn again; do
+            seen=$((seen + 1))
+            [ "$again" = true ] && { gaps=$((gaps + 1)); continue; }
+            [ -z "$previous" ] || [ "$psn" = $(((previous + 1) % 16777216)) ] || gaps=$((gaps + 1))
+            previous=$psn
+        done < <("$bin/rdma-wire" "$packets" --print psn,sent_again --where transport=RC \
+                     --where 'src~\.2$' --where 'opcode_name~^(SEND|RDMA|FetchAdd|CmpSwap)' 2>/dev/null)
+    fi
+    verdict psn-continuity "$([ "$seen" -gt 0 ] && [ "$gaps" = 0 ] && echo 1)" \
+        "your packets' PSNs consecutive, none sent again" "$seen packet(s), $gaps out of sequence or sent again" "$1" "$2"
+}
+
 # rule_access EXPECTED HINT LINK: every registration the program made has exactly these access
 # flags (EXPECTED: flags joined by |, or none), one per line of observe.tsv.
 rule_access() {
