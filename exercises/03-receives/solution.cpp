@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     for (std::uint32_t m = 0; m < kMessages; ++m) {
         bool ok = true;
         for (std::uint32_t i = 0; i < kMessageBytes; ++i)
-            ok = ok && inbox[m * kMessageBytes + i] == exercise::pattern_byte(m * kMessageBytes + i);
+            ok =
+                ok && inbox[m * kMessageBytes + i] == exercise::pattern_byte(m * kMessageBytes + i);
         if (ok) ++verified;
     }
 

@@ -1,8 +1,8 @@
-// Exercise 6 — selective signaling without filling the send queue. Fill in the steps marked EXERCISE.
-// Fill the peer's 16 KiB buffer with 64 RDMA WRITEs of 256 bytes through a send queue only 8
-// deep, asking for a completion on every 4th WRITE only. A WR stays in the send queue until a
-// completion at or after it has been polled: wait for one whenever 8 are outstanding.
-// Build and judge: ./rdmalab exercise check 6
+// Exercise 6 — selective signaling without filling the send queue. Fill in the steps marked
+// EXERCISE. Fill the peer's 16 KiB buffer with 64 RDMA WRITEs of 256 bytes through a send queue
+// only 8 deep, asking for a completion on every 4th WRITE only. A WR stays in the send queue until
+// a completion at or after it has been polled: wait for one whenever 8 are outstanding. Build and
+// judge: ./rdmalab exercise check 6
 #include "exercise.hpp"
 
 #include <vector>

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
     exercise::check(ibv_post_send(peer.qp, &wrs[0], &bad), "ibv_post_send(WRITE, SEND)");
     const ibv_wc wc = exercise::wait_for_completion(peer.cq);
     if (wc.status != IBV_WC_SUCCESS)
-        exercise::fail(std::string("the WRITE or the SEND failed: ") + ibv_wc_status_str(wc.status));
+        exercise::fail(std::string("the WRITE or the SEND failed: ") +
+                       ibv_wc_status_str(wc.status));
 
     ibv_dereg_mr(done_mr);
     ibv_dereg_mr(data_mr);

@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
     init.pkey_index = 0;
     init.port_num = peer.port;
     init.qp_access_flags = 0;
-    exercise::check(ibv_modify_qp(peer.qp, &init,
-                                  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-                    "ibv_modify_qp(INIT)");
+    exercise::check(
+        ibv_modify_qp(peer.qp, &init,
+                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+        "ibv_modify_qp(INIT)");
 
     // Step 2: INIT -> RTR: where the peer is (its GID, through our source GID), its QPN, the PSN
     // its first packet will carry, the path MTU, and the responder's RC limits.
@@ -38,10 +39,11 @@ int main(int argc, char** argv) {
     rtr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(peer.gid_index);
     rtr.ah_attr.grh.hop_limit = 64;
     rtr.ah_attr.port_num = peer.port;
-    exercise::check(ibv_modify_qp(peer.qp, &rtr,
-                                  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-                    "ibv_modify_qp(RTR)");
+    exercise::check(
+        ibv_modify_qp(peer.qp, &rtr,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+        "ibv_modify_qp(RTR)");
 
     // Step 3: RTR -> RTS: our first PSN (the one we told the peer), and how long to wait for an
     // ACK and how often to retry before giving up.
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
     exercise::check(ibv_post_send(peer.qp, &wrs[0], &bad), "ibv_post_send(WRITE, SEND)");
     const ibv_wc wc = exercise::wait_for_completion(peer.cq);
     if (wc.status != IBV_WC_SUCCESS)
-        exercise::fail(std::string("the WRITE or the SEND failed: ") + ibv_wc_status_str(wc.status));
+        exercise::fail(std::string("the WRITE or the SEND failed: ") +
+                       ibv_wc_status_str(wc.status));
 
     ibv_dereg_mr(done_mr);
     ibv_dereg_mr(data_mr);

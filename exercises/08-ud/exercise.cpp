@@ -1,9 +1,8 @@
-// Exercise 8 — UD: a datagram each way, an address handle, and the GRH. Fill in the steps marked EXERCISE.
-// A UD QP has no connection: every send names its destination (an address handle, the remote
-// QPN and its Q_Key), and every receive starts with 40 bytes the NIC reserves for the packet's
-// Global Routing Header. Send the peer 64 bytes of the pattern; receive its 64-byte answer and
-// check it where it really is.
-// Build and judge: ./rdmalab exercise check 8
+// Exercise 8 — UD: a datagram each way, an address handle, and the GRH. Fill in the steps marked
+// EXERCISE. A UD QP has no connection: every send names its destination (an address handle, the
+// remote QPN and its Q_Key), and every receive starts with 40 bytes the NIC reserves for the
+// packet's Global Routing Header. Send the peer 64 bytes of the pattern; receive its 64-byte answer
+// and check it where it really is. Build and judge: ./rdmalab exercise check 8
 #include "by-hand.hpp"
 
 #include <vector>

@@ -13,15 +13,17 @@ constexpr std::size_t kTrailer = 64;
 int main(int argc, char** argv) {
     const auto args = exercise::parse_arguments(argc, argv);
     // Step 1: a QP whose send WRs may carry as many scatter/gather entries as you need.
-    exercise::Connection peer = exercise::prepare(args.address, args.port, {.send_sge = 1});  // EXERCISE
+    exercise::Connection peer =
+        exercise::prepare(args.address, args.port, {.send_sge = 1});  // EXERCISE
     exercise::connect(peer);
     const exercise::RemoteBuffer target = peer.peer_buffer;
     if (target.length <= kHeader + kTrailer) exercise::fail("the peer's buffer is too small");
 
     // The pattern, cut in three: header, body, trailer, each its own buffer and registration.
-    std::vector<std::uint8_t> pieces[3] = {std::vector<std::uint8_t>(kHeader),
-                                           std::vector<std::uint8_t>(target.length - kHeader - kTrailer),
-                                           std::vector<std::uint8_t>(kTrailer)};
+    std::vector<std::uint8_t> pieces[3] = {
+        std::vector<std::uint8_t>(kHeader),
+        std::vector<std::uint8_t>(target.length - kHeader - kTrailer),
+        std::vector<std::uint8_t>(kTrailer)};
     ibv_mr* regions[3] = {};
     std::size_t offset = 0;
     for (int p = 0; p < 3; ++p) {

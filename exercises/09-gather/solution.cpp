@@ -19,9 +19,10 @@ int main(int argc, char** argv) {
     if (target.length <= kHeader + kTrailer) exercise::fail("the peer's buffer is too small");
 
     // The pattern, cut in three: header, body, trailer, each its own buffer and registration.
-    std::vector<std::uint8_t> pieces[3] = {std::vector<std::uint8_t>(kHeader),
-                                           std::vector<std::uint8_t>(target.length - kHeader - kTrailer),
-                                           std::vector<std::uint8_t>(kTrailer)};
+    std::vector<std::uint8_t> pieces[3] = {
+        std::vector<std::uint8_t>(kHeader),
+        std::vector<std::uint8_t>(target.length - kHeader - kTrailer),
+        std::vector<std::uint8_t>(kTrailer)};
     ibv_mr* regions[3] = {};
     std::size_t offset = 0;
     for (int p = 0; p < 3; ++p) {

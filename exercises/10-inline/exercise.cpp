@@ -1,7 +1,7 @@
-// Exercise 10 — small SENDs with inline data, and no registration at all. Fill in the steps marked EXERCISE.
-// Eight 32-byte messages to the peer. With IBV_SEND_INLINE, ibv_post_send copies the bytes into
-// the work request itself: the NIC never reads your buffer, so it needs no registration, and you
-// may refill it the moment ibv_post_send returns. One buffer serves all eight messages.
+// Exercise 10 — small SENDs with inline data, and no registration at all. Fill in the steps marked
+// EXERCISE. Eight 32-byte messages to the peer. With IBV_SEND_INLINE, ibv_post_send copies the
+// bytes into the work request itself: the NIC never reads your buffer, so it needs no registration,
+// and you may refill it the moment ibv_post_send returns. One buffer serves all eight messages.
 // Build and judge: ./rdmalab exercise check 10
 #include "exercise.hpp"
 

@@ -1,7 +1,7 @@
-// Exercise 12 — a fence: SEND what a READ fetched, posted together. Fill in the step marked EXERCISE.
-// Read the peer's 8-byte word with an RDMA READ, and send it straight back with a SEND from the
-// same buffer — both WRs posted in one list, with no wait between them. RC executes a QP's WRs
-// in order, but a READ completes only when its response arrives, and a later WR may read the
+// Exercise 12 — a fence: SEND what a READ fetched, posted together. Fill in the step marked
+// EXERCISE. Read the peer's 8-byte word with an RDMA READ, and send it straight back with a SEND
+// from the same buffer — both WRs posted in one list, with no wait between them. RC executes a QP's
+// WRs in order, but a READ completes only when its response arrives, and a later WR may read the
 // buffer before that: IBV_SEND_FENCE makes the SEND wait until the READs before it are done.
 // Build and judge: ./rdmalab exercise check 12
 #include "exercise.hpp"

@@ -15,8 +15,8 @@
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <array>
 #include <cstdint>
@@ -77,28 +77,31 @@ int serve_write(const PeerOptions& options, Listener& listener, bool with_immedi
     ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
     done.post_receive(connection.qp(), 1);
     connection.accept(advertise(target, *target_mr));
-    fmt::print("peer: connected; advertised {} bytes, rkey {:#x}\n", target.size(), target_mr->rkey);
+    fmt::print("peer: connected; advertised {} bytes, rkey {:#x}\n", target.size(),
+               target_mr->rkey);
 
     const ibv_wc wc = connection.wait_for_completion("the reader's notification");
     if (with_immediate) {
         if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-            return fmt::print("peer: FAILED: the notification was a {} completion, not RDMA "
-                              "WRITE WITH IMMEDIATE's\n",
-                              wc.opcode == IBV_WC_RECV ? "plain receive (a SEND)" : "non-receive"),
+            return fmt::print(
+                       "peer: FAILED: the notification was a {} completion, not RDMA "
+                       "WRITE WITH IMMEDIATE's\n",
+                       wc.opcode == IBV_WC_RECV ? "plain receive (a SEND)" : "non-receive"),
                    1;
         const std::uint32_t immediate = ntohl(wc.imm_data);
         if (immediate != target.size())
-            return fmt::print("peer: FAILED: the immediate says {} (network order), the buffer "
-                              "holds {} bytes (host-order {:#x} read as big-endian?)\n",
-                              immediate, target.size(), wc.imm_data),
+            return fmt::print(
+                       "peer: FAILED: the immediate says {} (network order), the buffer "
+                       "holds {} bytes (host-order {:#x} read as big-endian?)\n",
+                       immediate, target.size(), wc.imm_data),
                    1;
         fmt::print("peer: RDMA WRITE WITH IMMEDIATE arrived, immediate {}\n", immediate);
     } else {
         const std::uint32_t written = done.received_value(wc, "the done message");
         fmt::print("peer: the done message says {} bytes\n", written);
     }
-    const int rc = verdict_on(target, with_immediate ? "placed by RDMA WRITE WITH IMMEDIATE"
-                                                      : "placed by RDMA WRITE");
+    const int rc = verdict_on(
+        target, with_immediate ? "placed by RDMA WRITE WITH IMMEDIATE" : "placed by RDMA WRITE");
     connection.wait_for_disconnect();
     return rc;
 }
@@ -190,8 +193,8 @@ int serve_inbox(Listener& listener) {
     connection.create_queues(
         {.send = 1, .recv = kInboxMessages, .completions = kInboxMessages + 1});
     std::vector<std::uint8_t> inbox(std::size_t{kInboxMessages} * kInboxBytes, 0);
-    MemoryRegion inbox_mr{ibv_reg_mr(connection.pd(), inbox.data(), inbox.size(),
-                                     IBV_ACCESS_LOCAL_WRITE)};
+    MemoryRegion inbox_mr{
+        ibv_reg_mr(connection.pd(), inbox.data(), inbox.size(), IBV_ACCESS_LOCAL_WRITE)};
     check_ptr(inbox_mr.get(), "ibv_reg_mr(inbox)");
     for (std::uint32_t m = 0; m < kInboxMessages; ++m) {
         ibv_sge sge{reinterpret_cast<std::uintptr_t>(inbox.data()) + m * kInboxBytes, kInboxBytes,
@@ -214,9 +217,10 @@ int serve_inbox(Listener& listener) {
     }
     int rc = 0;
     if (auto wrong = first_wrong_byte(inbox)) {
-        fmt::print("peer: FAILED: byte {} of message {} is not the pattern (was the buffer "
-                   "refilled before the NIC read it?)\n",
-                   *wrong % kInboxBytes, *wrong / kInboxBytes);
+        fmt::print(
+            "peer: FAILED: byte {} of message {} is not the pattern (was the buffer "
+            "refilled before the NIC read it?)\n",
+            *wrong % kInboxBytes, *wrong / kInboxBytes);
         rc = 1;
     } else {
         fmt::print("peer: verified {} messages of {} bytes, each as it was when posted\n",
@@ -287,14 +291,16 @@ int serve_atomic(Listener& listener) {
         connection.wait_for_completion("the reader's done message"), "the done message");
     int rc = 0;
     if (counter != kAdds || said != kAdds) {
-        fmt::print("peer: FAILED: the counter is {} and the reader checked {} old values; both "
-                   "should be {}\n",
-                   counter, said, kAdds);
+        fmt::print(
+            "peer: FAILED: the counter is {} and the reader checked {} old values; both "
+            "should be {}\n",
+            counter, said, kAdds);
         rc = 1;
     } else {
-        fmt::print("peer: verified: the counter is {} after {} fetch-and-adds, each old value "
-                   "checked by the reader\n",
-                   counter, kAdds);
+        fmt::print(
+            "peer: verified: the counter is {} after {} fetch-and-adds, each old value "
+            "checked by the reader\n",
+            counter, kAdds);
     }
     connection.wait_for_disconnect();
     return rc;
@@ -306,7 +312,8 @@ int serve_atomic(Listener& listener) {
 int serve_by_hand(const PeerOptions& options) {
     fmt::print("peer: by-hand exercise, listening (TCP) on port {}\n", options.connection.port);
     std::fflush(stdout);
-    auto tcp = TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
+    auto tcp =
+        TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
     QpOptions qp_options;
     qp_options.size = options.connection.size;
     auto r = create_qp_resources(qp_options, IBV_QPT_RC, 2, 2, "peer");
@@ -344,8 +351,8 @@ int serve_by_hand(const PeerOptions& options) {
     fmt::print("peer: QP {:#x} in RTS towards QP {:#x}; advertised {} bytes, rkey {:#x}\n",
                ours.qpn, theirs.qpn, target.size(), target_mr->rkey);
 
-    const ibv_wc wc =
-        wait_for_any_completion(r.cq.get(), options.connection.timeout(), "the reader's done message");
+    const ibv_wc wc = wait_for_any_completion(r.cq.get(), options.connection.timeout(),
+                                              "the reader's done message");
     if (wc.status != IBV_WC_SUCCESS)
         return fmt::print("peer: FAILED: the done message's receive completed with {}\n",
                           ibv_wc_status_str(wc.status)),
@@ -362,7 +369,8 @@ int serve_ud(const PeerOptions& options) {
     constexpr std::size_t kGrh = 40, kPayload = 64;
     fmt::print("peer: ud exercise, listening (TCP) on port {}\n", options.connection.port);
     std::fflush(stdout);
-    auto tcp = TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
+    auto tcp =
+        TcpExchange::accept_one(options.connection.port, "", options.connection.accept_timeout());
     auto r = create_qp_resources(QpOptions{}, IBV_QPT_UD, 2, 2, "peer");
     std::vector<std::uint8_t> inbox(kGrh + kPayload, 0), outgoing(kPayload);
     for (std::size_t i = 0; i < outgoing.size(); ++i) outgoing[i] = exercise::pattern_byte(i);
@@ -384,7 +392,8 @@ int serve_ud(const PeerOptions& options) {
     ours.psn = random_psn();
     ours.gid = r.local.gid;
     const Reliability reliability;
-    apply_transition(r.qp.get(), rtr_transition(IBV_QPT_UD, r.local, QpEndpoint{}, reliability), "peer");
+    apply_transition(r.qp.get(), rtr_transition(IBV_QPT_UD, r.local, QpEndpoint{}, reliability),
+                     "peer");
     apply_transition(r.qp.get(), rts_transition(IBV_QPT_UD, ours.psn, reliability), "peer");
     std::array<std::byte, exercise::kEndpointBytes> record{};
     exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
@@ -397,16 +406,19 @@ int serve_ud(const PeerOptions& options) {
     fmt::print("peer: UD QP {:#x} ready, Q_Key {:#x}; the reader's QP is {:#x}\n", ours.qpn,
                exercise::kQkey, theirs.qpn);
 
-    const ibv_wc in = wait_for_any_completion(r.cq.get(), options.connection.timeout(),
-                                              "the reader's datagram");
+    const ibv_wc in =
+        wait_for_any_completion(r.cq.get(), options.connection.timeout(), "the reader's datagram");
     if (in.status != IBV_WC_SUCCESS || in.opcode != IBV_WC_RECV || in.byte_len != kGrh + kPayload)
-        return fmt::print("peer: FAILED: the reader's datagram arrived as {} bytes, status {} "
-                          "(expected the 40-byte GRH and 64 bytes)\n",
-                          in.byte_len, ibv_wc_status_str(in.status)),
+        return fmt::print(
+                   "peer: FAILED: the reader's datagram arrived as {} bytes, status {} "
+                   "(expected the 40-byte GRH and 64 bytes)\n",
+                   in.byte_len, ibv_wc_status_str(in.status)),
                1;
     for (std::size_t i = 0; i < kPayload; ++i)
         if (inbox[kGrh + i] != exercise::pattern_byte(i))
-            return fmt::print("peer: FAILED: byte {} of the reader's datagram is not the pattern\n", i), 1;
+            return fmt::print("peer: FAILED: byte {} of the reader's datagram is not the pattern\n",
+                              i),
+                   1;
     fmt::print("peer: the reader's datagram arrived whole (64 bytes behind the GRH)\n");
 
     QpEndpoint reader;
@@ -425,13 +437,15 @@ int serve_ud(const PeerOptions& options) {
     send.wr.ud.remote_qkey = exercise::kQkey;
     ibv_send_wr* bad_send = nullptr;
     check_ibv(ibv_post_send(r.qp.get(), &send, &bad_send), "ibv_post_send(datagram)");
-    const ibv_wc sent = wait_for_any_completion(r.cq.get(), options.connection.timeout(), "our datagram");
+    const ibv_wc sent =
+        wait_for_any_completion(r.cq.get(), options.connection.timeout(), "our datagram");
     if (sent.status != IBV_WC_SUCCESS) fail("our datagram failed to send");
     std::array<std::byte, 1> verdict{};
     tcp.receive_exact(verdict);
     if (verdict[0] != std::byte{'V'})
-        return fmt::print("peer: FAILED: the reader did not find our 64 bytes behind the GRH of "
-                          "its receive\n"),
+        return fmt::print(
+                   "peer: FAILED: the reader did not find our 64 bytes behind the GRH of "
+                   "its receive\n"),
                1;
     fmt::print("peer: verified: your datagram arrived whole, and you found ours behind its GRH\n");
     return 0;
@@ -445,10 +459,11 @@ int main(int argc, char** argv) {
         PeerOptions options;
         options.connection.server = true;
         options.connection.accept_timeout_s = 30;
-        app.add_option("exercise", options.exercise, "write, read, receives, write-imm, atomic, by-hand, ud, inbox or fence")
+        app.add_option("exercise", options.exercise,
+                       "write, read, receives, write-imm, atomic, by-hand, ud, inbox or fence")
             ->required()
-            ->check(CLI::IsMember(
-                {"write", "read", "receives", "write-imm", "atomic", "by-hand", "ud", "inbox", "fence"}));
+            ->check(CLI::IsMember({"write", "read", "receives", "write-imm", "atomic", "by-hand",
+                                   "ud", "inbox", "fence"}));
         app.add_option("-p,--port", options.connection.port, "port rdma_cm listens on")
             ->check(CLI::Range(1, 65535));
         app.add_option("-s,--size", options.connection.size, "buffer size in bytes")
@@ -462,7 +477,8 @@ int main(int argc, char** argv) {
         }
         if (options.exercise == "by-hand") return serve_by_hand(options);
         if (options.exercise == "ud") return serve_ud(options);
-        // Listener prints "server: listening on ..." once it listens: the judge waits for that line.
+        // Listener prints "server: listening on ..." once it listens: the judge waits for that
+        // line.
         Listener listener(options.connection);
         if (options.exercise == "read") return serve_read(options, listener);
         if (options.exercise == "receives") return serve_receives(listener);

@@ -115,9 +115,9 @@ inline void open_by_hand(ManualConnection& c, const char* address, const char* p
         ibv_gid_entry entry{};
         if (ibv_query_gid_ex(c.context, c.port, static_cast<std::uint32_t>(i), &entry, 0) != 0)
             continue;
-        const bool ipv4_mapped = std::all_of(entry.gid.raw, entry.gid.raw + 10,
-                                             [](std::uint8_t b) { return b == 0; }) &&
-                                 entry.gid.raw[10] == 0xff && entry.gid.raw[11] == 0xff;
+        const bool ipv4_mapped =
+            std::all_of(entry.gid.raw, entry.gid.raw + 10, [](std::uint8_t b) { return b == 0; }) &&
+            entry.gid.raw[10] == 0xff && entry.gid.raw[11] == 0xff;
         if (entry.gid_type == IBV_GID_TYPE_ROCE_V2 && ipv4_mapped) {
             c.gid_index = i;
             c.local.gid = entry.gid;
@@ -139,7 +139,9 @@ inline void open_by_hand(ManualConnection& c, const char* address, const char* p
     c.qp = ibv_create_qp(c.pd, &init);
     if (c.qp == nullptr) fail("ibv_create_qp failed");
     c.local.qpn = c.qp->qp_num;
-    c.local.psn = static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()) & 0xffffff;
+    c.local.psn =
+        static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()) &
+        0xffffff;
 
     addrinfo hints{};
     hints.ai_family = AF_INET;

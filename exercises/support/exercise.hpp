@@ -9,14 +9,14 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <netdb.h>
+#include <poll.h>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <netdb.h>
-#include <poll.h>
 #include <string>
 #include <thread>
 #include <utility>
@@ -83,7 +83,8 @@ inline RemoteBuffer decode_remote_buffer(const void* data, std::size_t size) {
 // Waits for one completion on cq, polling, for at most timeout_s seconds (in the lab a
 // completion takes milliseconds: one that has not come in 5 s is not coming).
 inline ibv_wc wait_for_completion(ibv_cq* cq, double timeout_s = 5) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     ibv_wc wc{};
     for (;;) {
         const int n = ibv_poll_cq(cq, 1, &wc);
@@ -137,8 +138,8 @@ inline void expect_cm_event(rdma_event_channel* events, rdma_cm_event_type expec
                             RemoteBuffer* advertised = nullptr) {
     pollfd waiting{.fd = events->fd, .events = POLLIN, .revents = 0};
     if (poll(&waiting, 1, 10000) != 1)
-        fail(std::string("no rdma_cm event within 10 s (waiting for ") +
-             rdma_event_str(expected) + ")");
+        fail(std::string("no rdma_cm event within 10 s (waiting for ") + rdma_event_str(expected) +
+             ")");
     rdma_cm_event* event = nullptr;
     if (rdma_get_cm_event(events, &event) != 0) fail("rdma_get_cm_event failed");
     const rdma_cm_event_type got = event->event;

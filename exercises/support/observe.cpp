@@ -45,14 +45,11 @@ std::string access_names(unsigned access) {
         unsigned bit;
         const char* name;
     };
-    static constexpr Flag kFlags[] = {{IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
-                                      {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
-                                      {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
-                                      {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
-                                      {IBV_ACCESS_MW_BIND, "MW_BIND"},
-                                      {IBV_ACCESS_ZERO_BASED, "ZERO_BASED"},
-                                      {IBV_ACCESS_ON_DEMAND, "ON_DEMAND"},
-                                      {IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING"}};
+    static constexpr Flag kFlags[] = {
+        {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"}, {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
+        {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"}, {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+        {IBV_ACCESS_MW_BIND, "MW_BIND"},         {IBV_ACCESS_ZERO_BASED, "ZERO_BASED"},
+        {IBV_ACCESS_ON_DEMAND, "ON_DEMAND"},     {IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING"}};
     std::string names;
     for (const auto& flag : kFlags) {
         if ((access & flag.bit) == 0) continue;
@@ -78,27 +75,44 @@ Function next(const char* name) {
 
 const char* send_opcode_name(ibv_wr_opcode opcode) {
     switch (opcode) {
-        case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
-        case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
-        case IBV_WR_SEND: return "SEND";
-        case IBV_WR_SEND_WITH_IMM: return "SEND_WITH_IMM";
-        case IBV_WR_RDMA_READ: return "RDMA_READ";
-        case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CMP_AND_SWP";
-        case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FETCH_AND_ADD";
-        case IBV_WR_SEND_WITH_INV: return "SEND_WITH_INV";
-        default: return "OTHER";
+        case IBV_WR_RDMA_WRITE:
+            return "RDMA_WRITE";
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            return "RDMA_WRITE_WITH_IMM";
+        case IBV_WR_SEND:
+            return "SEND";
+        case IBV_WR_SEND_WITH_IMM:
+            return "SEND_WITH_IMM";
+        case IBV_WR_RDMA_READ:
+            return "RDMA_READ";
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+            return "ATOMIC_CMP_AND_SWP";
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+            return "ATOMIC_FETCH_AND_ADD";
+        case IBV_WR_SEND_WITH_INV:
+            return "SEND_WITH_INV";
+        default:
+            return "OTHER";
     }
 }
 const char* wc_opcode_name(ibv_wc_opcode opcode) {
     switch (opcode) {
-        case IBV_WC_SEND: return "SEND";
-        case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
-        case IBV_WC_RDMA_READ: return "RDMA_READ";
-        case IBV_WC_COMP_SWAP: return "COMP_SWAP";
-        case IBV_WC_FETCH_ADD: return "FETCH_ADD";
-        case IBV_WC_RECV: return "RECV";
-        case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
-        default: return "OTHER";
+        case IBV_WC_SEND:
+            return "SEND";
+        case IBV_WC_RDMA_WRITE:
+            return "RDMA_WRITE";
+        case IBV_WC_RDMA_READ:
+            return "RDMA_READ";
+        case IBV_WC_COMP_SWAP:
+            return "COMP_SWAP";
+        case IBV_WC_FETCH_ADD:
+            return "FETCH_ADD";
+        case IBV_WC_RECV:
+            return "RECV";
+        case IBV_WC_RECV_RDMA_WITH_IMM:
+            return "RECV_RDMA_WITH_IMM";
+        default:
+            return "OTHER";
     }
 }
 std::uint64_t sge_bytes(const ibv_sge* list, int count) {
