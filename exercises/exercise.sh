@@ -17,13 +17,15 @@ mine=$repo/my-exercises
 progress=$mine/progress.tsv
 die() { echo "exercise: $*" >&2; exit 2; }
 
-# The one compiler line an exercise program is built with (its page shows it).
-compile_line() {  # compile_line SOURCE OUTPUT
-    echo "g++ -std=c++20 -O1 -g -Wall -Wextra -I exercises/support -o $2 $1 -libverbs -lrdmacm"
+# The one compiler line an exercise program is built with (its page shows it), from the
+# repository's root: compile_line prints it, compile runs it (quiet unless it fails).
+export compile_flags="-std=c++20 -O1 -g -Wall -Wextra -I exercises/support" repo
+compile_line() { echo "g++ $compile_flags -o $2 $1 -libverbs -lrdmacm"; }  # SOURCE OUTPUT
+compile() {  # SOURCE OUTPUT
+    # shellcheck disable=SC2086  # the flags are words
+    (cd "$repo" && g++ $compile_flags -o "$2" "$1" -libverbs -lrdmacm)
 }
-compile() {  # compile SOURCE OUTPUT: quiet unless it fails
-    (cd "$repo" && g++ -std=c++20 -O1 -g -Wall -Wextra -I exercises/support -o "$2" "$1" -libverbs -lrdmacm)
-}
+export -f compile
 
 exercise_dirs() { find "$repo/exercises" -maxdepth 1 -type d -name '[0-9][0-9]-*' | sort; }
 # find_exercise N: the folder of exercise N (1, 01 or its name).
@@ -212,7 +214,7 @@ cmd_selftest() {
     while IFS=$'\t' read -r name variant source; do
         printf '%s\0%s\0' "$source" "$out/$name/$variant"
     done <"$out/build.tsv" |
-        xargs -0 -n 2 -P 2 bash -c 'cd "$0" && g++ -std=c++20 -O1 -g -Wall -Wextra -I exercises/support -o "$2" "$1" -libverbs -lrdmacm 2>"$2.build.err" || echo "does not build: $1" >&2' "$repo"
+        xargs -0 -n 2 -P 2 bash -c 'compile "$0" "$1" 2>"$1.build.err" || echo "does not build: $0" >&2'
     local start=$SECONDS
     lab_runs "$out/runs.tsv" 1200 >"$out/lab.log" 2>&1 || echo "exercise: the lab ended badly: $(tail -n 1 "$out/lab.log")" >&2
     echo "selftest: $(wc -l <"$out/runs.tsv") programs run in the lab in $((SECONDS - start)) s"

@@ -134,10 +134,10 @@ std::string qp_attr_mask_names(int mask) {
 
 std::string access_flag_names(unsigned access) {
     static constexpr std::pair<unsigned, const char*> kNames[] = {
-        {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
-        {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
-        {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
-        {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+        {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"}, {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
+        {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"}, {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+        {IBV_ACCESS_MW_BIND, "MW_BIND"},         {IBV_ACCESS_ZERO_BASED, "ZERO_BASED"},
+        {IBV_ACCESS_ON_DEMAND, "ON_DEMAND"},     {IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING"},
     };
     std::string names;
     for (auto [bit, name] : kNames) {

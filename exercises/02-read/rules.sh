@@ -11,7 +11,7 @@ judge_rules() {
         "/wire#on-the-wire" 'opcode_name~^RDMA READ'
     rule_clean_wire "a NAK means the peer refused the access: check the opcode, remote_addr, rkey and length" \
         "/errors#wrong-rkey"
-    rule_access_each "8192=LOCAL_WRITE 4=none" \
+    rule_access "8192=LOCAL_WRITE 4=none" \
         "the READ's destination is written by your own NIC (LOCAL_WRITE); nobody else needs access to it" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered, before the connection goes" \

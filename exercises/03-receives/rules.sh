@@ -12,7 +12,7 @@ judge_rules() {
     rule_packets send-packets 5 "SEND packets (the peer's 4 messages and your count)" \
         "each message is one SEND of 64 bytes; your count is one more" \
         "/wire#on-the-wire" 'opcode_name~^SEND'
-    rule_access_each "256=LOCAL_WRITE 4=none" \
+    rule_access "256=LOCAL_WRITE 4=none" \
         "a receive buffer is written by your own NIC (LOCAL_WRITE) and by nobody else" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered, before the connection goes" \

@@ -13,7 +13,7 @@ judge_rules() {
         "each atomic is answered by one ATOMIC Acknowledge" "/wire#on-the-wire" 'opcode_name=ATOMIC Acknowledge'
     rule_clean_wire "a NAK means the peer refused the atomic: remote_addr must be the counter's (8-byte aligned), rkey its rkey" \
         "/operations#atomics"
-    rule_access_each "8=LOCAL_WRITE 4=none" \
+    rule_access "8=LOCAL_WRITE 4=none" \
         "the old value is written into your buffer by your own NIC: LOCAL_WRITE, and nothing remote" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered" "/memory-registration#keys"

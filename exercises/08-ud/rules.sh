@@ -10,7 +10,7 @@ judge_rules() {
     rule_packets ud-datagrams 2 "UD SEND packets (yours and the peer's answer)" \
         "one IBV_WR_SEND with wr.wr.ud.ah, remote_qpn and remote_qkey" "/wire#on-the-wire" \
         'transport=UD' 'opcode_name=SEND Only'
-    rule_access_each "104=LOCAL_WRITE 64=none" \
+    rule_access "104=LOCAL_WRITE 64=none" \
         "the receive buffer (40 + 64 bytes) is written by your NIC; the datagram's source only read" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered" "/memory-registration#keys"

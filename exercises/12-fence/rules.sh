@@ -11,7 +11,7 @@ judge_rules() {
         "one 8-byte READ: one request, one response" "/wire#on-the-wire" 'opcode_name~^RDMA READ'
     rule_completions "a local protection error on the READ means your buffer may not be written by the NIC" \
         "/errors#statuses"
-    rule_access_each "8=LOCAL_WRITE" "the buffer is written by your NIC (the READ) and read by it (the SEND): LOCAL_WRITE only" \
+    rule_access "8=LOCAL_WRITE" "the buffer is written by your NIC (the READ) and read by it (the SEND): LOCAL_WRITE only" \
         "/memory-registration#access-flags"
     rule_released "ibv_dereg_mr every region you registered" "/memory-registration#keys"
 }

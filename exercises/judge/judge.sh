@@ -107,30 +107,29 @@ rule_psn_continuity() {
         "your packets' PSNs consecutive, none sent again" "$seen packet(s), $gaps out of sequence or sent again" "$1" "$2"
 }
 
-# rule_access EXPECTED HINT LINK: every registration the program made has exactly these access
-# flags (EXPECTED: flags joined by |, or none), one per line of observe.tsv.
+# rule_access SPEC HINT LINK: the access flags of every registration the program made (one per
+# reg line of observe.tsv). SPEC is either FLAGS — every registration has exactly these (as
+# access_flag_names writes them, or none) — or LENGTH=FLAGS ... — each registration of LENGTH
+# bytes has its FLAGS, and no other length was registered.
 rule_access() {
-    local want=$1 seen="" bad=0 kind length access _
+    local spec=$1 seen="" bad=0 kind length access want expected _
     while IFS=$'\t' read -r kind length access _; do
         [ "$kind" = reg ] || continue
         seen+="${seen:+, }$access on $length bytes"
-        [ "$access" = "$want" ] || bad=1
-    done <"$run/observe.tsv"
-    [ -n "$seen" ] || { seen="no registration"; bad=1; }
-    verdict least-privilege "$([ $bad = 0 ] && echo 1)" "every registration with access $want" "$seen" "$2" "$3"
-}
-
-# rule_access_each "LENGTH=FLAGS ..." HINT LINK: each registration of LENGTH bytes has FLAGS.
-rule_access_each() {
-    local spec=$1 seen="" bad=0 kind length access want _
-    while IFS=$'\t' read -r kind length access _; do
-        [ "$kind" = reg ] || continue
-        seen+="${seen:+, }$access on $length bytes"
-        want=$(tr ' ' '\n' <<<"$spec" | sed -n "s/^$length=//p")
+        if [[ $spec == *=* ]]; then
+            want=$(tr ' ' '\n' <<<"$spec" | sed -n "s/^$length=//p")
+        else
+            want=$spec
+        fi
         [ -n "$want" ] && [ "$access" = "$want" ] || bad=1
     done <"$run/observe.tsv"
     [ -n "$seen" ] || { seen="no registration"; bad=1; }
-    verdict least-privilege "$([ $bad = 0 ] && echo 1)" "registrations with only the access they need ($spec bytes=flags)" "$seen" "$2" "$3"
+    if [[ $spec == *=* ]]; then
+        expected="registrations with only the access they need ($spec bytes=flags)"
+    else
+        expected="every registration with access $spec"
+    fi
+    verdict least-privilege "$([ $bad = 0 ] && echo 1)" "$expected" "$seen" "$2" "$3"
 }
 
 # rule_released HINT LINK: every registration was deregistered (ibv_dereg_mr returned 0).

@@ -37,15 +37,25 @@ struct PeerOptions {
     ConnectionOptions connection;
 };
 
-// Registers `bytes` and says where they are, in the accept's private data.
-std::array<std::byte, exercise::kRemoteBufferBytes> advertise(std::vector<std::uint8_t>& bytes,
+// Where `length` bytes at `address`, registered as `mr`, are: the accept's private data.
+std::array<std::byte, exercise::kRemoteBufferBytes> advertise(const void* address,
+                                                              std::size_t length,
                                                               const ibv_mr& mr) {
     std::array<std::byte, exercise::kRemoteBufferBytes> out{};
-    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(bytes.data()),
+    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(address),
                                     .rkey = mr.rkey,
-                                    .length = static_cast<std::uint32_t>(bytes.size())},
+                                    .length = static_cast<std::uint32_t>(length)},
                                    reinterpret_cast<std::uint8_t*>(out.data()));
     return out;
+}
+
+// Sends our 40-byte record over TCP and returns the reader's (its buffer field unused).
+exercise::Endpoint swap_records(TcpExchange& tcp, const exercise::Endpoint& ours) {
+    std::array<std::byte, exercise::kEndpointBytes> record{};
+    exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
+    tcp.send_all(record);
+    tcp.receive_exact(record);
+    return exercise::decode_endpoint(reinterpret_cast<const std::uint8_t*>(record.data()), false);
 }
 
 // The first byte of `bytes` that is not the pattern, if any.
@@ -76,7 +86,7 @@ int serve_write(const PeerOptions& options, Listener& listener, bool with_immedi
     // Either the reader's 4-byte "done" SEND lands here, or its WRITE WITH IMMEDIATE consumes it.
     ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
     done.post_receive(connection.qp(), 1);
-    connection.accept(advertise(target, *target_mr));
+    connection.accept(advertise(target.data(), target.size(), *target_mr));
     fmt::print("peer: connected; advertised {} bytes, rkey {:#x}\n", target.size(),
                target_mr->rkey);
 
@@ -118,7 +128,7 @@ int serve_read(const PeerOptions& options, Listener& listener) {
     check_ptr(source_mr.get(), "ibv_reg_mr(source)");
     ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
     done.post_receive(connection.qp(), 1);
-    connection.accept(advertise(source, *source_mr));
+    connection.accept(advertise(source.data(), source.size(), *source_mr));
     fmt::print("peer: connected; advertised {} bytes to read, rkey {:#x}\n", source.size(),
                source_mr->rkey);
     const std::uint32_t said = done.received_value(
@@ -249,12 +259,7 @@ int serve_fence(Listener& listener) {
     receive.num_sge = 1;
     ibv_recv_wr* bad = nullptr;
     check_ibv(ibv_post_recv(connection.qp(), &receive, &bad), "ibv_post_recv");
-    std::array<std::byte, exercise::kRemoteBufferBytes> advertisement{};
-    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(&word),
-                                    .rkey = word_mr->rkey,
-                                    .length = sizeof word},
-                                   reinterpret_cast<std::uint8_t*>(advertisement.data()));
-    connection.accept(advertisement);
+    connection.accept(advertise(&word, sizeof word, *word_mr));
     fmt::print("peer: connected; advertised an 8-byte word to read, rkey {:#x}\n", word_mr->rkey);
     const ibv_wc wc = connection.wait_for_completion("the reader's echo");
     int rc = 0;
@@ -280,12 +285,7 @@ int serve_atomic(Listener& listener) {
     check_ptr(counter_mr.get(), "ibv_reg_mr(counter)");
     ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
     done.post_receive(connection.qp(), 1);
-    std::array<std::byte, exercise::kRemoteBufferBytes> advertisement{};
-    exercise::encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(&counter),
-                                    .rkey = counter_mr->rkey,
-                                    .length = sizeof counter},
-                                   reinterpret_cast<std::uint8_t*>(advertisement.data()));
-    connection.accept(advertisement);
+    connection.accept(advertise(&counter, sizeof counter, *counter_mr));
     fmt::print("peer: connected; advertised an 8-byte counter, rkey {:#x}\n", counter_mr->rkey);
     const std::uint32_t said = done.received_value(
         connection.wait_for_completion("the reader's done message"), "the done message");
@@ -332,12 +332,7 @@ int serve_by_hand(const PeerOptions& options) {
     ours.buffer = {.address = reinterpret_cast<std::uintptr_t>(target.data()),
                    .rkey = target_mr->rkey,
                    .length = static_cast<std::uint32_t>(target.size())};
-    std::array<std::byte, exercise::kEndpointBytes> record{};
-    exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
-    tcp.send_all(record);
-    tcp.receive_exact(record);
-    const exercise::Endpoint theirs =
-        exercise::decode_endpoint(reinterpret_cast<const std::uint8_t*>(record.data()), false);
+    const exercise::Endpoint theirs = swap_records(tcp, ours);
     QpEndpoint remote;
     remote.qpn = theirs.qpn;
     remote.psn = theirs.psn;
@@ -395,12 +390,7 @@ int serve_ud(const PeerOptions& options) {
     apply_transition(r.qp.get(), rtr_transition(IBV_QPT_UD, r.local, QpEndpoint{}, reliability),
                      "peer");
     apply_transition(r.qp.get(), rts_transition(IBV_QPT_UD, ours.psn, reliability), "peer");
-    std::array<std::byte, exercise::kEndpointBytes> record{};
-    exercise::encode_endpoint(ours, reinterpret_cast<std::uint8_t*>(record.data()));
-    tcp.send_all(record);
-    tcp.receive_exact(record);
-    const exercise::Endpoint theirs =
-        exercise::decode_endpoint(reinterpret_cast<const std::uint8_t*>(record.data()), false);
+    const exercise::Endpoint theirs = swap_records(tcp, ours);
     const std::array<std::byte, 1> ready{std::byte{'R'}};
     tcp.send_all(ready);
     fmt::print("peer: UD QP {:#x} ready, Q_Key {:#x}; the reader's QP is {:#x}\n", ours.qpn,

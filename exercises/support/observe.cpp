@@ -2,7 +2,7 @@
 // in front of libibverbs: every memory registration and deregistration, every work request
 // posted and every completion polled. Each call is passed on unchanged; a line per event goes
 // to the file $EXERCISE_OBSERVE names:
-//   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names joined by |, or none
+//   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names (access_flag_names)
 //   dereg <TAB> HANDLE <TAB> RESULT
 //   post <TAB> WRS <TAB> RESULT          (one per ibv_post_send call: the length of its list)
 //   send <TAB> OPCODE <TAB> signaled|unsignaled <TAB> BYTES <TAB> RESULT <TAB> SGES <TAB> inline|-
@@ -16,6 +16,8 @@
 // protection domain on a context (ibv_alloc_pd, an exported function).
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
+
+#include "rdmalab/verbs_names.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -40,31 +42,10 @@ void log_line(const std::string& line) {
     }
 }
 
-std::string access_names(unsigned access) {
-    struct Flag {
-        unsigned bit;
-        const char* name;
-    };
-    static constexpr Flag kFlags[] = {
-        {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"}, {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
-        {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"}, {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
-        {IBV_ACCESS_MW_BIND, "MW_BIND"},         {IBV_ACCESS_ZERO_BASED, "ZERO_BASED"},
-        {IBV_ACCESS_ON_DEMAND, "ON_DEMAND"},     {IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING"}};
-    std::string names;
-    for (const auto& flag : kFlags) {
-        if ((access & flag.bit) == 0) continue;
-        if (!names.empty()) names += '|';
-        names += flag.name;
-        access &= ~flag.bit;
-    }
-    if (access != 0) names += (names.empty() ? "" : "|") + std::to_string(access);
-    return names.empty() ? "none" : names;
-}
-
 void log_registration(std::size_t length, unsigned access, const ibv_mr* mr) {
     char handle[32];
     std::snprintf(handle, sizeof handle, "%p", static_cast<const void*>(mr));
-    log_line("reg\t" + std::to_string(length) + "\t" + access_names(access) + "\t" +
+    log_line("reg\t" + std::to_string(length) + "\t" + rdmalab::access_flag_names(access) + "\t" +
              (mr != nullptr ? handle : "failed") + "\n");
 }
 
@@ -73,48 +54,6 @@ Function next(const char* name) {
     return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
 }
 
-const char* send_opcode_name(ibv_wr_opcode opcode) {
-    switch (opcode) {
-        case IBV_WR_RDMA_WRITE:
-            return "RDMA_WRITE";
-        case IBV_WR_RDMA_WRITE_WITH_IMM:
-            return "RDMA_WRITE_WITH_IMM";
-        case IBV_WR_SEND:
-            return "SEND";
-        case IBV_WR_SEND_WITH_IMM:
-            return "SEND_WITH_IMM";
-        case IBV_WR_RDMA_READ:
-            return "RDMA_READ";
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-            return "ATOMIC_CMP_AND_SWP";
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-            return "ATOMIC_FETCH_AND_ADD";
-        case IBV_WR_SEND_WITH_INV:
-            return "SEND_WITH_INV";
-        default:
-            return "OTHER";
-    }
-}
-const char* wc_opcode_name(ibv_wc_opcode opcode) {
-    switch (opcode) {
-        case IBV_WC_SEND:
-            return "SEND";
-        case IBV_WC_RDMA_WRITE:
-            return "RDMA_WRITE";
-        case IBV_WC_RDMA_READ:
-            return "RDMA_READ";
-        case IBV_WC_COMP_SWAP:
-            return "COMP_SWAP";
-        case IBV_WC_FETCH_ADD:
-            return "FETCH_ADD";
-        case IBV_WC_RECV:
-            return "RECV";
-        case IBV_WC_RECV_RDMA_WITH_IMM:
-            return "RECV_RDMA_WITH_IMM";
-        default:
-            return "OTHER";
-    }
-}
 std::uint64_t sge_bytes(const ibv_sge* list, int count) {
     std::uint64_t bytes = 0;
     for (int i = 0; i < count; ++i) bytes += list[i].length;
@@ -133,7 +72,7 @@ int observed_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     log_line("post\t" + std::to_string(listed) + "\t" + std::to_string(rc) + "\n");
     for (const ibv_send_wr* w = wr; w != nullptr; w = w->next) {
         const bool posted = rc == 0 || (bad != nullptr && w != *bad);
-        log_line(std::string("send\t") + send_opcode_name(w->opcode) + "\t" +
+        log_line(std::string("send\t") + rdmalab::send_opcode_name(w->opcode) + "\t" +
                  ((w->send_flags & IBV_SEND_SIGNALED) != 0 ? "signaled" : "unsignaled") + "\t" +
                  std::to_string(sge_bytes(w->sg_list, w->num_sge)) + "\t" +
                  std::to_string(posted ? 0 : rc) + "\t" + std::to_string(w->num_sge) + "\t" +
@@ -157,7 +96,8 @@ int observed_poll_cq(ibv_cq* cq, int entries, ibv_wc* wc) {
     const int n = provider_poll_cq(cq, entries, wc);
     for (int i = 0; i < n; ++i)
         log_line(std::string("wc\t") + ibv_wc_status_str(wc[i].status) + "\t" +
-                 wc_opcode_name(wc[i].opcode) + "\t" + std::to_string(wc[i].byte_len) + "\n");
+                 rdmalab::wc_opcode_name(wc[i].opcode) + "\t" + std::to_string(wc[i].byte_len) +
+                 "\n");
     return n;
 }
 
@@ -187,12 +127,10 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, std::size_t length, std::uint64
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
     static auto real = next<int (*)(ibv_qp*, ibv_qp_attr*, int)>("ibv_modify_qp");
     const int rc = real(qp, attr, mask);
-    static constexpr const char* kStates[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-    const unsigned state = static_cast<unsigned>(attr->qp_state);
     const std::string state_name =
-        (mask & IBV_QP_STATE) == 0 ? "-" : (state < 7 ? kStates[state] : std::to_string(state));
+        (mask & IBV_QP_STATE) == 0 ? "-" : rdmalab::qp_state_name(attr->qp_state);
     const std::string access =
-        (mask & IBV_QP_ACCESS_FLAGS) == 0 ? "-" : access_names(attr->qp_access_flags);
+        (mask & IBV_QP_ACCESS_FLAGS) == 0 ? "-" : rdmalab::access_flag_names(attr->qp_access_flags);
     log_line("modify\t" + state_name + "\t" + access + "\t" + std::to_string(rc) + "\n");
     return rc;
 }
