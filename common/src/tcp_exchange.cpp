@@ -157,6 +157,19 @@ void TcpExchange::receive_exact(std::span<std::byte> bytes, milliseconds timeout
     }
 }
 
+bool TcpExchange::peer_closed() const {
+    pollfd entry{.fd = fd_, .events = POLLIN | POLLRDHUP, .revents = 0};
+    int ready = poll(&entry, 1, 0);
+    if (ready < 0 && errno == EINTR) return false;
+    check_errno(ready >= 0, "poll");
+    if (ready == 0) return false;
+    if (entry.revents & (POLLHUP | POLLRDHUP | POLLERR)) return true;
+    // Readable: data the caller will read later, or the end of the stream. Peek to tell them apart.
+    std::byte next{};
+    ssize_t got = recv(fd_, &next, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 // ---- Control words
 
 void send_word(TcpExchange& tcp, std::uint32_t word) {

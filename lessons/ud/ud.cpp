@@ -39,10 +39,11 @@ namespace {
 // drops the rest. Any value below 0x80000000 (keys with the top bit set are "controlled": only
 // privileged processes may send them).
 constexpr std::uint32_t kQkey = 0x1ab2c3d4;
-constexpr std::uint32_t kMaxReceiveDepth = 512;   // receives the server keeps posted (recycled)
-constexpr std::uint32_t kSendWindow = 64;         // SENDs the client keeps in flight
-constexpr milliseconds kDrainQuiet{200};          // after "done": how long the last ones may take
-constexpr std::uint64_t kReplyWrId = 1ull << 32;  // the server's answer, unlike any receive
+constexpr std::uint32_t kMaxReceiveDepth = 512;     // receives the server keeps posted (recycled)
+constexpr std::uint32_t kSendWindow = 64;           // SENDs the client keeps in flight
+constexpr milliseconds kDrainQuiet{200};            // after "done": how long the last ones may take
+constexpr std::uint64_t kReplyWrId = 1ull << 32;    // the server's answer, unlike any receive
+constexpr std::uint32_t kPeerCheckInterval = 1024;  // datagrams between looks at the TCP link
 
 struct UdOptions : ConnectionOptions {
     std::uint32_t count = 100;
@@ -372,6 +373,13 @@ int run_client(const UdOptions& options) {
 
     std::uint32_t in_flight = 0;
     for (std::uint32_t sequence = 0; sequence < options.count; ++sequence) {
+        // Nothing in UD says the receiver is gone: the sends go on succeeding. Only the side
+        // channel can tell, so look at it now and then (the server says nothing until "done").
+        if (sequence % kPeerCheckInterval == 0 && tcp.peer_closed())
+            fail(
+                fmt::format("the server closed the control connection after {} of {} datagrams "
+                            "(the UD sends themselves cannot notice)",
+                            sequence, options.count));
         if (in_flight == window) {
             wait_for_completion(queues.cq.get(), options.timeout(), "a UD SEND");
             --in_flight;  // completions come in posting order: the oldest slot is free again

@@ -77,14 +77,39 @@ TEST(TcpExchange, ShortReadFromAClosingPeerThrows) {
 
 TEST(TcpExchange, SilentPeerTimesOut) {
     auto server = std::async(std::launch::async, [] {
-        auto peer = TcpExchange::accept_one(kPort + 3, "127.0.0.1", 5000ms);
+        auto peer = TcpExchange::accept_one(kPort + 4, "127.0.0.1", 5000ms);
         std::this_thread::sleep_for(1500ms);
     });
     std::this_thread::sleep_for(100ms);
-    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 3, 300ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 4, 300ms);
     std::array<std::byte, 1> byte{};
     auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(client.receive_exact(byte), Error);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1200ms);
     server.get();
+}
+
+// peer_closed() never waits: false while the peer is there (even with its bytes unread), true
+// once it has gone; the bytes it sent before going can still be read.
+TEST(TcpExchange, PeerClosedSeesTheEndWithoutWaiting) {
+    std::promise<void> may_close;
+    auto server = std::async(std::launch::async, [closing = may_close.get_future()]() mutable {
+        auto peer = TcpExchange::accept_one(kPort + 5, "127.0.0.1", 5000ms);
+        std::array<std::byte, 1> word{std::byte{7}};
+        peer.send_all(word);
+        closing.wait_for(5s);
+    });
+    std::this_thread::sleep_for(100ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 5, 5000ms);
+    std::this_thread::sleep_for(200ms);  // the byte has arrived
+    EXPECT_FALSE(client.peer_closed());
+    may_close.set_value();
+    server.get();
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (!client.peer_closed() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(client.peer_closed());
+    std::array<std::byte, 1> word{};
+    client.receive_exact(word);
+    EXPECT_EQ(word[0], std::byte{7});
 }

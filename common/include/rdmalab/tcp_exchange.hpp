@@ -37,6 +37,10 @@ class TcpExchange {
     void receive_exact(std::span<std::byte> bytes);
     void receive_exact(std::span<std::byte> bytes, std::chrono::milliseconds timeout);
 
+    // True once the peer has closed (or reset) the connection; never waits. For a side that is
+    // busy with something else — UD sends, which succeed whether or not anyone still listens.
+    bool peer_closed() const;
+
     int fd() const { return fd_; }
 
   private:
