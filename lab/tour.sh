@@ -7,7 +7,7 @@
 #   lab/tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE   run a section; a line per step in RESULT_FILE
 #   lab/tour.sh --steps lab|wire|native                     the section's steps, in order
 set -uo pipefail
-lab_steps=(devices rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
+lab_steps=(devices hello-rdma rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
            completion-events solicited-events post-api selective-signaling srq async-events ud multicast memory-windows
            send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
@@ -114,6 +114,9 @@ run_step() {
             "$RDMALAB_BIN/devices" >"$scratch/devices.out" 2>&1
             rcs+=($?)
             show "$scratch/devices.out" ;;
+        hello-rdma)
+            heading hello-rdma "the smallest whole program (libibverbs and librdmacm only): one RDMA WRITE into the server's memory, checked there"
+            pair hello-rdma -- ;;
         rdma-write)
             heading rdma-write "one-sided: the client writes into the server's memory; a final SEND says 'done'"
             pair rdma-write -s 64K -- -s 64K ;;

@@ -17,7 +17,7 @@
 #   <!-- doc-test: skip; why: REASON -->
 # After the mode, `; FROM => TO` replaces text before running (an address, a device name, a size
 # that would take minutes under emulation); `; why: ...` says why. A block without a marker fails.
-# Commands run in a scratch folder; `./rdmalab`, `build/`, `docs/`, `bench/` and `lab/` at the
+# Commands run in a scratch folder; `./rdmalab`, `build/`, `docs/`, `bench/`, `lab/` and `lessons/` at the
 # start of a word mean the repository's. `./rdmalab test` is this suite itself and is not run
 # inside itself; `./rdmalab tour`, `./rdmalab build` and a plain `./rdmalab lab -- CMD` (no shell
 # syntax in CMD) run once however often they appear.
@@ -59,7 +59,7 @@ rewrite() {
     local text=$1 i
     for ((i = 0; i < ${#from[@]}; i++)); do text=${text//"${from[i]}"/"${to[i]}"}; done
     printf '%s\n' "$text" | sed -E "s#(^|[[:space:];&|(])\\./rdmalab#\\1$repo/rdmalab#g;
-        s#(^|[[:space:];&|('])(build|docs|bench|lab)/#\\1$repo/\\2/#g"
+        s#(^|[[:space:];&|('])(build|docs|bench|lab|lessons)/#\\1$repo/\\2/#g"
 }
 
 # two_hosts BLOCK_FILE: runs a hostA$/hostB$ block; returns non-zero if any process failed.
