@@ -161,7 +161,7 @@ if [ "$mode" = auto ]; then
 fi
 
 if [ "$mode" = native ]; then
-    [ "$hosts" = 1 ] || die "--native with --hosts: on real hosts, run each host's command on that host (see docs/getting-started.md#the-wire)"
+    [ "$hosts" = 1 ] || die "--native with --hosts: on real hosts, run each host's command on that host (see docs/lab.md#the-wire)"
     host_has_rdma_device || die "--native: no RDMA device on this host (ibv_devices lists none)"
     [ -z "$lab_kernel" ] || die "--kernel boots a lab guest: it cannot go with --native"
     [ "$verbose" = 1 ] && note "RDMA device found on this host: running natively"

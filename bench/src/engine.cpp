@@ -569,7 +569,6 @@ void Engine::stage_destinations(std::uint64_t count) {
     staging_copies_ += count;
 }
 
-// #region bench-post
 // The hot path. One WR in signal_every asks for a completion, and the last one always does, so
 // the initiator sees the end; the sequence number of the next signaled WR is kept, so deciding
 // costs one comparison, not a division. Inlined into the loops: a call per post would cost more
@@ -599,6 +598,7 @@ void Engine::stage_destinations(std::uint64_t count) {
         check_ibv(rc, "ibv_post_send");
 }
 
+// #region bench-post
 // A post list: `count` WRs of the prepared chain, one doorbell.
 [[gnu::always_inline]] inline void Engine::post_send_batch(Queue& queue, std::uint64_t first_seq,
                                                            std::uint32_t count,

@@ -65,7 +65,8 @@ std::vector<ibv_gid_entry> gid_table(ibv_context* context) {
     }
     std::vector<ibv_gid_entry> entries(capacity);
     ssize_t count = ibv_query_gid_table(context, entries.data(), entries.size(), 0);
-    check_errno(count >= 0, "ibv_query_gid_table");
+    // It returns the number of entries, or a negative errno (it does not set errno).
+    check_ibv(count < 0 ? static_cast<int>(-count) : 0, "ibv_query_gid_table");
     entries.resize(static_cast<std::size_t>(count));
     return entries;
 }

@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitepress';
 import { withMermaid } from 'vitepress-plugin-mermaid';
 import { CHAPTERS } from './chapters.mjs';
-import { escapeHtml, importAnchor, parseRegions, repositoryLink, sourceFiles, sourceLink } from './sources.mjs';
+import { CLONE_URL, escapeHtml, excerptOf, importAnchor, parseRegions, repositoryLink, sourceFiles, sourceLink } from './sources.mjs';
+import container from 'markdown-it-container';
+import { glossaryLinks, glossaryPage } from './glossary-links.mjs';
 
 const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const publicDir = fileURLToPath(new URL('../public', import.meta.url));
@@ -66,8 +68,7 @@ function strictRegionImports(md) {
   const renderFence = md.renderer.rules.fence;
   md.renderer.rules.fence = (tokens, index, options, env, self) => {
     const [file, regionName] = tokens[index].src ?? [];
-    const rendered = renderFence(tokens, index, options, env, self);
-    if (!file || !existsSync(file)) return rendered;
+    if (!file || !existsSync(file)) return renderFence(tokens, index, options, env, self);
     const relative = path.relative(repositoryRoot, file).split(path.sep).join('/');
     // A file with a complete-program page links to it; one shown whole on its own page (an
     // exercise's starter) has none to link to.
@@ -76,11 +77,18 @@ function strictRegionImports(md) {
       ? `<a href="${sourceLink(relative)}"><code>${escapeHtml(relative)}</code></a>`
       : `<code>${escapeHtml(relative)}</code>`;
     let anchor = '';
+    let omitted = 0;
     if (regionName) {
-      const region = parseRegions(readFileSync(file, 'utf8'), relative).find((r) => r.name === regionName);
+      const text = readFileSync(file, 'utf8');
+      const region = parseRegions(text, relative).find((r) => r.name === regionName);
       if (!region) {
         throw new Error(`docs: ${env.relativePath ?? 'a page'} imports region "${regionName}" of ${relative}, which has no "// #region ${regionName}" marker`);
       }
+      // The excerpt the reader sees: the region without its trace hooks (see excerptOf).
+      const excerpt = excerptOf(text, region);
+      tokens[index].src = undefined;
+      tokens[index].content = `${excerpt.lines.join('\n')}\n`;
+      omitted = excerpt.omitted;
       env.rdmalabImports ??= new Map();
       const key = `${relative}#${regionName}`;
       const count = env.rdmalabImports.get(key) ?? 0;
@@ -89,8 +97,10 @@ function strictRegionImports(md) {
       const repository = repositoryLink(relative, region.start, region.end);
       label += ` <span class="code-source-region">region <code>${escapeHtml(regionName)}</code>, lines ${region.start}–${region.end}</span>`
         + ` <a class="code-source-whole" href="${sourceLink(relative, regionName)}">the whole program</a>`
-        + (repository ? ` <a class="code-source-repository" href="${repository}">repository</a>` : '');
+        + (repository ? ` <a class="code-source-repository" href="${repository}">repository</a>` : '')
+        + (omitted ? ` <span class="code-source-omitted">${omitted} tracing line${omitted > 1 ? 's' : ''} left out</span>` : '');
     }
+    const rendered = renderFence(tokens, index, options, env, self);
     return `<div class="code-source"${anchor}>${label}</div>\n${rendered}`;
   };
 }
@@ -119,6 +129,18 @@ export default withMermaid(defineConfig({
     lineNumbers: false,
     config(md) {
       pendingFigures(md);
+      // The glossary page's entries, and each term linked at its first use on every other page.
+      glossaryPage(md);
+      glossaryLinks(md);
+      // ::: goals [TITLE] … ::: opens a chapter: what the reader will be able to do at its end.
+      md.use(container, 'goals', {
+        render(tokens, index) {
+          const title = tokens[index].info.trim().replace(/^goals\s*/, '') || 'In this chapter';
+          return tokens[index].nesting === 1
+            ? `<div class="chapter-goals custom-block"><p class="custom-block-title">${md.utils.escapeHtml(title)}</p>\n`
+            : '</div>\n';
+        },
+      });
       strictRegionImports(md);
     },
     // Code is C++ mostly; keep highlighting to the languages the site uses.
@@ -141,6 +163,8 @@ export default withMermaid(defineConfig({
     sequence: { useMaxWidth: true },
   },
   vite: {
+    // The clone command on the home page and in getting started (sources.mjs: CLONE_URL).
+    define: { __RDMALAB_CLONE_URL__: JSON.stringify(CLONE_URL) },
     // The dev server may read code imported from outside docs/ (lessons/, common/, bench/).
     server: { fs: { allow: [repositoryRoot] } },
     // No network during a build: nothing to prefetch, no telemetry.

@@ -4,6 +4,7 @@
 // complete-program pages (source/[slug].paths.mjs), the programs index
 // (source/sources.data.mjs) and the unit tests, so none of them can drift from
 // the files. Plain ES module, Node only.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,24 @@ export const REPOSITORY_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // browsable tree of this repository (for example
 // https://github.com/OWNER/rdmalab/blob/main) when building a site to publish.
 // Empty (the default): the site links only to its own complete-program pages.
-export const REPOSITORY_URL = (process.env.RDMALAB_REPOSITORY_URL ?? '').replace(/\/+$/, '');
+// Unset, it follows from the checkout's "origin" remote when that is a GitHub or GitLab https or
+// ssh address (…/OWNER/NAME → https://HOST/OWNER/NAME/blob/main).
+function originBlobUrl() {
+  try {
+    const origin = execFileSync('git', ['-C', REPOSITORY_ROOT, 'remote', 'get-url', 'origin'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const match = /^(?:https:\/\/|git@)(github\.com|gitlab\.com)[/:]([\w.-]+)\/([\w.-]+?)(?:\.git)?$/.exec(origin);
+    return match ? `https://${match[1]}/${match[2]}/${match[3]}/blob/main` : '';
+  } catch {
+    return '';
+  }
+}
+export const REPOSITORY_URL = (process.env.RDMALAB_REPOSITORY_URL ?? originBlobUrl()).replace(/\/+$/, '');
+
+// The command a reader types to get the code. RDMALAB_CLONE_URL names it; otherwise it follows
+// from a GitHub-style RDMALAB_REPOSITORY_URL (…/OWNER/rdmalab/blob/main → …/OWNER/rdmalab.git).
+// With neither, the site says "URL-OF-THIS-REPOSITORY" and what to put there.
+export const CLONE_URL = (process.env.RDMALAB_CLONE_URL
+  ?? (/^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/(blob|tree)\//.exec(REPOSITORY_URL)?.[1]?.concat('.git') ?? '')).trim();
 
 const REGION_START = /^\s*\/\/\s*#region\s+([\w.-]+)\s*$/;
 const REGION_END = /^\s*\/\/\s*#endregion(\s+([\w.-]+))?\s*$/;
@@ -62,6 +80,31 @@ export function parseRegions(text, file = 'a file') {
   });
   if (open) throw new Error(`${file}:${open.start}: region "${open.name}" is never closed`);
   return regions;
+}
+
+// What a chapter shows of a region: its lines without the markers, with every trace hook
+// (a statement that starts `trace::`, which only `--trace` runs use) left out and the common
+// indentation removed. { lines, omitted } where omitted counts the hook statements dropped.
+// The complete-program pages show everything.
+export const MAX_EXCERPT_LINES = 30;
+export function excerptOf(text, region) {
+  const all = text.split('\n').slice(region.start, region.end - 1);
+  const lines = [];
+  let omitted = 0;
+  let inHook = false;
+  for (const line of all) {
+    if (!inHook && /^\s*trace::/.test(line)) {
+      omitted += 1;
+      inHook = true;
+    }
+    if (inHook) {
+      if (/;\s*(\/\/.*)?$/.test(line)) inHook = false;
+      continue;
+    }
+    lines.push(line);
+  }
+  const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^\s*/.exec(l)[0].length));
+  return { lines: lines.map((l) => l.slice(Number.isFinite(indent) ? indent : 0)), omitted };
 }
 
 // Every `<<< @/../file#region` in the chapters, in reading order:

@@ -17,7 +17,9 @@ import { chromium } from 'playwright-core';
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
 import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
 import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
+import { VERBS } from '../.vitepress/verbs.mjs';
 import { startServer } from './serve.mjs';
+import { checkCourse, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST_DIR = path.join(DOCS_DIR, '.vitepress', 'dist');
@@ -140,17 +142,19 @@ async function runChecks(context, baseUrl, options) {
   // 1. Every chapter (and every extra page asked for) renders.
   const sources = sourceFiles();
   const sourcePages = ['/source/', ...sources.map((source) => `/source/${source.slug}`)];
-  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...sourcePages, ...options.extraPages];
+  const verbPages = VERBS.map((verb) => `/verbs/${verb.name}`);
+  const pagesToVisit = [...CHAPTERS.map((chapter) => chapter.link), ...sourcePages, ...verbPages, ...options.extraPages];
   const visited = new Map(); // page key -> { ids, links, hasExplorer, mermaidCount }
   for (const link of pagesToVisit) {
     const key = pageKey(link);
     pageProblems.length = 0;
     try {
-      const info = await visitPage(page, `${baseUrl}${link}`, { light: link.startsWith('/source/') });
+      const info = await visitPage(page, `${baseUrl}${link}`, { light: link.startsWith('/source/') || link.startsWith('/verbs/') });
       if (info.ok && (info.diagramCount || info.mermaidCount)) {
         await waitForCondition(page, `the diagrams on ${link} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
         info.diagrams = await page.evaluate(measureDiagramsInPage);
       }
+      if (info.ok && !link.startsWith('/source/')) info.course = await page.evaluate(courseInfoInPage, courseInfoArguments(link));
       visited.set(key, info);
       if (!info.ok) fail(`page ${link}: HTTP ${info.status}`);
       else if (!info.heading) fail(`page ${link}: no <h1>`);
@@ -170,6 +174,8 @@ async function runChecks(context, baseUrl, options) {
   checkFit(visited);
   checkImportLabels(visited);
   checkSourcePages(visited, sources);
+  // 1c. The course: the door, each chapter's frame and length, excerpts, glossary links.
+  checkCourse(visited, pass, fail, pageKey);
 
   // 2. Internal links and anchors resolve: the navigation bar and sidebar
   // (the same on every page) once, then each page's own content.
@@ -251,6 +257,8 @@ async function runChecks(context, baseUrl, options) {
   const measuredAt1280 = new Map([...visited].filter(([, info]) => info.diagrams).map(([key, info]) => [key, info.diagrams]));
   await checkDiagrams(page, baseUrl, diagramPages, 1280, measuredAt1280);
   await checkDiagrams(page, baseUrl, diagramPages, 390);
+  // 4c. On a phone, every box wider than the screen says that it scrolls.
+  await checkScrollCues(page, baseUrl, ['/', ...courseChapters().map((chapter) => chapter.link)]);
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
@@ -497,6 +505,29 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   }
 }
 
+async function checkScrollCues(page, baseUrl, links) {
+  const problems = [];
+  let wide = 0;
+  try {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const link of links) {
+      await visitPage(page, `${baseUrl}${link}`);
+      // The cues are placed a moment after the content settles (theme/scroll-cues.js).
+      await page.waitForTimeout(400);
+      const result = await page.evaluate(scrollCuesInPage);
+      wide += result.wide;
+      problems.push(...result.problems.map((problem) => `${link} ${problem}`));
+    }
+    if (!wide) fail('scroll cues at 390 px: no box wider than the screen found (the check measured nothing)');
+    else if (problems.length) fail(`scroll cues at 390 px: ${problems.length} of ${wide} wide boxes give no sign: ${problems.slice(0, 6).join('; ')}`);
+    else pass(`scroll cues at 390 px: all ${wide} boxes wider than the screen on ${links.length} pages say that they scroll`);
+  } catch (error) {
+    fail(`scroll cues at 390 px: ${error.message.split('\n')[0]}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+}
+
 async function waitForCondition(page, description, predicate, argument) {
   try {
     await page.waitForFunction(predicate, argument, { timeout: STEP_TIMEOUT_MS });
@@ -636,6 +667,11 @@ async function checkTraceViewers(page, url, pageProblems) {
       const trace = JSON.parse(await readFile(path.join(DIST_DIR, src), 'utf8'));
       const name = `${where} ${src}`;
 
+      // It opens on the first operation posted (the set-up before it done), not on an empty box.
+      const firstPost = trace.timeline.findIndex((s) => s.kind === 'event' && trace.events[s.index].event === 'post_send');
+      const opened = Number(await viewer.getAttribute('data-position'));
+      if (firstPost >= 0 && opened !== firstPost + 1) throw new Error(`${src}: opens on step ${opened}, not on the first operation (step ${firstPost + 1})`);
+      await viewer.locator('[data-action="start"]').click();
       // Step through the first steps: the viewer's current step is the file's next timeline entry.
       const clicked = Math.min(trace.timeline.length, STEPS_CLICKED);
       const seen = [];

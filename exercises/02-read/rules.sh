@@ -3,9 +3,9 @@ peer_exercise=read   # the reference peer's part (exercises/peer/exercise-peer.c
 peer_size=8192       # its buffer: one READ request, 8 response packets at MTU 1024
 judge_rules() {
     rule_exits "read the line your program printed on stderr: a failed completion names its status (local protection: what may the NIC do with your buffer?)" \
-        "/operations#read"
+        "/read-and-atomics#read"
     rule_peer_verified "the peer compares your checksum with its buffer's: read all source.length bytes from the advertised address" \
-        "/operations#read"
+        "/read-and-atomics#read"
     rule_packets read-packets 9 "RDMA READ packets (1 Request, then Response First, 6 Middle, Last)" \
         "post one IBV_WR_RDMA_READ naming the peer's buffer (wr.rdma.remote_addr, wr.rdma.rkey)" \
         "/wire#on-the-wire" 'opcode_name~^RDMA READ'

@@ -2,9 +2,9 @@
 peer_exercise=ud   # the peer's UD QP: waits for your datagram, answers with one of its own
 peer_size=64
 judge_rules() {
-    rule_exits "read the line your program printed on stderr" "/queue-pairs#ud-bring-up"
+    rule_exits "read the line your program printed on stderr" "/unreliable-transports#ud-bring-up"
     rule_peer_verified "your datagram must reach the peer's QPN with its Q_Key, and you must find its answer behind the 40-byte GRH" \
-        "/queue-pairs#ud-bring-up"
+        "/unreliable-transports#ud-bring-up"
     rule_completions "a receive too small for the GRH and the payload completes with a length error" \
         "/errors#statuses"
     rule_packets ud-datagrams 2 "UD SEND packets (yours and the peer's answer)" \

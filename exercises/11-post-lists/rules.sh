@@ -11,7 +11,7 @@ judge_rules() {
         "/performance#doorbell-batching"
     rule_posted list-signaling 4 RDMA_WRITE signaled "signaled WRITEs (the last of each list)" \
         "only the last WR of a list needs IBV_SEND_SIGNALED: its completion says the list is done" \
-        "/completions#selective-signaling"
+        "/signaling#selective-signaling"
     rule_psn_continuity "64 WRITEs, one packet each, numbered one after another" "/wire#roce-v2-packet"
     rule_completions "a failed completion names its status" "/errors#statuses"
     rule_packets write-packets 64 "RDMA WRITE Only packets" "64 WRITEs of 256 bytes, one packet each" \

@@ -63,7 +63,6 @@ const char* advice(ibv_event_type type) {
     }
 }
 
-// #region event-thread
 // The event reader: a thread of its own, so events are seen while the program works. The
 // context's async_fd is made non-blocking and waited on with poll(), so the thread can stop.
 // Every event is acknowledged: destroying the object an event names waits for that ack.
@@ -94,6 +93,7 @@ class AsyncEventReader {
     }
 
   private:
+    // #region event-thread
     void run() {
         while (!stop_) {
             pollfd ready{.fd = context_->async_fd, .events = POLLIN, .revents = 0};
@@ -109,6 +109,7 @@ class AsyncEventReader {
             seen_.notify_all();
         }
     }
+    // #endregion event-thread
     static std::string describe_element(const ibv_async_event& event) {
         switch (event.event_type) {
             case IBV_EVENT_SRQ_LIMIT_REACHED:
@@ -138,7 +139,6 @@ class AsyncEventReader {
     std::vector<ibv_event_type> events_;
     std::thread thread_;
 };
-// #endregion event-thread
 
 struct Options {
     std::string device;

@@ -312,7 +312,6 @@ int run_client(const AtomicsOptions& options) {
     fmt::print("client {}: {} fetch-and-adds returned increasing values from {} to {}\n", id,
                options.iterations, first_seen, last_seen);
 
-    // #region spin-lock
     // Part 2: a spin lock on the lock word. Acquire = CAS 0 → id (it worked if the old value
     // was 0); the critical section is a READ, an add on this CPU and a WRITE: not atomic, so
     // without the lock two clients can read the same value and one update is lost.
@@ -320,6 +319,7 @@ int run_client(const AtomicsOptions& options) {
     const auto deadline_length = options.timeout();
     for (std::uint32_t i = 0; i < options.iterations; ++i) {
         if (!options.no_lock) {
+            // #region spin-lock
             const auto deadline = std::chrono::steady_clock::now() + deadline_length;
             auto backoff = kFirstBackoff;
             for (std::uint32_t attempt = 1;; ++attempt) {
@@ -335,6 +335,7 @@ int run_client(const AtomicsOptions& options) {
                 std::this_thread::sleep_for(backoff);
                 backoff = std::min(backoff * 2, kMaxBackoff);
             }
+            // #endregion spin-lock
         }
         read_or_write(IBV_WR_RDMA_READ, "ibv_post_send(RDMA_READ)");
         *local += 1;
@@ -348,7 +349,6 @@ int run_client(const AtomicsOptions& options) {
                                  id));
         }
     }
-    // #endregion spin-lock
     connection.disconnect();
     fmt::print("client {}: {} increments of the shared word {}; found the lock taken {} times\n",
                id, options.iterations,

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <netdb.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -45,6 +46,14 @@ struct MessagesMrDeleter {
     void operator()(ibv_mr* mr) const noexcept { rdma_dereg_mr(mr); }
 };
 using MessagesMr = std::unique_ptr<ibv_mr, MessagesMrDeleter>;
+
+// rdma_getaddrinfo fails in two ways: -1 with errno set, or getaddrinfo's own (negative EAI_)
+// code passed through with errno untouched.
+void check_getaddrinfo(int rc) {
+    if (rc == 0) return;
+    if (rc == -1 && errno != 0) check_errno(false, "rdma_getaddrinfo");
+    fail(fmt::format("rdma_getaddrinfo failed: {}", gai_strerror(rc)));
+}
 
 // The simplified API's connection steps block until the CM answers. A watchdog bounds each one:
 // if a step takes longer than the timeout, the process says which and exits 1.
@@ -114,10 +123,9 @@ int run_server(const ConnectionOptions& options) {
     hints.ai_port_space = RDMA_PS_TCP;
     rdma_addrinfo* found = nullptr;
     const std::string port = std::to_string(options.port);
-    check_errno(
+    check_getaddrinfo(
         rdma_getaddrinfo(options.bind_address.empty() ? nullptr : options.bind_address.c_str(),
-                         port.c_str(), &hints, &found) == 0,
-        "rdma_getaddrinfo");
+                         port.c_str(), &hints, &found));
     AddrInfo info{found};
     ibv_qp_init_attr attributes = queue_attributes();
     rdma_cm_id* raw = nullptr;
@@ -177,8 +185,8 @@ int run_client(const ConnectionOptions& options) {
     hints.ai_port_space = RDMA_PS_TCP;
     rdma_addrinfo* found = nullptr;
     const std::string port = std::to_string(options.port);
-    check_errno(rdma_getaddrinfo(options.server_address.c_str(), port.c_str(), &hints, &found) == 0,
-                "rdma_getaddrinfo");
+    check_getaddrinfo(
+        rdma_getaddrinfo(options.server_address.c_str(), port.c_str(), &hints, &found));
     AddrInfo info{found};
     ibv_qp_init_attr attributes = queue_attributes();
     rdma_cm_id* raw = nullptr;

@@ -82,10 +82,10 @@ class CompletionWaiter {
     }
     // #endregion busy-poll
 
-    // #region wait-for-notify
     // Wait-for-notify, in the order the slides give it.
     ibv_wc sleep_for_completion(std::string_view what) {
         std::optional<Clock::time_point> deadline;
+        // #region wait-for-notify
         for (;;) {
             // 1. A completion may already be waiting: take it without any system call.
             if (auto wc = poll_once(what)) return *wc;
@@ -114,8 +114,8 @@ class CompletionWaiter {
             // 6. Every event must be acknowledged; acking takes a lock, so do it in batches.
             if (++unacked_ == kAckBatch) acknowledge_events();
         }
+        // #endregion wait-for-notify
     }
-    // #endregion wait-for-notify
 
     std::optional<ibv_wc> poll_once(std::string_view what) {
         ibv_wc wc{};

@@ -57,7 +57,8 @@ void describe_port(ibv_context* context, std::uint8_t port_number, int highlight
     // version. RoCE v2 (routable, UDP port 4791) with an IPv4-mapped GID is the usual choice.
     std::vector<ibv_gid_entry> gids(static_cast<std::size_t>(port.gid_tbl_len));
     ssize_t count = ibv_query_gid_table(context, gids.data(), gids.size(), 0);
-    check_errno(count >= 0, "ibv_query_gid_table");
+    // It returns the number of entries, or a negative errno (it does not set errno).
+    check_ibv(count < 0 ? static_cast<int>(-count) : 0, "ibv_query_gid_table");
     fmt::print("    GID table ({} valid of {} entries):\n", count, port.gid_tbl_len);
     for (ssize_t i = 0; i < count; ++i) {
         const ibv_gid_entry& entry = gids[static_cast<std::size_t>(i)];

@@ -167,7 +167,6 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
         fail(fmt::format("size {} is larger than {} allows ({} bytes)", options.size,
                          info.fabric_attr->prov_name, info.ep_attr->max_msg_size));
 
-    // #region fi-objects
     fid_fabric* fabric = nullptr;
     check_fi(fi_fabric(info.fabric_attr, &fabric, nullptr), "fi_fabric");
     endpoint.fabric.reset(fabric);
@@ -175,6 +174,7 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     check_fi(fi_domain(fabric, endpoint.info.get(), &domain, nullptr), "fi_domain");
     endpoint.domain.reset(domain);
 
+    // #region fi-objects
     // One CQ for sends and receives; FI_CQ_FORMAT_MSG entries carry the length received.
     fi_cq_attr cq_attr{};
     cq_attr.size = 16;
@@ -198,8 +198,8 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     check_fi(fi_ep_bind(ep, &av->fid, 0), "fi_ep_bind(address vector)");
     check_fi(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(completion queue)");
     check_fi(fi_enable(ep), "fi_enable");
-    return endpoint;
     // #endregion fi-objects
+    return endpoint;
 }
 
 // A registered buffer. Each region gets only the access its operation needs.
@@ -513,7 +513,7 @@ int run_client(const RdmOptions& options) {
     fmt::print("client: server endpoint {} inserted into the address vector\n",
                printable_address(endpoint, server.address));
 
-    // #region fi-send-write-read
+    // #region fi-send-write
     // 1. SEND: two-sided; it lands in the receive the server posted.
     Operation sent{.name = "fi_send(message)"};
     post(cq, timeout, "fi_send(message)", [&] {
@@ -536,6 +536,7 @@ int run_client(const RdmOptions& options) {
     post(cq, timeout, "fi_writemsg",
          [&] { return fi_writemsg(ep, &write, FI_COMPLETION | FI_DELIVERY_COMPLETE); });
     expect_completion(cq, timeout, written);
+    // #endregion fi-send-write
     fmt::print("client: WRITE of {} bytes into the server's memory completed (delivery complete)\n",
                options.size);
 
@@ -553,7 +554,6 @@ int run_client(const RdmOptions& options) {
     else
         fmt::print("client: READ: {} bytes read from the server's memory, content verified\n",
                    options.size);
-    // #endregion fi-send-write-read
 
     // 4. "done", then the server's verdict (their completions may come in either order).
     ByteWriter claims(done.memory.bytes(), "the done message");

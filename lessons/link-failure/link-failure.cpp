@@ -183,7 +183,6 @@ struct Client {
             round, rounds.size());
     }
 
-    // #region dead-link
     // WRITEs one at a time, 20 ms apart, until one fails. While the link lives each completes in
     // well under a millisecond; once it is dead the WRITE's packets are resent retry_cnt times,
     // each after the ACK timeout, and then the completion reports IBV_WC_RETRY_EXC_ERR.
@@ -195,6 +194,7 @@ struct Client {
             "(retry_cnt {} + 1) x 4.096 us x 2^{} = {:.3f} s\n",
             options.wait_s, kLimits.retry_cnt, kLimits.timeout, predicted);
         std::fflush(stdout);  // whoever takes the link down may be waiting for this line
+        // #region dead-link
         const auto give_up = Clock::now() + to_milliseconds(options.wait_s);
         for (std::uint64_t id = 100;; ++id) {
             rounds.fill(static_cast<int>(id));
@@ -221,10 +221,10 @@ struct Client {
                 id, ibv_wc_status_str(wc.status), took, predicted, took / predicted, id - 100);
             break;
         }
+        // #endregion dead-link
         fmt::print("client: after the error ibv_query_qp says the QP is {}\n",
                    qp_state_name(query_qp_state(r.qp.get())));
     }
-    // #endregion dead-link
 
     // #region receiver-not-ready
     // A SEND while the server has no receive posted: the responder answers RNR NAK, naming its

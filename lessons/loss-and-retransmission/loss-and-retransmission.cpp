@@ -128,7 +128,6 @@ int run_server(const LossOptions& options) {
     // #endregion rc-responder
     send_word(tcp, kVerified);
 
-    // #region ud-receiver
     // UD: every receive posted before the client sends (a datagram that finds none is dropped
     // too, and that would not be the link's loss). Each slot holds the 40-byte GRH area first.
     QpResources ud = create_qp_resources(options, IBV_QPT_UD, 1, datagram_count, "server");
@@ -156,6 +155,7 @@ int run_server(const LossOptions& options) {
     const Counters ud_before = read_counters(ud.context.get(), ud.local.port);
     send_word(tcp, kReceivesReady);
 
+    // #region ud-receiver
     // The client says when it has sent all; whatever has not arrived a moment later never will.
     SequenceTally tally(datagram_count);
     expect_word(tcp, kDatagramsSent, "the client's end of its datagrams");
@@ -186,13 +186,13 @@ int run_server(const LossOptions& options) {
                             std::get<Datagram>(datagram).count, datagram_count));
         tally.record(std::get<Datagram>(datagram).sequence);
     }
+    // #endregion ud-receiver
     const Counters ud_after = read_counters(ud.context.get(), ud.local.port);
     fmt::print(
         "server: UD: received {} of {} datagrams, every one verified; {} lost ({:.1f} %), {} "
         "out of order; the port counted {} packets received — nobody resent the others\n",
         tally.received(), datagram_count, tally.lost(), 100.0 * tally.lost() / datagram_count,
         tally.out_of_order(), delta(ud_before, ud_after, "rcvd_pkts"));
-    // #endregion ud-receiver
     send_word(tcp, tally.received());
     return 0;
 }
@@ -243,6 +243,7 @@ int run_client(const LossOptions& options) {
     }
     for (std::uint32_t i = 0; i < messages; ++i)
         wait_for_completion(rc.cq.get(), options.timeout(), "RDMA WRITE on a lossy link");
+    // #endregion rc-requester
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const Counters after = read_counters(rc.context.get(), rc.local.port);
     const long long sent = delta(before, after, "sent_pkts");
@@ -253,7 +254,6 @@ int run_client(const LossOptions& options) {
         messages, message_size, seconds, source.size() / seconds / 1e6, needed, mtu, sent,
         sent - needed, delta(before, after, "rcvd_seq_err"),
         delta(before, after, "completer_retry_err"));
-    // #endregion rc-requester
     send_word(tcp, kWritesDone);
     expect_word(tcp, kVerified, "the server's check of the written bytes");
     fmt::print(

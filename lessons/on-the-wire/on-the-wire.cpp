@@ -96,7 +96,6 @@ constexpr Reliability kReliability{.timeout = 14,
 
 // ---- The prediction: the packets an operation makes.
 
-// #region predict
 // One packet as a capture shows it: tshark's opcode name, its PSN, its payload, its headers.
 struct Packet {
     bool from_client = true;
@@ -129,6 +128,7 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
     // The responder's AETH carries its MSN: the messages it has completed, this one included
     // (every step here is one message, and this connection carries nothing else).
     const std::uint32_t msn = static_cast<std::uint32_t>(index + 1);
+    // #region predict
     const std::uint32_t n = std::max<std::uint32_t>(1, (step.size + mtu - 1) / mtu);
     auto payload = [&](std::uint32_t i) { return i + 1 < n ? mtu : step.size - (n - 1) * mtu; };
     auto reth = [&](const RemoteBuffer& b) {
@@ -156,6 +156,7 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
             psn = next_psn(psn);
             break;
         }
+        // #endregion predict
         case Op::kRead:
             packets.push_back({true, "RDMA READ Request", psn, 0, reth(to.read) + " · AckReq"});
             for (std::uint32_t i = 0; i < n; ++i) {
@@ -184,7 +185,6 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
     }
     return packets;
 }
-// #endregion predict
 
 // One line a packet; a run of three or more alike Middle packets on one line ("× 14").
 void print_packets(const std::vector<Packet>& packets, std::uint32_t server_qpn,

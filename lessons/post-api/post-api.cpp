@@ -88,7 +88,6 @@ struct Completion {
     std::optional<std::uint64_t> stamp;  // the NIC's clock, where the CQ was asked for it
 };
 
-// #region poll-cq-ex
 // ibv_start_poll takes the first completion (or ENOENT: none yet) and holds the CQ until
 // ibv_end_poll; ibv_next_poll moves to the next. Between them the current one is read field by
 // field — only the fields asked for at creation, and only what a completion of its kind has.
@@ -97,6 +96,7 @@ std::vector<Completion> poll_cq_ex(ibv_cq_ex* cq, bool timestamps, std::size_t c
     std::vector<Completion> found;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     ibv_poll_cq_attr attributes{};
+    // #region poll-cq-ex
     while (found.size() < count) {
         int rc = ibv_start_poll(cq, &attributes);
         if (rc == ENOENT) {  // empty: nothing is held, nothing to end
@@ -122,13 +122,13 @@ std::vector<Completion> poll_cq_ex(ibv_cq_ex* cq, bool timestamps, std::size_t c
         ibv_end_poll(cq);
         if (rc != 0 && rc != ENOENT) check_ibv(rc, "ibv_next_poll");
     }
+    // #endregion poll-cq-ex
     for (const Completion& c : found)
         if (c.status != IBV_WC_SUCCESS)
             fail(fmt::format("{}: work completion {} failed: {} (status {})", what, c.wr_id,
                              ibv_wc_status_str(c.status), static_cast<int>(c.status)));
     return found;
 }
-// #endregion poll-cq-ex
 
 struct Side {
     Context context;

@@ -62,7 +62,6 @@ std::uint64_t now_ns() {
             .count());
 }
 
-// #region host-producer
 // The producer as a host thread: what a GPU kernel does in src/proxy_producer.cu, with C++
 // atomics instead of volatile and __threadfence_system(). For each request: wait for room,
 // write the bytes, fill the slot, ring its doorbell; meanwhile, read completions.
@@ -98,6 +97,7 @@ void host_producer(std::byte* data, gpu::ProxyRings& rings, gpu::ProducerSample*
             if (++polls % 64 == 0) std::this_thread::yield();  // 2 CPUs in the lab: let others run
         }
     };
+    // #region host-producer
     for (std::uint64_t k = 1; k <= plan.requests; ++k) {
         gpu::ProxyRequest& slot = rings.requests[(k - 1) % kProxySlots];
         auto room = [&] {
@@ -117,12 +117,12 @@ void host_producer(std::byte* data, gpu::ProxyRings& rings, gpu::ProducerSample*
         // doorbell visible first, and the proxy would send stale bytes or a stale offset.
         std::atomic_ref(slot.doorbell).store(1, std::memory_order_release);
     }
+    // #endregion host-producer
     if (outcome == gpu::kProducerRunning)
         wait_until([&] { return consumed == plan.requests; }, gpu::kProducerNoCompletion);
     if (outcome == gpu::kProducerRunning) outcome = gpu::kProducerDone;
     std::atomic_ref(rings.producer_state).store(outcome, std::memory_order_release);
 }
-// #endregion host-producer
 
 const char* producer_outcome(std::uint32_t state) {
     switch (state) {

@@ -183,6 +183,7 @@ int run_client(const ConnectionOptions& options) {
                                      .rkey = payload_mr->rkey,
                                      .length = static_cast<std::uint32_t>(size),
                                      .use = BufferUse::kReadSource});
+    // #endregion rendezvous-offer
     MemoryRegion offer_mr{ibv_reg_mr(connection.pd(), offer.data(), offer.size(), 0)};
     check_ptr(offer_mr.get(), "ibv_reg_mr(offer)");
     ibv_sge offer_sge{.addr = reinterpret_cast<std::uintptr_t>(offer.data()),
@@ -197,6 +198,7 @@ int run_client(const ConnectionOptions& options) {
     completions.wait_for(IBV_WC_SEND, "the offer");
     fmt::print("client: rendezvous: offered {} bytes at {:#x}, rkey {:#x}; waiting for FIN\n", size,
                reinterpret_cast<std::uintptr_t>(payload.data()), payload_mr->rkey);
+    // #region rendezvous-fin
     ibv_wc wc = completions.wait_for(IBV_WC_RECV, "the server's FIN");
     const std::uint32_t verified = read_fin(
         std::span<const std::byte>(fin).first(std::min<std::size_t>(wc.byte_len, kFinBytes)));
@@ -205,7 +207,7 @@ int run_client(const ConnectionOptions& options) {
     fmt::print(
         "client: FIN: the server read and verified {} bytes; only now is the buffer released\n",
         size);
-    // #endregion rendezvous-offer
+    // #endregion rendezvous-fin
     connection.wait_for_disconnect();  // the server hangs up after FIN
     fmt::print(
         "client: done: {} bytes by rendezvous, released after FIN; the server verified "

@@ -262,10 +262,10 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
                               .sq_depth = depth,
                               .last = last ? 1U : 0U});
 
-    // #region reclaim
     // The verbs contract: a send-queue slot stays taken until a completion for its WR — or for
     // a later WR — has been polled. An unsignaled WR makes no completion, so its slot returns
     // only with the next signaled one. Count it ourselves: in use = posted - reclaimed.
+    // #region reclaim
     const auto timeout = ControlMessages::timeout(connection);
     std::uint64_t posted = 0, reclaimed = 0, signaled = 0, completions = 0, full = 0;
     std::int64_t last_signaled = -1;  // the index of the newest signaled WR posted

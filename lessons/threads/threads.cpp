@@ -125,7 +125,6 @@ class Run {
     }
 
   private:
-    // #region post-from-threads
     // One thread: `writes` WRITEs of its own slice, never more than kWindow in flight. On a
     // shared QP the posts of all threads go to one send queue: ibv_post_send is thread-safe
     // (the provider takes the queue's lock), so the application lock is needed only to keep
@@ -144,6 +143,7 @@ class Run {
         write.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(target_ + thread * kMessage);
         write.wr.rdma.rkey = target_mr_->rkey;
         write.wr_id = thread;
+        // #region post-from-threads
         const auto deadline = Clock::now() + to_milliseconds(options_.timeout_s);
         for (std::uint32_t posted = 0; posted < options_.writes && error_.empty();) {
             if (in_flight_[thread].load(std::memory_order_acquire) >= kWindow) {
@@ -169,13 +169,13 @@ class Run {
             in_flight_[thread].fetch_add(1, std::memory_order_release);
             ++posted;
         }
+        // #endregion post-from-threads
         while (layout_ == Layout::kQpAndCqPerThread && in_flight_[thread].load() > 0 &&
                error_.empty()) {
             poll_own(thread);
             if (Clock::now() > deadline) return set_error("a thread's last WRITEs never completed");
         }
     }
-    // #endregion post-from-threads
 
     void poll_own(std::uint32_t thread) {
         std::array<ibv_wc, 16> wcs{};

@@ -78,7 +78,6 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     queues.cq.reset(check_ptr(
         ibv_create_cq(context, static_cast<int>(send_depth + receive_depth), nullptr, nullptr, 0),
         "ibv_create_cq"));
-    // #region ud-qp
     ibv_qp_init_attr init{};
     init.send_cq = queues.cq.get();
     init.recv_cq = queues.cq.get();
@@ -89,6 +88,7 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
     init.cap.max_recv_sge = 1;
     queues.qp.reset(check_ptr(ibv_create_qp(queues.pd.get(), &init), "ibv_create_qp(UD)"));
 
+    // #region ud-qp
     // INIT: which port, which P_Key (index 0: the default partition) and which Q_Key this QP
     // accepts. No access flags: UD has no RDMA READ/WRITE, only SEND.
     ibv_qp_attr attributes{};

@@ -30,6 +30,7 @@ struct alignas(64) ProxyCompletion {
     std::uint64_t sequence;  // the request this completes
     std::int32_t status;     // 0: the WRITE succeeded; else the ibv_wc_status it failed with
 };
+// #endregion ring-layout
 
 // The producer's own times for request k (its clock: steady_clock for a host thread, the GPU's
 // %globaltimer for a kernel), kept in the shared memory so the CPU can read a kernel's.
@@ -58,7 +59,6 @@ struct ProxyRings {
     std::uint32_t proxy_stopped;               // 1: the proxy gave up; the producer stops too
     std::uint64_t producer_clock_step_ns;      // the smallest tick of the producer's clock seen
 };
-// #endregion ring-layout
 
 // What the producer is asked to do: requests 1..requests, each `length` bytes at offset
 // (k - 1) * length of the data buffer, filled with the rdmalab pattern for seed + k.

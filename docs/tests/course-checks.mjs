@@ -1,0 +1,171 @@
+// The course's checks, run by docs/tests/browser.mjs on the rendered pages: the home page is the
+// door (clone command, goals, the chapter list in the sidebar's order); every chapter has goals,
+// a summary and self-checks and fits ~12 screens at 1280 px; no excerpt is longer than 30 lines
+// or shows a trace hook; every glossary term is linked at its first use in the prose; hello-rdma's
+// page shows its build line and its output; at 390 px every box wider than the screen says so.
+import { CHAPTERS } from '../.vitepress/chapters.mjs';
+import { GLOSSARY } from '../.vitepress/glossary.mjs';
+import { glossaryForms, glossaryPatternSource, linksGlossaryOn } from '../.vitepress/glossary-links.mjs';
+import { MAX_EXCERPT_LINES } from '../.vitepress/sources.mjs';
+
+export const SCREEN_PX = 800;
+const GENERATED_TABLES = new Set(['/reference', '/results', '/verbs']);
+export const MAX_SCREENS = 12;
+
+// The chapters a reader works through: every page of the course's groups but the home page.
+// Exercise and reference pages have shapes of their own.
+export function courseChapters() {
+  return CHAPTERS.filter((c) => c.link !== '/' && !['Exercises', 'Reference'].includes(c.group));
+}
+
+export function glossaryArguments() {
+  return {
+    pattern: glossaryPatternSource(GLOSSARY),
+    ids: Object.fromEntries(glossaryForms(GLOSSARY).map(({ form, id }) => [form, id])),
+  };
+}
+
+// Runs in the page. What the course checks need of it.
+export function courseInfoInPage({ pattern, ids, linksGlossary, maxLines }) {
+  const doc = document.querySelector('.vp-doc');
+  if (!doc) return null;
+  const firstH2 = doc.querySelector('h2');
+  const goals = doc.querySelector('.chapter-goals');
+  const selfCheck = doc.querySelector('h2#self-check');
+  let questions = 0;
+  for (let e = selfCheck?.nextElementSibling; e && e.tagName !== 'H2'; e = e.nextElementSibling) {
+    if (e.matches('details')) questions += 1;
+  }
+  // Imported excerpts: the code block after each region label.
+  const excerpts = [...doc.querySelectorAll('.code-source')]
+    .filter((label) => label.querySelector('.code-source-region'))
+    .map((label) => {
+      const code = label.nextElementSibling?.querySelector('pre code');
+      const lines = code ? code.querySelectorAll('.line').length : 0;
+      return { region: label.querySelector('code')?.textContent + '#' + label.querySelector('.code-source-region code')?.textContent, lines, hook: /(^|\n)\s*trace::/.test(code?.textContent ?? '') };
+    });
+  // The glossary: the first use of each term in the prose, and whether it is the linked one.
+  const skip = 'h1, h2, h3, h4, h5, h6, pre, code, summary, figure, svg, .code-source, .site-diagram, .trace-viewer, .qp-explorer, .course-map, .clone-command, .scroll-cue, a:not(.glossary-term)';
+  const regex = new RegExp(pattern, 'g');
+  const firstUse = new Map();
+  const walker = document.createTreeWalker(doc, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip)) continue;
+    const linkedTo = parent.closest('a.glossary-term')?.getAttribute('href') ?? null;
+    regex.lastIndex = 0;
+    for (let match = regex.exec(node.data); match; match = regex.exec(node.data)) {
+      const id = ids[match[1]];
+      if (!firstUse.has(id)) firstUse.set(id, { form: match[1], linked: linkedTo === `/glossary#${id}` });
+    }
+  }
+  const unlinked = linksGlossary ? [...firstUse].filter(([, use]) => !use.linked).map(([id, use]) => `${use.form} (${id})`) : [];
+  return {
+    height: document.documentElement.scrollHeight,
+    goals: !!goals,
+    goalsFirst: !!goals && (!firstH2 || !!(goals.compareDocumentPosition(firstH2) & Node.DOCUMENT_POSITION_FOLLOWING)),
+    summary: !!doc.querySelector('h2#summary'),
+    selfCheck: !!selfCheck,
+    questions,
+    longExcerpts: excerpts.filter((e) => e.lines > maxLines).map((e) => `${e.region} (${e.lines} lines)`),
+    hookExcerpts: excerpts.filter((e) => e.hook).map((e) => e.region),
+    excerpts: excerpts.length,
+    termsUsed: firstUse.size,
+    unlinked,
+    cloneCommand: doc.querySelector('.clone-command')?.textContent ?? '',
+    courseMap: [...doc.querySelectorAll('.course-map a.course-map-link')].map((a) => a.getAttribute('href')),
+    codeText: [...doc.querySelectorAll('pre code')].map((c) => c.textContent).join('\n'),
+  };
+}
+
+export function courseInfoArguments(link) {
+  return { ...glossaryArguments(), linksGlossary: linksGlossaryOn(link.replace(/^\//, '') + '.md'), maxLines: MAX_EXCERPT_LINES };
+}
+
+// The verdicts, from what courseInfoInPage found on each page (visited: key -> info, info.course).
+export function checkCourse(visited, pass, fail, keyOf) {
+  const home = visited.get('/')?.course;
+  if (!home) fail('home page: not measured');
+  else {
+    const problems = [];
+    if (!/git clone \S+ rdmalab/.test(home.cloneCommand)) problems.push('no clone command');
+    if (!home.goals) problems.push('no goals');
+    const expected = CHAPTERS.filter((c) => c.link !== '/' && (c.group !== 'Exercises' || c.link === '/exercises')).map((c) => c.link);
+    if (home.courseMap.join(' ') !== expected.join(' ')) problems.push(`chapter list ${home.courseMap.join(' ')} is not the sidebar's ${expected.join(' ')}`);
+    if (problems.length) fail(`home page: ${problems.join('; ')}`);
+    else pass(`home page: the clone command, the goals, and all ${expected.length} chapters in the sidebar's order`);
+  }
+
+  const chapters = courseChapters();
+  const shape = [];
+  const tall = [];
+  for (const chapter of chapters) {
+    const info = visited.get(keyOf(chapter.link))?.course;
+    if (!info) { shape.push(`${chapter.link}: not measured`); continue; }
+    const missing = [];
+    if (!info.goals) missing.push('goals');
+    else if (!info.goalsFirst) missing.push('goals before the first section');
+    if (!info.summary) missing.push('a summary (#summary)');
+    if (!info.selfCheck) missing.push('a self-check (#self-check)');
+    else if (info.questions < 3 || info.questions > 5) missing.push(`3–5 self-check questions (has ${info.questions})`);
+    if (missing.length) shape.push(`${chapter.link}: no ${missing.join(', ')}`);
+    if (info.height > MAX_SCREENS * SCREEN_PX) tall.push(`${chapter.link} ${(info.height / SCREEN_PX).toFixed(1)} screens`);
+  }
+  if (shape.length) fail(`chapters: ${shape.length} of ${chapters.length} lack their frame: ${shape.slice(0, 6).join('; ')}`);
+  else pass(`chapters: all ${chapters.length} open with goals and close with a summary and 3–5 self-check questions`);
+  if (tall.length) fail(`chapters: ${tall.length} taller than ${MAX_SCREENS} screens at 1280 px: ${tall.join('; ')}`);
+  else pass(`chapters: none of ${chapters.length} taller than ${MAX_SCREENS} screens (${MAX_SCREENS * SCREEN_PX} px) at 1280 px`);
+
+  const long = [];
+  const hooks = [];
+  const unlinked = [];
+  let excerpts = 0;
+  let terms = 0;
+  let pages = 0;
+  for (const [key, info] of visited) {
+    if (!info.course || key.startsWith('/source')) continue;
+    pages += 1;
+    excerpts += info.course.excerpts;
+    terms += info.course.termsUsed;
+    long.push(...info.course.longExcerpts.map((e) => `${key}: ${e}`));
+    hooks.push(...info.course.hookExcerpts.map((e) => `${key}: ${e}`));
+    // The reference tables are rendered by components from data, not written as prose: the
+    // build's linking (a Markdown rule) never sees their text.
+    if (info.course.unlinked.length && !GENERATED_TABLES.has(key)) unlinked.push(`${key}: ${info.course.unlinked.join(', ')}`);
+  }
+  if (!excerpts) fail('excerpts: none found');
+  else if (long.length) fail(`excerpts: ${long.length} of ${excerpts} longer than ${MAX_EXCERPT_LINES} lines: ${long.slice(0, 6).join('; ')}`);
+  else pass(`excerpts: all ${excerpts} on ${pages} pages are ${MAX_EXCERPT_LINES} lines or shorter`);
+  if (hooks.length) fail(`excerpts: ${hooks.length} show a trace hook: ${hooks.slice(0, 6).join('; ')}`);
+  else if (excerpts) pass(`excerpts: none of ${excerpts} shows a trace hook`);
+  if (!terms) fail('glossary: no term found on any page');
+  else if (unlinked.length) fail(`glossary: terms not linked at their first use: ${unlinked.slice(0, 6).join('; ')}`);
+  else pass(`glossary: every term is linked at its first use (${terms} first uses on ${pages} pages)`);
+
+  const hello = visited.get('/hello-rdma')?.course;
+  const build = 'g++ -std=c++20 -O2 -Wall -o hello-rdma lessons/hello-rdma/hello-rdma.cpp -lrdmacm -libverbs';
+  if (!hello) fail('hello-rdma: page not measured');
+  else if (!hello.codeText.includes(build)) fail('hello-rdma: the page does not show its build line');
+  else if (!/server: found "Hello from the client, placed by RDMA WRITE" \(43 bytes\)/.test(hello.codeText)) fail('hello-rdma: the page does not show the server\'s output');
+  else pass('hello-rdma: the page shows its one-line build and both sides\' output');
+}
+
+// Runs in the page at a phone's width: every box wider than the screen is marked as one that
+// scrolls, and diagrams, ladders and tables carry a visible line saying so.
+export function scrollCuesInPage() {
+  const problems = [];
+  let wide = 0;
+  const boxes = document.querySelectorAll('.vp-doc .site-diagram-scroll, .vp-doc .tv-frame, .vp-doc table, .vp-doc div[class*="language-"] pre');
+  for (const box of boxes) {
+    if (box.scrollWidth <= box.clientWidth + 1) continue;
+    wide += 1;
+    const name = box.closest('.site-diagram')?.dataset.diagram ?? box.tagName.toLowerCase();
+    if (!box.classList.contains('scrolls-x')) problems.push(`${name}: scrolls with no cue`);
+    else if (!box.matches('pre')) {
+      const cue = box.previousElementSibling;
+      const shown = cue?.classList.contains('scroll-cue') && cue.getBoundingClientRect().height > 0;
+      if (!shown) problems.push(`${name}: no visible "scroll" line`);
+    }
+  }
+  return { wide, problems, boxes: boxes.length };
+}
