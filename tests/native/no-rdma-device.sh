@@ -20,4 +20,17 @@ expect_failure rdma-read-client 1 "^rdma-read: .*\\($hint"'rdma-read' "$bin/rdma
 expect_failure qp-state-machine 1 "\\($hint"'qp-state-machine' "$bin/qp-state-machine" server --accept-timeout 1
 expect_failure rdma-bench-client 1 "^rdma-bench: .*\\($hint"'rdma-bench' "$bin/rdma-bench" client 127.0.0.1
 expect_failure multicast 1 "\\($hint"'multicast' "$bin/multicast" receiver --accept-timeout 1
+# rdma-doctor: one line on stdout naming the cause (no RDMA in this kernel) and the lab, exit 1.
+rc=0
+"$bin/rdma-doctor" >"$scratch/doctor.out" 2>"$scratch/doctor.err" || rc=$?
+echo "$rc" >"$scratch/doctor.rc"
+check "rdma-doctor: exits 1 (a finding)" rc_is "$scratch/doctor.rc" 1
+if [ -d /sys/class/infiniband ]; then  # RDMA in the kernel, no device: that is the finding
+    check "rdma-doctor: names the missing device" has_line "$scratch/doctor.out" '^✗ devices: no RDMA device'
+else
+    check "rdma-doctor: one line" [ "$(wc -l <"$scratch/doctor.out")" -eq 1 ]
+    check "rdma-doctor: names the kernel and the lab" has_line "$scratch/doctor.out" \
+        '^✗ kernel: this kernel has no RDMA support .*\./rdmalab lab -- build/bin/rdma-doctor'
+fi
+check "rdma-doctor: nothing on stderr" [ ! -s "$scratch/doctor.err" ]
 finish

@@ -1,0 +1,18 @@
+// Reads a host's facts for rdma-doctor (see doctor.hpp): sysfs, procfs, the verbs library.
+#pragma once
+
+#include "doctor.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace rdmalab::doctor {
+
+struct GatherOptions {
+    std::string device;                      // only this device ("" = every device)
+    std::chrono::milliseconds window{1000};  // how long to watch the port counters (0: not)
+};
+
+HostFacts gather(const GatherOptions& options);
+
+}  // namespace rdmalab::doctor

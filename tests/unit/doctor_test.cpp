@@ -1,0 +1,211 @@
+// Unit tests of rdma-doctor's rules (doctor/diagnose.cpp): a healthy made-up host has no
+// finding, and each way of breaking it gives the finding that names the cause, with its fix.
+// The same worlds, broken for real, are tests/lab/doctor.sh.
+#include "doctor.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <optional>
+
+using namespace rdmalab::doctor;
+
+namespace {
+
+HostFacts healthy_host() {
+    HostFacts host;
+    host.rdma_in_kernel = true;
+    host.modules = {"ib_core", "ib_uverbs", "rdma_ucm", "rdma_rxe"};
+    host.ethernet_netdevs = {"eth1"};
+    host.device_nodes = {{"/dev/infiniband/rdma_cm", true, "crw-rw-rw-"},
+                         {"/dev/infiniband/uverbs0", true, "crw-rw-rw-"}};
+    PortFact port;
+    port.number = 1;
+    port.state = "ACTIVE";
+    port.physical_state = "LinkUp";
+    port.link_layer = "Ethernet";
+    port.active_mtu = 1024;
+    port.max_mtu = 4096;
+    port.netdev = "eth1";
+    port.netdev_mtu = 1500;
+    port.netdev_up = true;
+    port.ipv4_addresses = {"198.51.100.1"};
+    port.gids = {{0, "fe80:0000:0000:0000:0000:0000:0000:0001", "IB/RoCE v1", "eth1"},
+                 {1, "fe80:0000:0000:0000:0000:0000:0000:0001", "RoCE v2", "eth1"},
+                 {2, "0000:0000:0000:0000:0000:ffff:c633:6401", "IB/RoCE v1", "eth1"},
+                 {3, "0000:0000:0000:0000:0000:ffff:c633:6401", "RoCE v2", "eth1"}};
+    host.devices = {{"rxe0", "rdma_rxe", true, "", {port}}};
+    host.memlock_bytes = std::nullopt;
+    host.transparent_hugepages = "madvise";
+    host.counter_window_s = 1.0;
+    return host;
+}
+
+// The first finding of a check, as a copy (the diagnosis is often a temporary).
+std::optional<Finding> finding(const Diagnosis& diagnosis, const std::string& check) {
+    auto found = std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(),
+                              [&](const Finding& f) { return f.check == check; });
+    if (found == diagnosis.findings.end()) return std::nullopt;
+    return *found;
+}
+
+PortFact& port_of(HostFacts& host) {
+    return host.devices.front().ports.front();
+}
+
+}  // namespace
+
+TEST(Doctor, HealthyHostHasNoFinding) {
+    const Diagnosis diagnosis = diagnose(healthy_host());
+    EXPECT_TRUE(diagnosis.findings.empty()) << render_text(diagnosis);
+    const std::string text = render_text(diagnosis);
+    EXPECT_NE(text.find("198.51.100.1 is GID index 3 (RoCE v2)"), std::string::npos) << text;
+    EXPECT_NE(text.find("rdma-doctor: healthy"), std::string::npos) << text;
+}
+
+TEST(Doctor, KernelWithoutRdmaSaysSoInOneLine) {
+    HostFacts host;
+    const Diagnosis diagnosis = diagnose(host);
+    ASSERT_EQ(diagnosis.findings.size(), 1u);
+    EXPECT_EQ(diagnosis.findings[0].check, "kernel");
+    EXPECT_NE(diagnosis.findings[0].fix.find("./rdmalab lab"), std::string::npos);
+}
+
+TEST(Doctor, NoDeviceWithRxeUnloaded) {
+    HostFacts host = healthy_host();
+    host.devices.clear();
+    host.modules = {"ib_core"};
+    const std::optional<Finding> f = finding(diagnose(host), "devices");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->fix.find("modprobe rdma_rxe"), std::string::npos) << f->fix;
+    EXPECT_NE(f->fix.find("netdev eth1"), std::string::npos) << f->fix;
+}
+
+TEST(Doctor, NoDeviceWithRxeLoaded) {
+    HostFacts host = healthy_host();
+    host.devices.clear();
+    const std::optional<Finding> f = finding(diagnose(host), "devices");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->fix, "sudo rdma link add rxe0 type rxe netdev eth1");
+}
+
+TEST(Doctor, PortDownBecauseItsNetdevIsDown) {
+    HostFacts host = healthy_host();
+    port_of(host).state = "DOWN";
+    port_of(host).physical_state = "Disabled";
+    port_of(host).netdev_up = false;
+    const std::optional<Finding> f = finding(diagnose(host), "port-state");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->fix, "sudo ip link set eth1 up");
+    EXPECT_NE(f->what.find("DOWN"), std::string::npos);
+}
+
+TEST(Doctor, AddressRemovedMeansNoMappedGid) {
+    HostFacts host = healthy_host();
+    port_of(host).ipv4_addresses.clear();
+    port_of(host).gids.resize(2);
+    const std::optional<Finding> f = finding(diagnose(host), "gid");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->severity, Severity::kProblem);
+    EXPECT_NE(f->fix.find("ip addr add"), std::string::npos);
+}
+
+TEST(Doctor, OnlyRoceV1GidIsAWarning) {
+    HostFacts host = healthy_host();
+    port_of(host).gids.pop_back();
+    const std::optional<Finding> f = finding(diagnose(host), "gid");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->severity, Severity::kWarning);
+    EXPECT_NE(f->what.find("only a RoCE v1 GID (index 2)"), std::string::npos) << f->what;
+}
+
+TEST(Doctor, MemlockTooLowForAnUnprivilegedProgram) {
+    HostFacts host = healthy_host();
+    host.memlock_bytes = 64 * 1024;
+    const std::optional<Finding> f = finding(diagnose(host), "memlock");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->severity, Severity::kProblem);
+    EXPECT_NE(f->what.find("64 KiB"), std::string::npos) << f->what;
+    host.can_lock_memory = true;  // root: the limit does not bind this process
+    EXPECT_FALSE(finding(diagnose(host), "memlock").has_value());
+    host.can_lock_memory = false;
+    host.memlock_bytes = kMemlockFloor;
+    EXPECT_FALSE(finding(diagnose(host), "memlock").has_value());
+}
+
+TEST(Doctor, UnusableDeviceFile) {
+    HostFacts host = healthy_host();
+    host.device_nodes[1].usable = false;
+    host.device_nodes[1].mode = "c---------";
+    const std::optional<Finding> f = finding(diagnose(host), "device-nodes");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->what.find("/dev/infiniband/uverbs0"), std::string::npos);
+    EXPECT_NE(f->fix.find("chmod 666 /dev/infiniband/uverbs0"), std::string::npos);
+}
+
+TEST(Doctor, MissingRdmaCmFile) {
+    HostFacts host = healthy_host();
+    host.device_nodes.erase(host.device_nodes.begin());
+    const std::optional<Finding> f = finding(diagnose(host), "device-nodes");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->fix, "sudo modprobe rdma_ucm");
+}
+
+TEST(Doctor, SmallMtuIsAWarning) {
+    HostFacts host = healthy_host();
+    port_of(host).active_mtu = 512;
+    port_of(host).netdev_mtu = 1000;
+    const std::optional<Finding> f = finding(diagnose(host), "mtu");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->fix.find("ip link set eth1 mtu"), std::string::npos);
+}
+
+TEST(Doctor, RetransmissionsClimbing) {
+    HostFacts host = healthy_host();
+    port_of(host).counter_increase = {{"out_of_seq_request", 12}, {"sent_pkts", 1000}};
+    const std::optional<Finding> f = finding(diagnose(host), "counters");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->what.find("out_of_seq_request +12 in 1.0 s"), std::string::npos) << f->what;
+    EXPECT_EQ(f->what.find("sent_pkts"), std::string::npos);
+}
+
+TEST(Doctor, ReceiversNotReady) {
+    HostFacts host = healthy_host();
+    port_of(host).counter_increase = {{"rcvd_rnr_err", 40}};
+    const std::optional<Finding> f = finding(diagnose(host), "counters");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->what.find("receivers not ready"), std::string::npos);
+}
+
+TEST(Doctor, BothEcnBitsInTheGlobalTrafficClass) {
+    HostFacts host = healthy_host();
+    port_of(host).global_traffic_class = 107;  // DSCP 26, ECN 11 (CE)
+    const std::optional<Finding> f = finding(diagnose(host), "traffic-class");
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NE(f->fix.find("echo 106"), std::string::npos) << f->fix;
+    port_of(host).global_traffic_class = 106;
+    EXPECT_FALSE(finding(diagnose(host), "traffic-class").has_value());
+}
+
+TEST(Doctor, IpV4MappedGid) {
+    EXPECT_EQ(ipv4_mapped_gid("198.51.100.1"), "0000:0000:0000:0000:0000:ffff:c633:6401");
+    EXPECT_EQ(ipv4_mapped_gid("10.0.0.255"), "0000:0000:0000:0000:0000:ffff:0a00:00ff");
+    EXPECT_EQ(ipv4_mapped_gid("banana"), "");
+}
+
+TEST(Doctor, OneLinePerFindingAndJson) {
+    HostFacts host = healthy_host();
+    host.memlock_bytes = 64 * 1024;
+    port_of(host).state = "DOWN";
+    const Diagnosis diagnosis = diagnose(host);
+    ASSERT_EQ(diagnosis.findings.size(), 2u);
+    const std::string text = render_text(diagnosis);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
+              static_cast<long>(diagnosis.findings.size() + diagnosis.healthy.size() + 1));
+    const auto json = nlohmann::json::parse(render_json(host, diagnosis));
+    EXPECT_EQ(json["format"], "rdma-doctor");
+    EXPECT_FALSE(json["healthy"].get<bool>());
+    EXPECT_EQ(json["findings"].size(), 2u);
+    EXPECT_EQ(json["findings"][0]["check"], "port-state");
+}
