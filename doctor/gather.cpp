@@ -261,8 +261,14 @@ HostFacts gather(const GatherOptions& options) {
 
     // Counters: what rose while we watched.
     if (options.window.count() > 0 && !host.devices.empty()) {
-        std::this_thread::sleep_for(options.window);
-        host.counter_window_s = std::chrono::duration<double>(options.window).count();
+        // The whole window, or until stop_watching is set (Ctrl-C: report what rose so far).
+        const auto start = std::chrono::steady_clock::now();
+        const auto deadline = start + options.window;
+        while (std::chrono::steady_clock::now() < deadline &&
+               !(options.stop_watching && options.stop_watching->load()))
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        host.counter_window_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         for (const fs::path& dir : device_dirs) {
             for (DeviceFact& device : host.devices) {
                 if (device.name != dir.filename()) continue;
