@@ -49,10 +49,10 @@ world healthy 0 counters "rxe0 port 1: no retransmission, RNR or retry error cou
 check "healthy: says so" has_line "$scratch/healthy.out" '^rdma-doctor: healthy'
 "$doctor" --json --window 0 >"$scratch/healthy.json"
 # Read back through the project's JSON reader, never as text.
-check "healthy: --json says healthy" [ "$("$bin/rdma-bench" json "$scratch/healthy.json" --get healthy)" = true ]
+check "healthy: --json says healthy" [ "$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" json "$scratch/healthy.json" --get healthy)" = true ]
 check "healthy: --json names the port ACTIVE" \
-    [ "$("$bin/rdma-bench" json "$scratch/healthy.json" --get devices/0/ports/0/state --raw)" = ACTIVE ]
-check "healthy: --json has no finding" [ "$("$bin/rdma-bench" json "$scratch/healthy.json" --count findings)" = 0 ]
+    [ "$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" json "$scratch/healthy.json" --get devices/0/ports/0/state --raw)" = ACTIVE ]
+check "healthy: --json has no finding" [ "$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" json "$scratch/healthy.json" --count findings)" = 0 ]
 
 # 1. The port down: its netdev taken down.
 ip link set "$netdev" down
