@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { lessonsCalling, verbPageMarkdown } from '../.vitepress/verb-pages.mjs';
-import { REPOSITORY_ROOT } from '../.vitepress/sources.mjs';
+import { REPOSITORY_ROOT, sourceFiles } from '../.vitepress/sources.mjs';
 
 const HEADERS = ['infiniband/verbs.h', 'rdma/rdma_cma.h', 'rdma/rdma_verbs.h']
   .map((h) => path.join('/usr/include', h))
@@ -47,4 +47,17 @@ test('a page names the lessons that call its verb, with links to their programs'
   assert.match(markdown, /^## Where the course shows it/m);
   assert.ok(lessonsCalling('ibv_reg_mr').some((c) => c.lesson === 'hello-rdma'));
   assert.match(markdown, /\[`hello-rdma`\]\(\/source\/hello-rdma\)/);
+});
+
+test('every page links only to pages that exist: its chapter, the index, the lessons\' programs', () => {
+  const slugs = new Set(sourceFiles().map((source) => source.slug));
+  for (const verb of VERBS) {
+    const markdown = verbPageMarkdown(verb);
+    for (const [, link] of markdown.matchAll(/\]\((\/[^)#\s]*)(#[^)]*)?\)/g)) {
+      if (link === '/verbs/') continue;
+      const source = /^\/source\/(.+)$/.exec(link);
+      if (source) assert.ok(slugs.has(source[1]), `${verb.name}: ${link} has no program page`);
+      else assert.ok(existsSync(path.join(REPOSITORY_ROOT, 'docs', `${link.replace(/^\//, '') || 'index'}.md`)), `${verb.name}: ${link} is no page`);
+    }
+  }
 });
