@@ -122,6 +122,10 @@ check "lossy WRITE: every message's bytes verified on host 1 (RC recovered every
     record_has "$out/faults/lossy-write/records.json" result/verified '^true$'
 check "lossy WRITE: the record states the fault it ran under" \
     record_has "$out/faults/lossy-write/records.json" environment/lab_faults '^host 2 egress loss 10%, host 2 link down on a signal for 2 s$'
+check "doctor on the lossy link: exits 1 (a finding)" rc_is "$out/faults/doctor.rc" 1
+check "doctor on the lossy link: names the retransmissions on host 1's port" \
+    has_line "$out/faults/doctor.txt" '^! counters: rxe0 port 1 is retransmitting: .*\+[0-9]+ in [0-9.]+ s .*Fix: find the lossy hop'
+grep -E '^[✗!]' "$out/faults/doctor.txt" 2>/dev/null | sed 's/^/    /'
 check "loss lesson: both sides exit 0" bash -c "[ \"\$(cat '$out/faults/loss/server.rc' '$out/faults/loss/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
 check "loss lesson: RC: every byte of 64 WRITEs verified on host 1 despite the loss" \
     has_line "$out/faults/loss/server.out" '^server: RC: verified all 1048576 bytes of 64 WRITEs'
