@@ -82,9 +82,11 @@ void check_device_nodes(const HostFacts& host, Diagnosis& out) {
     if (std::none_of(host.device_nodes.begin(), host.device_nodes.end(),
                      [](const DeviceNode& n) { return n.path.ends_with("rdma_cm"); })) {
         problems = true;
-        out.findings.push_back({"device-nodes", Severity::kProblem, "no /dev/infiniband/rdma_cm",
-                                "rdma_cm programs (NCCL's bootstrap, perftest -R) cannot connect",
-                                "sudo modprobe rdma_ucm"});
+        out.findings.push_back(
+            {"device-nodes", Severity::kProblem, "no /dev/infiniband/rdma_cm",
+             "every program that connects through rdma_cm (rping, perftest -R, most lessons here) "
+             "fails in rdma_create_event_channel",
+             "sudo modprobe rdma_ucm"});
     }
     if (!problems)
         out.healthy.push_back(

@@ -101,6 +101,17 @@ check "rnr: names receivers not ready" has_line "$scratch/rnr.out" '^! counters:
 check "rnr: and the QP that gave up" has_line "$scratch/rnr.out" '^✗ counters: rxe0 port 1: QPs gave up: .*retry_rnr_exceeded_err'
 [ $failures -eq 0 ] || cat "$scratch/rnr.out"
 
+# 7a. rdma_cm's device file gone: rdma_ucm unloaded. (ib_uverbs cannot be: rdma_rxe holds it.)
+if modprobe -r rdma_ucm 2>/dev/null; then
+    world rdma-ucm-unloaded 1 device-nodes "no /dev/infiniband/rdma_cm — .*Fix: sudo modprobe rdma_ucm"
+    modprobe rdma_ucm
+    for _ in $(seq 50); do [ -e /dev/infiniband/rdma_cm ] && [ -e "$node" ] && break; sleep 0.1; done
+    check "device files: mended" [ -e /dev/infiniband/rdma_cm -a -e "$node" ]
+    check "device files: mended, and the port as it was" wait_restored
+else
+    echo "note: rdma_ucm could not be unloaded here (in use or built in): those worlds not run"
+fi
+
 # 7. No device: the Soft-RoCE link deleted (rdma_rxe still loaded).
 rdma link delete rxe0
 world no-device 1 devices "no RDMA device — rdma_rxe is loaded but no Soft-RoCE device was created. Fix: sudo rdma link add rxe0 type rxe netdev"
