@@ -269,18 +269,15 @@ HostFacts gather(const GatherOptions& options) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         host.counter_window_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        for (const fs::path& dir : device_dirs) {
-            for (DeviceFact& device : host.devices) {
-                if (device.name != dir.filename()) continue;
-                for (PortFact& port : device.ports) {
-                    const auto& before =
-                        counters_before[device.name + "/" + std::to_string(port.number)];
-                    for (const auto& [name, value] :
-                         read_counters(dir / "ports" / std::to_string(port.number))) {
-                        auto old = before.find(name);
-                        if (old != before.end() && value > old->second)
-                            port.counter_increase[name] = value - old->second;
-                    }
+        for (DeviceFact& device : host.devices) {
+            for (PortFact& port : device.ports) {
+                const std::string port_key = device.name + "/" + std::to_string(port.number);
+                const auto& before = counters_before[port_key];
+                for (const auto& [name, value] :
+                     read_counters(kClass / device.name / "ports" / std::to_string(port.number))) {
+                    auto old = before.find(name);
+                    if (old != before.end() && value > old->second)
+                        port.counter_increase[name] = value - old->second;
                 }
             }
         }
