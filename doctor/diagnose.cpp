@@ -365,7 +365,7 @@ std::string render_text(const Diagnosis& diagnosis) {
     return text;
 }
 
-std::string render_json(const HostFacts& host, const Diagnosis& diagnosis) {
+nlohmann::json report_json(const HostFacts& host, const Diagnosis& diagnosis) {
     nlohmann::json out;
     out["format"] = "rdma-doctor";
     out["version"] = 1;
@@ -394,7 +394,11 @@ std::string render_json(const HostFacts& host, const Diagnosis& diagnosis) {
         devices.push_back({{"name", device.name}, {"driver", device.driver}, {"ports", ports}});
     }
     out["devices"] = devices;
-    return out.dump(2) + "\n";
+    return out;
+}
+
+std::string render_json(const HostFacts& host, const Diagnosis& diagnosis) {
+    return report_json(host, diagnosis).dump(2) + "\n";
 }
 
 }  // namespace rdmalab::doctor

@@ -4,6 +4,8 @@
 // in the lab, tests/lab/doctor.sh).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -92,6 +94,8 @@ Diagnosis diagnose(const HostFacts& host);
 // The report: one line per finding, then the healthy checks; and the same as JSON.
 std::string render_text(const Diagnosis& diagnosis);
 std::string render_json(const HostFacts& host, const Diagnosis& diagnosis);
+// The same report as a JSON object, for a caller that adds to it (--peer adds "pair").
+nlohmann::json report_json(const HostFacts& host, const Diagnosis& diagnosis);
 
 // The IPv4-mapped GID sysfs shows for an address: 198.51.100.1 ->
 // "0000:0000:0000:0000:0000:ffff:c633:6401". Empty for text that is not an IPv4 address.

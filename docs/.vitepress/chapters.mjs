@@ -32,6 +32,7 @@ export const CHAPTERS = [
   { file: 'reproduce.md', link: '/reproduce', text: 'Reproduce on your cluster', group: 'The GPU era', minutes: 15, blurb: 'every lesson and benchmark on two hosts with real NICs' },
   { file: 'check-your-cluster.md', link: '/check-your-cluster', text: 'Check your cluster: rdma-mesh', group: 'The GPU era', minutes: 15, blurb: 'rdma-mesh: every pair of hosts under mpirun or srun, and the bad one named' },
   { file: 'when-it-fails.md', link: '/when-it-fails', text: 'When it does not work: rdma-doctor', group: 'The GPU era', minutes: 15, blurb: 'from the error a program reports to the host setting behind it; rdma-doctor names it, with the fix' },
+  { file: 'doctor-pair.md', link: '/doctor-pair', text: 'Between two hosts: rdma-doctor --peer', group: 'The GPU era', minutes: 10, blurb: 'the faults no single host shows — MTUs that differ, UDP 4791 dropped, the wrong GID index, ECN bits in the class — probed from both ends' },
   { file: 'exercises.md', link: '/exercises', text: 'How the exercises work', group: 'Exercises', blurb: 'twelve programs you write yourself, judged in the lab on their completions, packets and access flags' },
   { file: 'exercises/01-write.md', link: '/exercises/01-write', text: '1. RDMA WRITE', group: 'Exercises' },
   { file: 'exercises/02-read.md', link: '/exercises/02-read', text: '2. RDMA READ', group: 'Exercises' },

@@ -33,4 +33,11 @@ else
         '^✗ kernel: this kernel has no RDMA support .*\./rdmalab lab -- build/bin/rdma-doctor'
 fi
 check "rdma-doctor: nothing on stderr" [ ! -s "$scratch/doctor.err" ]
+# The pair options: bad values get one line and exit 2; a responder with no RDMA here says so.
+expect_failure doctor-peer-and-respond 2 "^rdma-doctor: --peer excludes --respond" "$bin/rdma-doctor" --peer 127.0.0.1 --respond
+expect_failure doctor-tclass 2 "^rdma-doctor: --tclass: Value 300 not in range" "$bin/rdma-doctor" --tclass 300
+expect_failure doctor-nccl-tc 2 "^rdma-doctor: NCCL_IB_TC: 'abc' is not a number from 0 to 255" \
+    env NCCL_IB_TC=abc "$bin/rdma-doctor" --peer 127.0.0.1
+expect_failure doctor-nccl-gid-index 2 "^rdma-doctor: NCCL_IB_GID_INDEX: '3x'" env NCCL_IB_GID_INDEX=3x "$bin/rdma-doctor"
+expect_failure doctor-respond-without-rdma 2 "^rdma-doctor: no RDMA device on this host" "$bin/rdma-doctor" --respond --wait 1
 finish

@@ -52,6 +52,55 @@ check "on-the-wire across: the client verified 11 operations and predicted their
 check "rdma-bench across: one record per operation (6)" records_count_is 6 "$out/rdma-bench/records.json"
 check "rdma-bench across: records say they ran on the two-host wire" records_match 6 "$out/rdma-bench/records.json" environment/lab_hosts '^2$'
 
+# rdma-doctor between the two hosts (doctor-pair.sh): a healthy pair, then one world each for
+# four faults between hosts; each names its cause in its one finding, with its fix.
+pair=$out/doctor-pair
+reader=${RDMALAB_RECORD_READER:-$bin/rdma-bench}
+# pair_world_says WORLD RC REGEX: the prober exited RC with REGEX as its only finding (none when
+# RC is 0), and the responder answered and exited 0.
+pair_world_says() {
+    local dir=$pair/$1
+    check "doctor pair, $1: the prober exits $2" rc_is "$dir/report.rc" "$2"
+    check "doctor pair, $1: says $3" has_line "$dir/report.txt" "$3"
+    check "doctor pair, $1: $([ "$2" = 0 ] && echo no finding || echo one finding)" \
+        [ "$(grep -c '^[✗!] ' "$dir/report.txt" 2>/dev/null)" = "$([ "$2" = 0 ] && echo 0 || echo 1)" ]
+    check "doctor pair, $1: nothing on the prober's stderr" [ ! -s "$dir/report.err" ]
+    check "doctor pair, $1: the responder exited 0" rc_is "$dir/responder.rc" 0
+    check "doctor pair, $1: the responder answered host 2's probes" \
+        has_line "$dir/responder.out" '^rdma-doctor: answered [1-9][0-9]* probes? from 198\.51\.100\.2$'
+    has_line "$dir/report.txt" "$3" || cat "$dir/report.txt" "$dir/report.err" "$dir/responder.out" 2>/dev/null
+}
+pair_world_says healthy 0 '^rdma-doctor: healthy'
+check "doctor pair, healthy: a verified round trip on the addresses' GIDs" \
+    has_line "$pair/healthy/report.txt" '^✓ round-trip: RC connection to 198\.51\.100\.1 \(rxe0 port 1\) and a verified 64-byte round trip on GID index 1 → 1'
+check "doctor pair, healthy: the path MTU both ends agree on, verified" \
+    has_line "$pair/healthy/report.txt" '^✓ path-mtu: both ends MTU 1500 \(RDMA MTU 1024\); a round trip at path MTU 1024 verified'
+check "doctor pair, healthy: the traffic class as the peer received it" \
+    has_line "$pair/healthy/report.txt" '^✓ traffic-class: traffic class 0 \(the default\): the peer received DSCP 0, ECN 00'
+echo "note: the pair checks took $(cat "$pair/healthy/seconds" 2>/dev/null) s on the healthy pair"
+check "doctor pair, healthy --json: exits 0" rc_is "$pair/healthy-json/report.rc" 0
+check "doctor pair, healthy --json: healthy, no finding" \
+    [ "$("$reader" json "$pair/healthy-json/report.txt" --get healthy)" = true ] &&
+    [ "$("$reader" json "$pair/healthy-json/report.txt" --count findings)" = 0 ]
+check "doctor pair, healthy --json: the first GID round trip verified at path MTU 1024" \
+    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/gid_round_trips/0/verified)" = true ] &&
+    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/gid_round_trips/0/path_mtu)" = 1024 ]
+check "doctor pair, healthy --json: the peer received TOS 0" \
+    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/class_probe/received_tos)" = 0 ]
+pair_world_says mtu-mismatch 1 \
+    '^✗ mtu-mismatch: the MTU differs between the ends: here eth0 9000 \(RDMA MTU 4096\), on 198\.51\.100\.1 eth0 1500 \(RDMA MTU 1024\) .*at path MTU 4096 failed.*at path MTU 1024 verified.*Fix: one MTU for both: sudo ip link set dev eth0 mtu 1500 here'
+pair_world_says roce-blocked 1 \
+    '^✗ roce-blocked: RoCE v2 packets \(UDP port 4791\) from here never reach 198\.51\.100\.1, though TCP to it works .*Fix: on 198\.51\.100\.1 .*udp dport 4791 accept'
+check "doctor pair, roce-blocked: the firewall rule on host 1 dropped packets" \
+    has_line "$pair/roce-blocked/nft.txt" 'udp dport 4791 counter packets [1-9][0-9]* bytes [0-9]+ drop'
+pair_world_says gid-index 1 \
+    '^✗ gid-index: NCCL_IB_GID_INDEX=0 is fe80::[0-9a-f:]+ \(RoCE v2, IPv6 link-local\), not the address.s GID \(198\.51\.100\.2.s entry is index 1\) .*Fix: NCCL_IB_GID_INDEX=1'
+pair_world_says tclass-ecn 1 \
+    '^✗ traffic-class: traffic class 3 \(NCCL_IB_TC\) sets both ECN bits: every packet leaves marked Congestion Experienced \(the peer received DSCP 0, ECN 11 \(CE\)\) .*NCCL_IB_TC=106'
+check "doctor pair, nobody answering: exits 2" rc_is "$pair/no-responder/report.rc" 2
+check "doctor pair, nobody answering: one line naming the refused connection" \
+    bash -c "[ \"\$(wc -l <'$pair/no-responder/report.err')\" = 1 ] && grep -q '^rdma-doctor: connect to 198\\.51\\.100\\.1 port 18516 failed: Connection refused' '$pair/no-responder/report.err'"
+
 rc=0
 "$wire" "$scratch/across.pcap" --json "$scratch/across.json" >"$scratch/across.ladder" 2>"$scratch/wire.err" || rc=$?
 check "wire: decodes the capture (exit 0)" [ "$rc" = 0 ]

@@ -1,6 +1,7 @@
 # Runs inside the lab's wire (lab.sh --hosts 2), on both hosts: each lesson's server on host 1,
 # its client on host 2, one after another; outputs and exit codes land in OUT_DIR (a folder in
-# the repository, which both hosts and the host machine see). tests/vm/wire.sh checks them.
+# the repository, which both hosts and the host machine see), then rdma-doctor's pair worlds
+# (doctor-pair.sh). tests/vm/wire.sh checks them.
 #   tests/wire/lessons-across.sh BUILD_BIN_DIR OUT_DIR
 set -uo pipefail
 export RDMALAB_BIN=${1:?usage: lessons-across.sh BUILD_BIN_DIR OUT_DIR}
@@ -18,4 +19,6 @@ wire_pair "$out/qp-state-machine" qp-state-machine --
 wire_pair "$out/on-the-wire" on-the-wire --
 wire_pair "$out/rdma-bench" rdma-bench -- --op write,read,send,write-imm,fetch-add,cmp-swap -s 4K -n 50 \
     --warmup 5 --no-progress --json "$out/rdma-bench/records.json"
+# Last, on the same boot (its faults are mended as it goes): rdma-doctor's pair worlds.
+bash "$(dirname "$0")/doctor-pair.sh" "$RDMALAB_BIN" "$out/doctor-pair"
 exit 0
