@@ -341,6 +341,7 @@ Diagnosis diagnose(const HostFacts& host) {
         }
     }
     check_memlock(host, out);
+    check_gpus(host, out);
     if (!host.transparent_hugepages.empty())
         out.healthy.push_back(
             {"hugepages", fmt::format("transparent huge pages: {}", host.transparent_hugepages)});
@@ -394,6 +395,11 @@ nlohmann::json report_json(const HostFacts& host, const Diagnosis& diagnosis) {
         devices.push_back({{"name", device.name}, {"driver", device.driver}, {"ports", ports}});
     }
     out["devices"] = devices;
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const GpuFact& gpu : host.gpus)
+        gpus.push_back(
+            {{"address", gpu.address}, {"vendor", gpu.vendor}, {"numa_node", gpu.place.numa_node}});
+    out["gpus"] = gpus;
     return out;
 }
 

@@ -38,12 +38,26 @@ struct PortFact {
     std::optional<unsigned> global_traffic_class;  // a per-port setting some drivers have
 };
 
+// Where a device sits on the PCI bus: its sysfs path with the bridges above it
+// ("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0") and its NUMA node (-1 unknown).
+struct PciPlace {
+    std::string sysfs_path;
+    int numa_node = -1;
+};
+
+struct GpuFact {
+    std::string address;  // "0000:3b:00.0"
+    std::string vendor;   // "NVIDIA", "AMD"
+    PciPlace place;
+};
+
 struct DeviceFact {
     std::string name;     // "rxe0", "mlx5_0"
     std::string driver;   // "rdma_rxe", "mlx5_core"
     bool opened = false;  // ibv_open_device worked (else the port facts are sysfs's)
     std::string open_error;
     std::vector<PortFact> ports;
+    std::optional<PciPlace> pci;  // none: a software device (rxe, siw) has no place on the bus
 };
 
 struct DeviceNode {
@@ -62,6 +76,9 @@ struct HostFacts {
     bool can_lock_memory = false;                // CAP_IPC_LOCK: the limit does not apply
     std::string transparent_hugepages;           // "always", "madvise", "never"
     double counter_window_s = 0;                 // how long counters were watched
+    std::vector<GpuFact> gpus;                   // NVIDIA and AMD GPUs on the PCI bus
+    std::string kernel_release;                  // "6.1.0-56-amd64"
+    std::string nvidia_driver;                   // "550.54.15"; "" when nvidia is not loaded
 };
 
 enum class Severity { kProblem, kWarning };
@@ -90,6 +107,17 @@ struct Diagnosis {
 constexpr std::uint64_t kMemlockFloor = 64ull << 20;
 
 Diagnosis diagnose(const HostFacts& host);
+
+// How far apart two PCI devices are, in nvidia-smi topo's terms: behind one PCIe switch (PIX),
+// through bridges below the host bridge (PXB), through the host bridge (PHB), across host
+// bridges of one NUMA node (NODE), across NUMA nodes (SYS).
+enum class PcieRelation { kPix, kPxb, kPhb, kNode, kSys };
+PcieRelation pcie_relation(const PciPlace& a, const PciPlace& b);
+const char* pcie_relation_name(PcieRelation relation);
+
+// The GPU checks (none on a host without a GPU): can the NIC register GPU memory (nvidia_peermem,
+// dma-buf), and how far each GPU is from its nearest RDMA NIC (gpu_rules.cpp).
+void check_gpus(const HostFacts& host, Diagnosis& out);
 
 // The report: one line per finding, then the healthy checks; and the same as JSON.
 std::string render_text(const Diagnosis& diagnosis);

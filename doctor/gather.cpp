@@ -12,11 +12,13 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +141,36 @@ std::vector<GidFact> read_gids(const fs::path& port) {
     return gids;
 }
 
+// A PCI device's place: its canonical sysfs path (the bridges above it) and NUMA node.
+std::optional<PciPlace> pci_place(const fs::path& device_link) {
+    std::error_code error;
+    const fs::path path = fs::canonical(device_link, error);
+    if (error || !path.string().starts_with("/sys/devices/pci")) return std::nullopt;
+    PciPlace place{path.string(), -1};
+    if (auto numa = read_line(path / "numa_node")) place.numa_node = std::atoi(numa->c_str());
+    return place;
+}
+
+// NVIDIA and AMD GPUs: display (0x0300) or 3D (0x0302) controllers from those vendors.
+std::vector<GpuFact> read_gpus() {
+    std::vector<GpuFact> gpus;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator("/sys/bus/pci/devices", error)) {
+        const std::string pci_class = read_line(entry.path() / "class").value_or("");
+        if (!pci_class.starts_with("0x0300") && !pci_class.starts_with("0x0302")) continue;
+        const std::string vendor_id = read_line(entry.path() / "vendor").value_or("");
+        const std::string vendor = vendor_id == "0x10de"   ? "NVIDIA"
+                                   : vendor_id == "0x1002" ? "AMD"
+                                                           : "";
+        if (vendor.empty()) continue;
+        if (auto place = pci_place(entry.path()))
+            gpus.push_back({entry.path().filename().string(), vendor, *place});
+    }
+    std::sort(gpus.begin(), gpus.end(),
+              [](const GpuFact& a, const GpuFact& b) { return a.address < b.address; });
+    return gpus;
+}
+
 unsigned mtu_bytes(ibv_mtu mtu) {
     return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0u;
 }
@@ -174,6 +206,7 @@ HostFacts gather(const GatherOptions& options) {
         DeviceFact device;
         device.name = dir.filename().string();
         device.driver = driver_of(dir);
+        device.pci = pci_place(dir / "device");
         std::vector<fs::path> port_dirs;
         for (const auto& entry : fs::directory_iterator(dir / "ports", error))
             if (entry.path().filename().string().find_first_not_of("0123456789") ==
@@ -253,6 +286,10 @@ HostFacts gather(const GatherOptions& options) {
         std::uint64_t capabilities = std::stoull(after_colon(line), nullptr, 16);
         host.can_lock_memory = (capabilities >> 14) & 1u;  // CAP_IPC_LOCK is capability 14
     }
+    host.gpus = read_gpus();
+    utsname system{};
+    if (uname(&system) == 0) host.kernel_release = system.release;
+    host.nvidia_driver = read_line("/sys/module/nvidia/version").value_or("");
     if (auto thp = read_line("/sys/kernel/mm/transparent_hugepage/enabled")) {
         auto open = thp->find('['), close = thp->find(']');
         if (open != std::string::npos && close != std::string::npos)

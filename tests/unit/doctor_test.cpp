@@ -35,7 +35,7 @@ HostFacts healthy_host() {
                  {1, "fe80:0000:0000:0000:0000:0000:0000:0001", "RoCE v2", "eth1"},
                  {2, "0000:0000:0000:0000:0000:ffff:c633:6401", "IB/RoCE v1", "eth1"},
                  {3, "0000:0000:0000:0000:0000:ffff:c633:6401", "RoCE v2", "eth1"}};
-    host.devices = {{"rxe0", "rdma_rxe", true, "", {port}}};
+    host.devices = {{"rxe0", "rdma_rxe", true, "", {port}, std::nullopt}};
     host.memlock_bytes = std::nullopt;
     host.transparent_hugepages = "madvise";
     host.counter_window_s = 1.0;
@@ -208,4 +208,116 @@ TEST(Doctor, OneLinePerFindingAndJson) {
     EXPECT_FALSE(json["healthy"].get<bool>());
     EXPECT_EQ(json["findings"].size(), 2u);
     EXPECT_EQ(json["findings"][0]["check"], "port-state");
+}
+
+// ---- GPU hosts (the lab has no GPU: these rules are proven on made-up hosts only).
+
+namespace {
+
+HostFacts gpu_host() {
+    HostFacts host = healthy_host();
+    host.devices.front().name = "mlx5_0";
+    host.devices.front().driver = "mlx5_core";
+    host.devices.front().pci =
+        PciPlace{"/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:04.0/0000:3e:00.0", 0};
+    host.gpus = {
+        {"0000:3d:00.0",
+         "NVIDIA",
+         {"/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:00.0/0000:3d:00.0", 0}}};
+    host.modules.push_back("nvidia_peermem");
+    host.kernel_release = "6.1.0-56-amd64";
+    host.nvidia_driver = "550.54.15";
+    return host;
+}
+
+std::vector<std::string> healthy_checks(const Diagnosis& diagnosis) {
+    std::vector<std::string> checks;
+    for (const Healthy& h : diagnosis.healthy) checks.push_back(h.check);
+    return checks;
+}
+
+}  // namespace
+
+TEST(DoctorGpu, PcieRelationsFollowTheBridges) {
+    const PciPlace gpu{
+        "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:00.0/0000:3d:00.0", 0};
+    EXPECT_EQ(
+        pcie_relation(
+            gpu,
+            {"/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:04.0/0000:3e:00.0", 0}),
+        PcieRelation::kPix);
+    EXPECT_EQ(pcie_relation(gpu, {"/sys/devices/pci0000:3a/0000:3a:00.0/0000:40:00.0", 0}),
+              PcieRelation::kPxb);
+    EXPECT_EQ(pcie_relation(gpu, {"/sys/devices/pci0000:3a/0000:3a:02.0/0000:50:00.0", 0}),
+              PcieRelation::kPhb);
+    EXPECT_EQ(pcie_relation(gpu, {"/sys/devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0", 0}),
+              PcieRelation::kNode);
+    EXPECT_EQ(pcie_relation(gpu, {"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0", 1}),
+              PcieRelation::kSys);
+    EXPECT_STREQ(pcie_relation_name(PcieRelation::kSys), "SYS");
+}
+
+TEST(DoctorGpu, PeermemAndANicOnTheGpusSwitchAreHealthy) {
+    const Diagnosis diagnosis = diagnose(gpu_host());
+    EXPECT_TRUE(diagnosis.findings.empty());
+    const auto checks = healthy_checks(diagnosis);
+    EXPECT_NE(std::find(checks.begin(), checks.end(), "gpudirect"), checks.end());
+    auto distance = std::find_if(diagnosis.healthy.begin(), diagnosis.healthy.end(),
+                                 [](const Healthy& h) { return h.check == "gpu-distance"; });
+    ASSERT_NE(distance, diagnosis.healthy.end());
+    EXPECT_NE(distance->summary.find("GPU 0000:3d:00.0 ↔ mlx5_0: PIX"), std::string::npos);
+}
+
+TEST(DoctorGpu, NoPeermemAndNoDmabufPathIsNamed) {
+    HostFacts host = gpu_host();
+    host.modules.pop_back();
+    host.nvidia_driver = "470.82.01";
+    const auto f = finding(diagnose(host), "gpudirect");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->severity, Severity::kProblem);
+    EXPECT_NE(f->why.find("EFAULT"), std::string::npos);
+    EXPECT_NE(f->fix.find("sudo modprobe nvidia_peermem"), std::string::npos);
+}
+
+TEST(DoctorGpu, ADmabufCapableDriverAndKernelNeedNoPeermem) {
+    HostFacts host = gpu_host();
+    host.modules.pop_back();
+    host.nvidia_driver = "535.104.05";
+    EXPECT_TRUE(diagnose(host).findings.empty());
+    host.kernel_release = "5.4.0-150-generic";  // before dma-buf registration
+    EXPECT_TRUE(finding(diagnose(host), "gpudirect"));
+}
+
+TEST(DoctorGpu, TheNvidiaDriverNotLoaded) {
+    HostFacts host = gpu_host();
+    host.nvidia_driver.clear();
+    const auto f = finding(diagnose(host), "gpudirect");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->fix, "sudo modprobe nvidia (install the driver if it is missing)");
+}
+
+TEST(DoctorGpu, ANicOnTheOtherSocketIsAWarning) {
+    HostFacts host = gpu_host();
+    host.devices.front().pci = PciPlace{"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0", 1};
+    const auto f = finding(diagnose(host), "gpu-distance");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->severity, Severity::kWarning);
+    EXPECT_NE(f->what.find("SYS"), std::string::npos) << f->what;
+    EXPECT_NE(f->fix.find("numactl -N 0"), std::string::npos) << f->fix;
+}
+
+TEST(DoctorGpu, OnlyASoftwareRdmaDeviceMeansNoGpuDirect) {
+    HostFacts host = gpu_host();
+    host.devices.front().name = "rxe0";
+    host.devices.front().pci.reset();
+    const auto f = finding(diagnose(host), "gpu-distance");
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->what.find("no RDMA device on the PCI bus (rxe0 is software)"), std::string::npos)
+        << f->what;
+}
+
+TEST(DoctorGpu, NoGpuNoGpuCheck) {
+    const auto checks = healthy_checks(diagnose(healthy_host()));
+    EXPECT_EQ(std::count(checks.begin(), checks.end(), "gpudirect"), 0);
+    EXPECT_EQ(std::count(checks.begin(), checks.end(), "gpu-distance"), 0);
 }

@@ -6,6 +6,13 @@ const BOXES = '.vp-doc .site-diagram-scroll, .vp-doc .tv-frame, .vp-doc table, .
 const LABELLED = /site-diagram-scroll|tv-frame|TABLE/;
 
 function mark() {
+  // Not before Vue has hydrated the page: hydration matches the server's HTML to components by
+  // position, so a cue line inserted earlier would be taken for the component's own element
+  // (a diagram's SVG ended up inside the cue line, and the page scrolled sideways).
+  if (!document.querySelector('#app')?.__vue_app__) {
+    soon();
+    return;
+  }
   for (const box of document.querySelectorAll(BOXES)) {
     const wide = box.scrollWidth > box.clientWidth + 1;
     box.classList.toggle('scrolls-x', wide);
