@@ -9,7 +9,8 @@
 set -uo pipefail
 lab_steps=(devices hello-rdma rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
            completion-events solicited-events post-api selective-signaling srq async-events ud multicast memory-windows
-           send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy rdma-bench)
+           send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy ring-allreduce
+           rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -103,6 +104,24 @@ multicast_step() {
         sed "s/^/    receiver $r: /" "$dir/receiver-$r.out"
     done
     sed 's/^/    sender: /' "$dir/sender.out"
+}
+
+# ring-allreduce: three ranks of one ring on this host (rank R on TCP port 18515 + R); rank 0's
+# output in full, the others' results.
+ring_step() {
+    local dir=$scratch/ring r hosts=$RDMALAB_ADDR,$RDMALAB_ADDR,$RDMALAB_ADDR pids=()
+    mkdir -p "$dir"
+    for r in 0 1 2; do
+        timeout -k 5 90 "$RDMALAB_BIN/ring-allreduce" --rank "$r" --hosts "$hosts" -s 256K --segment 16K -n 3 \
+            >"$dir/rank-$r.out" 2>&1 &
+        pids+=($!)
+    done
+    for r in 0 1 2; do
+        wait "${pids[$r]}"
+        rcs+=($?)
+    done
+    show "$dir/rank-0.out"
+    for r in 1 2; do grep -E "^rank $r: (allreduce of|.*bytes written)" "$dir/rank-$r.out" | show; done
 }
 
 # run_step NAME: what the step shows, and how it runs.
@@ -206,6 +225,9 @@ run_step() {
         proxy)
             heading proxy "the GPU-era proxy pattern: a producer's ring of requests, a CPU proxy thread posting RDMA WRITEs, completions back through a ring; latency per leg (Soft-RoCE numbers)"
             pair proxy -n 200 -- -n 200 ;;
+        ring-allreduce)
+            heading ring-allreduce "a collective: three ranks sum their vectors in a ring, reduce-scatter then all-gather, as RDMA WRITEs with immediate and credits"
+            ring_step ;;
         rdma-bench)
             heading rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB, send counted at the receiver; then the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect). Soft-RoCE numbers"
             pair rdma-bench -- --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress

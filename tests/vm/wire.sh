@@ -208,10 +208,33 @@ check "star: the lab exits 0" [ "$rc" = 0 ]
 check "star: host 3 verified the WRITE from host 2" has_line "$out/star/server.out" '^server: verified 65536 bytes placed'
 check "star: host 2's client exits 0" rc_is "$out/star/client.rc" 0
 "$wire" "$scratch/star.pcap" --json "$scratch/star.json" >/dev/null 2>&1
+# The lesson's QP: the first WRITE from .2 to .3 (the ring allreduce that follows on the same boot
+# writes between the same hosts, on QPs of its own).
+star_qpn=$("$wire" "$scratch/star.json" --print qpn --where src=198.51.100.2 --where dst=198.51.100.3 \
+    --where 'opcode_name=RDMA WRITE First' | head -n 1)
 check "star: the WRITE crossed from .2 to .3, each packet once in the merged capture (64)" \
-    [ "$(count_packets "$scratch/star.json" src=198.51.100.2 dst=198.51.100.3 'opcode_name~^RDMA WRITE')" = 64 ]
-check "star: nothing counted as sent again (the bridge's copies are dropped)" \
-    [ "$(count_packets "$scratch/star.json" sent_again=true)" = 0 ]
+    [ "$(count_packets "$scratch/star.json" dst=198.51.100.3 "qpn=${star_qpn:-none}" 'opcode_name~^RDMA WRITE')" = 64 ]
+check "star: none of its packets counted as sent again (the bridge's copies are dropped)" \
+    [ "$(count_packets "$scratch/star.json" dst=198.51.100.3 "qpn=${star_qpn:-none}" sent_again=true)" = 0 ]
+# The ring allreduce across the three hosts: every rank verified every sum; on the wire each link
+# of the ring carried WRITEs with immediate one way and credits (SENDs with immediate) back.
+for size in small large; do
+    for rank in 0 1 2; do
+        check "ring $size: rank $rank (host $((rank + 1))) exits 0" rc_is "$out/star/ring/$size-r$rank.rc" 0
+        check "ring $size: rank $rank verified every sum of every allreduce" \
+            count_is "$([ $size = small ] && echo 2 || echo 3)" "$out/star/ring/$size-r$rank.out" \
+            "^rank $rank: allreduce [0-9]+: [0-9.]+ ms, all $([ $size = small ] && echo 250 || echo 262144) sums verified$"
+        rc_is "$out/star/ring/$size-r$rank.rc" 0 || tail -n 5 "$out/star/ring/$size-r$rank.out"
+    done
+done
+grep -h ': allreduce of ' "$out/star/ring/large-r0.out" "$out/star/ring/small-r0.out" 2>/dev/null | sed 's/^/    /'
+for link in "1 2" "2 3" "3 1"; do
+    read -r from to <<<"$link"
+    check "ring: WRITEs with immediate from host $from to host $to" \
+        [ "$(count_packets "$scratch/star.json" "src=198.51.100.$from" "dst=198.51.100.$to" 'opcode_name~^RDMA WRITE.*with Immediate')" -gt 0 ]
+    check "ring: credits (SENDs with immediate) from host $to back to host $from" \
+        [ "$(count_packets "$scratch/star.json" "src=198.51.100.$to" "dst=198.51.100.$from" 'opcode_name=SEND Only with Immediate')" -gt 0 ]
+done
 
 # ---- 4. The exit status is that of the first command to fail, whichever guest ends first.
 # Both hosts also carry a link-down fault that never comes (a signal nobody gives, a time after

@@ -1,0 +1,520 @@
+// Lesson: ring-allreduce — the collective behind every data-parallel training step, on verbs.
+// N ranks in a ring each hold a float32 vector; afterwards every rank holds the element-wise sum.
+// Reduce-scatter (N-1 steps: receive a chunk from the left, add it to yours, pass the sum on),
+// then all-gather (N-1 steps: pass the finished chunks round). Every transfer is an RDMA WRITE
+// WITH IMMEDIATE into the right neighbour's receive slots, the immediate naming the segment;
+// chunks go in segments, several in flight, and the receiver hands a slot back (a credit) once
+// it has used what landed there — NCCL's ring does the same through its proxy thread.
+// Run, one rank per host (rank R of the list; under mpirun or srun R comes from the launcher):
+//   ring-allreduce --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [--segment BYTES] [--slots N]
+#include "rdmalab/codec.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/port_address.hpp"
+#include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace rdmalab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct RingOptions {
+    int rank = -1;
+    std::vector<std::string> hosts;  // the ring, in rank order
+    std::size_t size = 0;            // bytes of float32 per rank
+    std::size_t segment = 0;         // bytes per WRITE
+    std::uint32_t slots = 4;         // receive slots: segments in flight per link
+    unsigned iterations = 5;
+    std::uint16_t port = kDefaultPort;  // rank R listens on port + R
+    std::string device;
+    double timeout_s = 20;  // longest wait for a neighbour
+};
+
+// The chunk of the vector each rank finishes: rank counts that do not divide the size give the
+// first chunks one element more.
+struct Chunk {
+    std::size_t first = 0;
+    std::size_t count = 0;
+};
+Chunk chunk_of(std::size_t elements, int ranks, int chunk) {
+    const std::size_t base = elements / ranks, extra = elements % ranks;
+    const auto c = static_cast<std::size_t>(chunk);
+    return {c * base + std::min(c, extra), base + (c < extra ? 1 : 0)};
+}
+
+// Rank r's input; small integers, so every sum is exact in float32 whatever the order of adding.
+float input(int rank, std::size_t i) {
+    return static_cast<float>((rank + 1) * static_cast<int>(i % 251 + 1));
+}
+
+int modulo(int a, int n) {
+    return ((a % n) + n) % n;
+}
+
+// Work request ids: what a completion is about.
+enum WorkId : std::uint64_t {
+    kDataWrite = 1,
+    kCreditSend = 2,
+    kDataArrived = 3,
+    kCreditArrived = 4
+};
+
+struct Link {
+    TcpExchange tcp;
+    int peer = 0;
+    QpEndpoint remote;
+};
+
+// ---- Connecting the ring: a QP to the right neighbour (we WRITE into its slots) and one from
+// the left (it WRITEs into ours). Rank 0 connects first and accepts last; everyone else accepts
+// from the left first: each rank waits only for a rank that is already waiting for it.
+
+TcpExchange connect_with_patience(const std::string& address, std::uint16_t port,
+                                  std::chrono::milliseconds timeout) {
+    const auto give_up = Clock::now() + timeout;
+    for (;;) {
+        try {
+            return TcpExchange::connect_to(address, port, timeout);
+        } catch (const Error&) {
+            if (Clock::now() >= give_up) throw;  // the neighbour never started listening
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    }
+}
+
+Link connect_right(const RingOptions& o, ibv_qp* qp, const PortAddress& local, std::string who) {
+    const int right = (o.rank + 1) % static_cast<int>(o.hosts.size());
+    Link link{connect_with_patience(o.hosts[right], static_cast<std::uint16_t>(o.port + right),
+                                    to_milliseconds(o.timeout_s)),
+              right,
+              {}};
+    // We only write: the right neighbour's record must advertise its slots; ours advertises none.
+    link.remote = connect_qp(qp, link.tcp, local, local_endpoint(qp, local),
+                             PeerBuffer::kAdvertised, Reliability{}, who);
+    return link;
+}
+
+Link accept_left(const RingOptions& o, ibv_qp* qp, const PortAddress& local, const ibv_mr* slots,
+                 std::string who) {
+    const int left = modulo(o.rank - 1, static_cast<int>(o.hosts.size()));
+    Link link{TcpExchange::accept_one(static_cast<std::uint16_t>(o.port + o.rank), "",
+                                      to_milliseconds(o.timeout_s)),
+              left,
+              {}};
+    link.remote = connect_qp(qp, link.tcp, local,
+                             local_endpoint(qp, local, reinterpret_cast<std::uint64_t>(slots->addr),
+                                            slots->rkey, static_cast<std::uint32_t>(slots->length)),
+                             PeerBuffer::kNone, Reliability{}, who);
+    return link;
+}
+
+// ---- One allreduce: every WRITE, credit and completion of it.
+
+struct Ring {
+    const RingOptions& o;
+    int ranks;
+    std::size_t elements;
+    std::size_t segment_elements;
+    std::size_t segments_per_step;
+    ibv_cq* cq;
+    ibv_qp* to_right;
+    ibv_qp* from_left;
+    std::vector<float>& data;
+    const ibv_mr* data_mr;
+    const float* slots;
+    const ibv_mr* slots_mr;
+    Link& right;
+    Link& left;
+    std::uint64_t bytes_sent = 0;
+    std::vector<double> step_done_ms;  // when the last segment of each step had arrived here
+};
+
+// What step s moves: in reduce-scatter (s < n-1) rank r sends chunk r-s and receives chunk
+// r-s-1, which it adds to its own; in all-gather it sends chunk r+1-g and receives chunk r-g,
+// which it copies (g = s-(n-1)).
+int sent_chunk(const Ring& ring, std::size_t step) {
+    const int s = static_cast<int>(step);
+    return step < static_cast<std::size_t>(ring.ranks - 1)
+               ? modulo(ring.o.rank - s, ring.ranks)
+               : modulo(ring.o.rank + 1 - (s - (ring.ranks - 1)), ring.ranks);
+}
+int received_chunk(const Ring& ring, std::size_t step) {
+    return modulo(sent_chunk(ring, step) - 1, ring.ranks);
+}
+
+// The part of a chunk that segment k covers (empty where the chunk is shorter than the others).
+Chunk segment_of(const Ring& ring, int chunk, std::size_t k) {
+    const Chunk c = chunk_of(ring.elements, ring.ranks, chunk);
+    const std::size_t start = std::min(c.count, k * ring.segment_elements);
+    return {c.first + start, std::min(c.count - start, ring.segment_elements)};
+}
+
+void post_receive(ibv_qp* qp, WorkId id) {
+    ibv_recv_wr wr{};  // no buffer: a WRITE WITH IMMEDIATE lands in the slot it names, and a
+    wr.wr_id = id;     // credit is an immediate alone
+    ibv_recv_wr* bad = nullptr;
+    check_ibv(ibv_post_recv(qp, &wr, &bad), "ibv_post_recv");
+}
+
+// Segment q (step q / S, segment q % S) goes to the right neighbour's slot q % slots.
+void write_segment(Ring& ring, std::uint32_t q) {
+    const std::size_t step = q / ring.segments_per_step, k = q % ring.segments_per_step;
+    const Chunk part = segment_of(ring, sent_chunk(ring, step), k);
+    const std::uint32_t bytes = static_cast<std::uint32_t>(part.count * sizeof(float));
+    ibv_sge sge{reinterpret_cast<std::uint64_t>(ring.data.data() + part.first), bytes,
+                ring.data_mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = kDataWrite;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = bytes ? &sge : nullptr;
+    wr.num_sge = bytes ? 1 : 0;
+    wr.imm_data = to_be32(q);  // the receiver learns which segment landed, and where
+    wr.wr.rdma.remote_addr = ring.right.remote.address + (q % ring.o.slots) * ring.o.segment;
+    wr.wr.rdma.rkey = ring.right.remote.rkey;
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(ring.to_right, &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");
+    ring.bytes_sent += bytes;
+}
+
+// Segment q has landed in our slot q % slots: add it to our chunk (reduce-scatter) or copy it
+// (all-gather). After that the slot is free again.
+void use_segment(Ring& ring, std::uint32_t q, std::uint32_t byte_len) {
+    const std::size_t step = q / ring.segments_per_step, k = q % ring.segments_per_step;
+    const Chunk part = segment_of(ring, received_chunk(ring, step), k);
+    if (byte_len != part.count * sizeof(float))
+        fail(fmt::format("segment {} from rank {} holds {} bytes, not {}", q, ring.left.peer,
+                         byte_len, part.count * sizeof(float)));
+    const float* slot = ring.slots + (q % ring.o.slots) * ring.segment_elements;
+    float* mine = ring.data.data() + part.first;
+    if (step < static_cast<std::size_t>(ring.ranks - 1))
+        for (std::size_t i = 0; i < part.count; ++i) mine[i] += slot[i];
+    else
+        std::copy(slot, slot + part.count, mine);
+}
+
+// Gives slots back to the left neighbour: a credit is a SEND WITH IMMEDIATE of no bytes whose
+// immediate counts the segments used so far, so one credit can return several slots.
+void send_credit(Ring& ring, std::uint32_t used) {
+    ibv_send_wr wr{};
+    wr.wr_id = kCreditSend;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = to_be32(used);
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(ring.from_left, &wr, &bad), "ibv_post_send(SEND_WITH_IMM, a credit)");
+}
+
+// Names the neighbour that stopped, if its control connection says it has gone.
+void check_neighbours(const Ring& ring) {
+    for (const Link* link : {&ring.left, &ring.right})
+        if (link->tcp.peer_closed())
+            fail(fmt::format("rank {} ({}) has gone: its connection closed mid-allreduce",
+                             link->peer, ring.o.hosts[link->peer]));
+}
+
+// The whole allreduce as one loop over completions. Segment q may be written once we hold its
+// data (step 0: our own; later: segment q-S has arrived here and been used) and the right
+// neighbour has a free slot: it has returned credit for all but fewer than `slots` of ours.
+// Segments arrive from the left in order (RC). No queue ever holds more than `slots` requests.
+double allreduce(Ring& ring) {
+    const std::uint32_t S = static_cast<std::uint32_t>(ring.segments_per_step);
+    const std::uint32_t total = 2 * static_cast<std::uint32_t>(ring.ranks - 1) * S;
+    const std::uint32_t slots = ring.o.slots;
+    std::uint32_t written = 0, writes_done = 0;  // WRITEs posted, and completed
+    std::uint32_t arrived = 0, credited = 0;     // segments used here, and credit given for
+    std::uint32_t credits_posted = 0, credits_done = 0;
+    std::uint32_t used_by_right = 0;  // the latest credit: segments the right neighbour has used
+    ring.step_done_ms.assign(2 * (ring.ranks - 1), 0);
+    const auto start = Clock::now();
+    auto last_progress = start;
+    // #region ring-gate
+    while (arrived < total || used_by_right < total || writes_done < written ||
+           credits_done < credits_posted || credited < arrived) {
+        while (written < total && written - used_by_right < slots &&
+               written - writes_done < slots && (written < S || written - S < arrived))
+            write_segment(ring, written++);
+        if (credited < arrived && credits_posted - credits_done < slots) {
+            send_credit(ring, arrived);
+            credited = arrived;
+            ++credits_posted;
+        }
+        // #endregion ring-gate
+        ibv_wc wcs[16];
+        const int n = ibv_poll_cq(ring.cq, 16, wcs);
+        if (n < 0) fail("ibv_poll_cq failed");
+        if (n == 0) {
+            if (Clock::now() - last_progress > to_milliseconds(ring.o.timeout_s))
+                fail(fmt::format("no completion for {} s: rank {} or rank {} has stopped",
+                                 ring.o.timeout_s, ring.left.peer, ring.right.peer));
+            check_neighbours(ring);
+            continue;
+        }
+        last_progress = Clock::now();
+        for (const ibv_wc& wc : std::span(wcs, static_cast<std::size_t>(n))) {
+            const bool right_link = wc.wr_id == kDataWrite || wc.wr_id == kCreditArrived;
+            if (wc.status != IBV_WC_SUCCESS)
+                fail(fmt::format("the link to rank {} ({}): {}",
+                                 right_link ? ring.right.peer : ring.left.peer,
+                                 ring.o.hosts[right_link ? ring.right.peer : ring.left.peer],
+                                 failed_completion(wc)));
+            if (wc.wr_id == kDataWrite) ++writes_done;
+            if (wc.wr_id == kCreditSend) ++credits_done;
+            // #region ring-arrival
+            if (wc.wr_id == kDataArrived) {
+                const std::uint32_t q = from_be32(wc.imm_data);
+                if (q != arrived)
+                    fail(fmt::format("rank {} sent segment {} where {} was due", ring.left.peer, q,
+                                     arrived));
+                use_segment(ring, q, wc.byte_len);
+                if (++arrived % S == 0)
+                    ring.step_done_ms[arrived / S - 1] =
+                        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                post_receive(ring.from_left, kDataArrived);  // `slots` stay posted, always
+            }
+            // #endregion ring-arrival
+            if (wc.wr_id == kCreditArrived) {
+                const std::uint32_t used = from_be32(wc.imm_data);
+                if (used <= used_by_right || used > written)
+                    fail(fmt::format("rank {} returned credit up to {} after {}, with {} written",
+                                     ring.right.peer, used, used_by_right, written));
+                used_by_right = used;
+                post_receive(ring.to_right, kCreditArrived);
+            }
+        }
+    }
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Both neighbours in step: nothing of the next allreduce is sent before both are ready for it.
+// A neighbour that has gone is named.
+void barrier(Ring& ring) {
+    constexpr std::uint32_t kInStep = 0x52494e47;  // "RING"
+    for (Link* link : {&ring.right, &ring.left}) {
+        try {
+            send_word(link->tcp, kInStep);
+        } catch (const Error& e) {
+            fail(fmt::format("rank {} ({}) has gone: {}", link->peer, ring.o.hosts[link->peer],
+                             e.what()));
+        }
+    }
+    for (Link* link : {&ring.left, &ring.right}) {
+        try {
+            expect_word(link->tcp, kInStep, "the neighbour's barrier");
+        } catch (const Error& e) {
+            fail(fmt::format("rank {} ({}) has gone: {}", link->peer, ring.o.hosts[link->peer],
+                             e.what()));
+        }
+    }
+}
+
+int run(const RingOptions& o) {
+    const int ranks = static_cast<int>(o.hosts.size());
+    const std::string who = fmt::format("rank {}", o.rank);
+    const std::size_t elements = o.size / sizeof(float);
+    const std::size_t segment_elements = o.segment / sizeof(float);
+    const std::size_t segments_per_step = std::max<std::size_t>(
+        1, (chunk_of(elements, ranks, 0).count + segment_elements - 1) / segment_elements);
+    fmt::print("{} of {} ({}): left rank {} ({}), right rank {} ({})\n", who, ranks,
+               o.hosts[o.rank], modulo(o.rank - 1, ranks), o.hosts[modulo(o.rank - 1, ranks)],
+               (o.rank + 1) % ranks, o.hosts[(o.rank + 1) % ranks]);
+
+    // The port behind our address, a PD, one CQ for both links, and the two QPs.
+    auto address = parse_ip_address(o.hosts[o.rank], 0);
+    if (!address) fail(fmt::format("'{}' is not a numeric IP address", o.hosts[o.rank]));
+    LocalPort port = open_port_for_address(*address, o.device, -1);
+    ProtectionDomain pd{check_ptr(ibv_alloc_pd(port.context.get()), "ibv_alloc_pd")};
+    const int depth = static_cast<int>(o.slots);
+    CompletionQueue cq{check_ptr(
+        ibv_create_cq(port.context.get(), 4 * depth + 4, nullptr, nullptr, 0), "ibv_create_cq")};
+    auto make_qp = [&] {
+        ibv_qp_init_attr attributes{};
+        attributes.send_cq = attributes.recv_cq = cq.get();
+        attributes.qp_type = IBV_QPT_RC;
+        attributes.cap = {.max_send_wr = o.slots,
+                          .max_recv_wr = o.slots,
+                          .max_send_sge = 1,
+                          .max_recv_sge = 1,
+                          .max_inline_data = 0};
+        return QueuePair{check_ptr(ibv_create_qp(pd.get(), &attributes), "ibv_create_qp")};
+    };
+    QueuePair to_right = make_qp(), from_left = make_qp();
+
+    // #region ring-registration
+    // The vector is only ever a local source (WRITEs read it, the CPU adds into it): it needs no
+    // access flag. The slots are where the left neighbour writes: REMOTE_WRITE, and LOCAL_WRITE,
+    // which remote write requires.
+    std::vector<float> data(elements);
+    MemoryRegion data_mr{
+        check_ptr(ibv_reg_mr(pd.get(), data.data(), std::max<std::size_t>(o.size, 1), 0),
+                  "ibv_reg_mr(data)")};
+    Buffer slots(o.slots * o.segment);
+    MemoryRegion slots_mr{check_ptr(ibv_reg_mr(pd.get(), slots.data(), slots.size(),
+                                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+                                    "ibv_reg_mr(slots)")};
+    // #endregion ring-registration
+    fmt::print(
+        "{}: {} floats ({} bytes), {} segment(s) of up to {} bytes per step, {} slots of {} "
+        "bytes\n",
+        who, elements, o.size, segments_per_step, o.segment, o.slots, o.segment);
+
+    apply_transition(to_right.get(), init_transition(port.address, 0), who);
+    apply_transition(from_left.get(), init_transition(port.address, IBV_ACCESS_REMOTE_WRITE), who);
+    std::optional<Link> right, left;
+    if (o.rank == 0) {
+        right = connect_right(o, to_right.get(), port.address, who);
+        left = accept_left(o, from_left.get(), port.address, slots_mr.get(), who);
+    } else {
+        left = accept_left(o, from_left.get(), port.address, slots_mr.get(), who);
+        right = connect_right(o, to_right.get(), port.address, who);
+    }
+    if (right->remote.length < o.slots * o.segment)
+        fail(
+            fmt::format("rank {} offers {} bytes of slots, not {}: run every rank with the same "
+                        "--slots and --segment",
+                        right->peer, right->remote.length, o.slots * o.segment));
+
+    Ring ring{o,
+              ranks,
+              elements,
+              segment_elements,
+              segments_per_step,
+              cq.get(),
+              to_right.get(),
+              from_left.get(),
+              data,
+              data_mr.get(),
+              reinterpret_cast<const float*>(slots.data()),
+              slots_mr.get(),
+              *right,
+              *left,
+              0,
+              {}};
+    // Receives carry no buffer (a WRITE WITH IMMEDIATE names its own place, a credit has no
+    // bytes): `slots` of each kind stay posted from now on, one re-posted for each used.
+    for (std::uint32_t i = 0; i < o.slots; ++i) {
+        post_receive(from_left.get(), kDataArrived);
+        post_receive(to_right.get(), kCreditArrived);
+    }
+    std::vector<double> times;
+    for (unsigned iteration = 0; iteration < o.iterations; ++iteration) {
+        for (std::size_t i = 0; i < elements; ++i) data[i] = input(o.rank, i);
+        barrier(ring);
+        ring.bytes_sent = 0;
+        times.push_back(allreduce(ring));
+        for (std::size_t i = 0; i < elements; ++i) {
+            float expected = 0;
+            for (int r = 0; r < ranks; ++r) expected += input(r, i);
+            if (data[i] != expected)
+                fail(fmt::format("element {} is {} after the allreduce, not {}", i, data[i],
+                                 expected));
+        }
+        fmt::print("{}: allreduce {}: {:.2f} ms, all {} sums verified\n", who, iteration + 1,
+                   times.back(), elements);
+    }
+    barrier(ring);  // no QP goes away while a neighbour still writes to it
+
+    // nccl-tests' measures: algbw = size / time; busbw = algbw × 2(n-1)/n, what each link carried.
+    std::sort(times.begin(), times.end());
+    const double median_ms = times[times.size() / 2];
+    const double algbw = static_cast<double>(o.size) / (median_ms / 1e3) / 1e6;
+    std::string steps;
+    double previous = 0;
+    for (double done : ring.step_done_ms) {
+        steps += fmt::format(" {:.2f}", done - previous);
+        previous = done;
+    }
+    fmt::print("{}: steps of the last allreduce (ms):{}\n", who, steps);
+    fmt::print(
+        "{}: {} bytes written to rank {} per allreduce ({:.3f} of the vector; 2(n-1)/n = {:.3f})\n",
+        who, ring.bytes_sent, right->peer, static_cast<double>(ring.bytes_sent) / o.size,
+        2.0 * (ranks - 1) / ranks);
+    fmt::print(
+        "{}: allreduce of {} bytes over {} ranks: median {:.2f} ms of {}, algbw {:.3g} MB/s, "
+        "busbw {:.3g} MB/s\n",
+        who, o.size, ranks, median_ms, times.size(), algbw, algbw * 2 * (ranks - 1) / ranks);
+    return 0;
+}
+
+// The rank from the launcher when --rank is not given: Open MPI, then Slurm.
+int launcher_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (const char* value = std::getenv(name)) return std::atoi(value);
+    return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("ring-allreduce", [&] {
+        CommandLine cli{"A ring allreduce (float32 sum) over RDMA WRITE WITH IMMEDIATE",
+                        "ring-allreduce"};
+        RingOptions o;
+        std::string hosts;
+        cli.option("--rank", o.rank, "this rank's place in --hosts (default: from mpirun or srun)")
+            .range(0, 63);
+        cli.option("--hosts", hosts, "the ring's addresses in rank order, comma-separated")
+            .required();
+        std::string size = "1M", segment = "64K";
+        auto a_size = [](const std::string& text) {
+            return parse_size(text) ? std::string()
+                                    : "'" + text + "' is not a size (examples: 4096, 64K, 1M)";
+        };
+        cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
+            .check(a_size)
+            .show_default();
+        cli.option("--segment", segment, "bytes per WRITE (a multiple of 4)")
+            .check(a_size)
+            .show_default();
+        cli.option("--slots", o.slots, "receive slots per link: segments in flight")
+            .range(1, 64)
+            .show_default();
+        cli.option("-n,--iters", o.iterations, "allreduces to run (the median is reported)")
+            .range(1, 1000)
+            .show_default();
+        cli.option("-p,--port", o.port, "TCP port of rank 0; rank R listens on port + R")
+            .range(1024, 65000)
+            .show_default();
+        cli.option("-d,--device", o.device,
+                   "the RDMA device (default: the one with this rank's address)");
+        cli.option("--timeout", o.timeout_s, "seconds to wait for a neighbour")
+            .range(1.0, 600.0)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
+        for (std::size_t start = 0; start <= hosts.size();) {
+            const std::size_t comma = std::min(hosts.find(',', start), hosts.size());
+            o.hosts.push_back(hosts.substr(start, comma - start));
+            start = comma + 1;
+        }
+        o.size = *parse_size(size);
+        o.segment = *parse_size(segment);
+        if (o.rank < 0) o.rank = launcher_rank();
+        if (o.hosts.size() < 2 || o.hosts.size() > 64)
+            fail(fmt::format("--hosts names {} rank(s): a ring needs 2 to 64", o.hosts.size()));
+        if (o.rank < 0 || o.rank >= static_cast<int>(o.hosts.size()))
+            fail(
+                fmt::format("--rank {} is not a place in a ring of {} (give --rank, or run under "
+                            "mpirun or srun)",
+                            o.rank, o.hosts.size()));
+        if (o.size % 4 || o.segment % 4)
+            fail("--size and --segment must be multiples of 4 bytes (float32)");
+        if (o.size > (1u << 30) || o.slots * o.segment > (1u << 30))
+            fail("--size, and --slots × --segment, may be at most 1 GiB");
+        return run(o);
+    });
+}
