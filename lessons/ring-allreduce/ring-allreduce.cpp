@@ -66,6 +66,11 @@ int modulo(int a, int n) {
     return ((a % n) + n) % n;
 }
 
+// An ACK may wait behind a full queue on a slow link (one 64 KiB segment is 70 ms at 8 Mbit/s):
+// 4.096 µs × 2^18 ≈ 1.1 s before resending, not the 67 ms of timeout 14, which would resend what
+// is merely queued. NCCL waits longer still (NCCL_IB_TIMEOUT, default 20: 4.3 s).
+constexpr Reliability kRingReliability{.timeout = 18};
+
 // Work request ids: what a completion is about.
 enum WorkId : std::uint64_t {
     kDataWrite = 1,
@@ -105,7 +110,7 @@ Link connect_right(const RingOptions& o, ibv_qp* qp, const PortAddress& local, s
               {}};
     // We only write: the right neighbour's record must advertise its slots; ours advertises none.
     link.remote = connect_qp(qp, link.tcp, local, local_endpoint(qp, local),
-                             PeerBuffer::kAdvertised, Reliability{}, who);
+                             PeerBuffer::kAdvertised, kRingReliability, who);
     return link;
 }
 
@@ -119,7 +124,7 @@ Link accept_left(const RingOptions& o, ibv_qp* qp, const PortAddress& local, con
     link.remote = connect_qp(qp, link.tcp, local,
                              local_endpoint(qp, local, reinterpret_cast<std::uint64_t>(slots->addr),
                                             slots->rkey, static_cast<std::uint32_t>(slots->length)),
-                             PeerBuffer::kNone, Reliability{}, who);
+                             PeerBuffer::kNone, kRingReliability, who);
     return link;
 }
 

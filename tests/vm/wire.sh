@@ -228,6 +228,26 @@ for size in small large; do
     done
 done
 grep -h ': allreduce of ' "$out/star/ring/large-r0.out" "$out/star/ring/small-r0.out" 2>/dev/null | sed 's/^/    /'
+# The slowed link: every step of a ring waits for its slowest link, here host 3's egress held to
+# RATE, so busbw follows that link: predicted RATE × 1024/1082 (the payload's share of a full
+# RoCE v2 packet at path MTU 1024: 58 bytes of Ethernet, IPv4, UDP, BTH and ICRC around it).
+for rank in 0 1 2; do
+    check "ring slowed: rank $rank exits 0" rc_is "$out/star/ring/slow-r$rank.rc" 0
+    check "ring slowed: rank $rank verified every sum of every allreduce" \
+        count_is 3 "$out/star/ring/slow-r$rank.out" "^rank $rank: allreduce [0-9]+: [0-9.]+ ms, all 262144 sums verified$"
+done
+busbw_of() { sed -nE 's/^rank 0: allreduce of .* busbw ([0-9.e+-]+) MB\/s$/\1/p' "$1" | head -n 1; }
+slow_rate=$(cat "$out/star/ring/slow-rate" 2>/dev/null)
+healthy_busbw=$(busbw_of "$out/star/ring/large-r0.out")
+slow_busbw=$(busbw_of "$out/star/ring/slow-r0.out")
+verdict=$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" -v healthy="${healthy_busbw:-0}" 'BEGIN {
+    predicted = rate * 1e6 / 8 / 1e6 * 1024 / 1082
+    ratio = slow / predicted
+    printf "busbw %s MB/s with host 3 held to %s mbit: %.2f of the predicted %.3f MB/s (unslowed: %s MB/s)", slow, rate, ratio, predicted, healthy
+    exit !(ratio >= 0.6 && ratio <= 1.05 && healthy > 1.5 * slow)
+}') && tracks=0 || tracks=1
+echo "note: ring slowed: $verdict"
+check "ring slowed: busbw tracks the slow link ($verdict)" [ "$tracks" = 0 ]
 for link in "1 2" "2 3" "3 1"; do
     read -r from to <<<"$link"
     check "ring: WRITEs with immediate from host $from to host $to" \
