@@ -108,6 +108,12 @@ total=$(count_packets "$scratch/across.json")
 check "wire: the capture holds RoCE v2 packets ($total)" [ "${total:-0}" -gt 100 ]
 check "wire: every packet went between 198.51.100.1 and .2" \
     [ "$(count_packets "$scratch/across.json" 'src~^198\.51\.100\.[12]$' 'dst~^198\.51\.100\.[12]$')" = "$total" ]
+# On the wire: the traffic class 3 the tclass-ecn world probed with left as ECN 11 (CE) in the IP
+# header, and nothing else in this boot asked for ECN at all (every other program uses class 0).
+ce=$(count_packets "$scratch/across.json" ecn=3 dscp=0)
+check "doctor pair, tclass-ecn: its probes crossed the wire marked CE ($ce packets, DSCP 0, ECN 11)" [ "${ce:-0}" -gt 0 ]
+check "doctor pair: no other packet carried an ECN codepoint" \
+    [ "$(count_packets "$scratch/across.json" 'ecn~^[12]$')" = 0 ]
 
 # A 64 KiB WRITE at path MTU 1024: 64 packets, First/Middle…/Last, consecutive PSNs, 1024 bytes
 # each, and only the First carries the RETH.
