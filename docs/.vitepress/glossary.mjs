@@ -20,6 +20,11 @@ export const GLOSSARY = [
     see: [{ text: 'Address handle', link: '/verbs-objects#ah' }],
   },
   {
+    id: 'allreduce', term: 'allreduce', expansion: 'all-reduce', forms: ['allreduce', 'allreduces', 'all-reduce'],
+    definition: 'A collective operation: every rank contributes a vector and every rank ends with their element-wise reduction (a sum of gradients, in training). A ring does it as a reduce-scatter then an all-gather, 2(n-1) steps in which each link carries 2(n-1)/n of the vector.',
+    see: [{ text: 'How NCCL uses RDMA', link: '/collectives#ring' }],
+  },
+  {
     id: 'atomics', term: 'atomics', expansion: 'remote atomic operations', forms: ['atomics', 'FETCH_AND_ADD', 'CMP_AND_SWP', 'fetch-and-add', 'compare-and-swap'],
     definition: 'Operations on 8 bytes of a peer\'s registered memory that no other operation of its device can interrupt: FETCH_AND_ADD adds a value, CMP_AND_SWP (compare and swap) replaces the value if it equals an expected one; both return the old value to the requester. The device\'s atomic_cap says whether they are atomic against the target\'s CPU too (ATOMIC_GLOB) or only among the device\'s own operations (ATOMIC_HCA).',
     see: [{ text: 'Atomics', link: '/read-and-atomics#atomics' }],
@@ -37,7 +42,7 @@ export const GLOSSARY = [
   {
     id: 'busbw', term: 'busbw', expansion: 'bus bandwidth', forms: ['busbw', 'bus bandwidth'],
     definition: 'The figure nccl-tests reports next to the algorithm bandwidth (data size divided by time): the algorithm bandwidth times a factor per collective, 2(n-1)/n for an all-reduce over n ranks, so that it can be compared with the speed of the links whatever the number of ranks.',
-    see: [{ text: 'NCCL on EFA', link: '/efa#nccl' }],
+    see: [{ text: 'algbw and busbw', link: '/collectives#busbw' }, { text: 'NCCL on EFA', link: '/efa#nccl' }],
   },
   {
     id: 'cnp', term: 'CNP', expansion: 'congestion notification packet', forms: ['CNP', 'CNPs'],
