@@ -74,11 +74,14 @@ pair_world mtu-mismatch
 pair_world roce-blocked
 pair_world gid-index NCCL_IB_GID_INDEX=0
 pair_world tclass-ecn NCCL_IB_TC=3
-# Nobody answering: one line, exit 2, within the connect's grace.
+# Nobody answering: one line, exit 2, within the connect's grace. Host 1 starts nothing until it
+# is over (whatever runs next on it must not be the one that answers).
+mkdir -p "$out/no-responder"
 if [ "$RDMALAB_HOST" = 2 ]; then
-    mkdir -p "$out/no-responder"
     timeout -k 5 60 "$doctor" --peer "$RDMALAB_ADDR_1" --window 0 >"$out/no-responder/report.txt" \
         2>"$out/no-responder/report.err"
     echo $? >"$out/no-responder/report.rc"
+else
+    for _ in $(seq 600); do [ -e "$out/no-responder/report.rc" ] && break; sleep 0.1; done
 fi
 exit 0
