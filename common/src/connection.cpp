@@ -130,6 +130,13 @@ Connection Connection::resolve(const ConnectionOptions& options) {
     check_errno(rdma_create_id(connection.channel_.get(), &id, nullptr, RDMA_PS_TCP) == 0,
                 "rdma_create_id");
     connection.id_.reset(id);
+    // The traffic class rides in the route rdma_cm resolves next, and in the connect request:
+    // the server's QP takes the client's (the IP header's DS field: DSCP and the ECN bits).
+    if (options.tclass >= 0) {
+        auto tos = static_cast<std::uint8_t>(options.tclass);  // rdma_set_option takes a void*
+        check_errno(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) == 0,
+                    "rdma_set_option(RDMA_OPTION_ID_TOS)");
+    }
 
     auto server = parse_ip_address(options.server_address, options.port);
     if (!server) fail(fmt::format("'{}' is not a numeric IP address", options.server_address));

@@ -79,6 +79,10 @@ void add_shared_options(CLI::App& app, ConnectionOptions& options) {
            "--gid-index", options.gid_index,
            "GID index the connection must use (default: the one rdma_cm picks from the address)")
         ->check(CLI::Range(0, 1023));
+    app.add_option("--tclass", options.tclass,
+                   "traffic class of this side's packets: DSCP << 2 | ECN (106: DSCP 26, ECT(0)); "
+                   "with rdma_cm the client's class is the connection's")
+        ->check(CLI::Range(0, 255));
     app.add_option("--timeout", options.timeout_s, "seconds to wait for each step of a connection")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();

@@ -46,6 +46,7 @@ ibv_ah_attr address_vector(const PortAddress& local, const QpEndpoint& remote) {
         av.grh.dgid = remote.gid;
         av.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
         av.grh.hop_limit = 64;
+        av.grh.traffic_class = local.traffic_class;
     } else {
         av.dlid = remote.lid;
     }

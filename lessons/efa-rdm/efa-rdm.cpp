@@ -604,11 +604,13 @@ int main(int argc, char** argv) {
                    "libfabric provider: tcp (tcp;ofi_rxm), shm, efa, …")
             .show_default();
         // The shared options, adapted: -d names a libfabric domain, -p the TCP port of the
-        // address exchange; libfabric picks addresses itself, so there is no --gid-index.
+        // address exchange; libfabric picks addresses itself, so there is no --gid-index (and its
+        // providers set no traffic class from here: no --tclass).
         cli.existing("--ib-dev")
             .description("libfabric domain to use (efa: the device; tcp: the interface)");
         cli.existing("--port").description("TCP port of the out-of-band address exchange");
         cli.remove("--gid-index");
+        cli.remove("--tclass");
         cli.parse_or_exit(argc, argv);
         return options.server ? run_server(options) : run_client(options);
     });

@@ -52,6 +52,8 @@ int run(const QpOptions& options) {
     // The port's link layer decides how the peer is addressed: on RoCE by a GID (the RoCE v2 entry
     // with an IPv4-mapped GID, ::ffff:a.b.c.d, unless --gid-index), on InfiniBand by its LID.
     PortAddress local = choose_port_address(context.get(), options.ib_port, options.gid_index);
+    // --tclass: the traffic class our packets carry, set in the address vector at RTR.
+    if (options.tclass >= 0) local.traffic_class = static_cast<std::uint8_t>(options.tclass);
     fmt::print("{}: {}, active MTU {}\n", who, local.description, mtu_bytes(local.active_mtu));
     if (options.size >
         std::min<std::uint64_t>(local.max_message_size, std::numeric_limits<std::uint32_t>::max()))
@@ -166,6 +168,7 @@ int run(const QpOptions& options) {
         to_rtr.ah_attr.grh.dgid = peer.gid;
         to_rtr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(local.gid_index);
         to_rtr.ah_attr.grh.hop_limit = 64;
+        to_rtr.ah_attr.grh.traffic_class = local.traffic_class;  // the IP header's DS field
     } else {
         // InfiniBand inside one subnet: the peer's LID is the whole address.
         to_rtr.ah_attr.is_global = 0;

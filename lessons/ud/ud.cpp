@@ -152,6 +152,8 @@ int run_server(const UdOptions& options) {
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     LocalPort local =
         open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    if (options.tclass >= 0)  // --tclass: into every address handle made from this port
+        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
     ibv_device_attr device{};
     check_ibv(ibv_query_device(local.context.get(), &device), "ibv_query_device");
     const std::uint32_t depth =
@@ -334,6 +336,8 @@ int run_client(const UdOptions& options) {
     auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     LocalPort local =
         open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    if (options.tclass >= 0)  // --tclass: into every address handle made from this port
+        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
     const std::uint32_t window = std::min(kSendWindow, options.count);
     UdQueues queues = create_ud_queues(local, window, 1);
     const QpEndpoint ours = local_endpoint(local, queues);

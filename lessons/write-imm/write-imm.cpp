@@ -136,7 +136,9 @@ int run_server(const WriteImmOptions& options) {
     check_ibv(ibv_post_send(connection.qp(), &send, &bad_send), "ibv_post_send(SEND_WITH_IMM)");
     // #endregion send-with-imm
     connection.wait_for_completion("the reply");
-    connection.wait_for_disconnect();
+    // The side that sends last disconnects first: a client that hung up on receiving the reply
+    // could beat the reply's ACK here, and the server would see its peer gone mid-send.
+    connection.disconnect();
     fmt::print(
         "server: verified {} parts, each found through its immediate in a receive completion\n",
         options.parts);
@@ -208,7 +210,7 @@ int run_client(const WriteImmOptions& options) {
             fail("the server's reply carries no immediate (expected SEND WITH IMMEDIATE)");
         failed_parts = from_be32(wc.imm_data);
     }
-    connection.disconnect();
+    connection.wait_for_disconnect();  // the server hangs up once its reply has completed
     if (*verified != options.parts || failed_parts != 0)
         fail(fmt::format("the server verified {} parts and reports {} failed; {} were written",
                          *verified, failed_parts, options.parts));

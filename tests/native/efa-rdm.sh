@@ -95,6 +95,7 @@ check "absent-server: fails within 10 s" [ $(($(date +%s) - t0)) -lt 10 ]
 
 # libfabric chooses addresses itself: the verbs lessons' --gid-index is not an option here.
 expect_failure gid-index 2 'gid-index' "$lesson" server --gid-index 1
+expect_failure tclass 2 'tclass' "$lesson" server --tclass 106
 
 echo "($(($(date +%s) - start)) s)"
 finish

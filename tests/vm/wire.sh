@@ -112,8 +112,19 @@ check "wire: every packet went between 198.51.100.1 and .2" \
 # header, and nothing else in this boot asked for ECN at all (every other program uses class 0).
 ce=$(count_packets "$scratch/across.json" ecn=3 dscp=0)
 check "doctor pair, tclass-ecn: its probes crossed the wire marked CE ($ce packets, DSCP 0, ECN 11)" [ "${ce:-0}" -gt 0 ]
-check "doctor pair: no other packet carried an ECN codepoint" \
-    [ "$(count_packets "$scratch/across.json" 'ecn~^[12]$')" = 0 ]
+# --tclass 106 (DSCP 26, ECT(0)): the 16 KiB WRITE of rdma-write (rdma_cm, the client's class)
+# and the 4 KiB WRITE of qp-state-machine (hand-made, both sides) crossed with it, and the
+# servers' packets too; nothing else in the boot asked for an ECN-capable class.
+for lesson in rdma-write qp-state-machine; do
+    check "$lesson --tclass 106 across: both sides exit 0" \
+        bash -c "[ \"\$(cat '$out/$lesson-tclass/server.rc' '$out/$lesson-tclass/client.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
+done
+check "tclass 106: the two WRITEs' 20 packets carried DSCP 26, ECT(0)" \
+    [ "$(count_packets "$scratch/across.json" dscp=26 ecn=2 sent_again=false 'opcode_name~^RDMA WRITE')" = 20 ]
+check "tclass 106: the servers' packets (ACKs) carried it too" \
+    [ "$(count_packets "$scratch/across.json" dscp=26 ecn=2 src=198.51.100.1 opcode_name=Acknowledge)" -ge 2 ]
+check "tclass: no other packet carried an ECN-capable codepoint" \
+    [ "$(count_packets "$scratch/across.json" 'ecn~^[12]$')" = "$(count_packets "$scratch/across.json" dscp=26 ecn=2)" ]
 
 # A 64 KiB WRITE at path MTU 1024: 64 packets, First/Middle…/Last, consecutive PSNs, 1024 bytes
 # each, and only the First carries the RETH.

@@ -19,6 +19,10 @@ wire_pair "$out/qp-state-machine" qp-state-machine --
 wire_pair "$out/on-the-wire" on-the-wire --
 wire_pair "$out/rdma-bench" rdma-bench -- --op write,read,send,write-imm,fetch-add,cmp-swap -s 4K -n 50 \
     --warmup 5 --no-progress --json "$out/rdma-bench/records.json"
+# A traffic class (DSCP 26 with ECT(0): 106): set by the client of an rdma_cm connection (the
+# server's QP takes it from the connect request), and by both sides of a hand-made QP.
+wire_pair "$out/rdma-write-tclass" rdma-write -s 16K -- -s 16K --tclass 106
+wire_pair "$out/qp-state-machine-tclass" qp-state-machine --tclass 106 -- --tclass 106
 # Last, on the same boot (its faults are mended as it goes): rdma-doctor's pair worlds.
 bash "$(dirname "$0")/doctor-pair.sh" "$RDMALAB_BIN" "$out/doctor-pair"
 exit 0

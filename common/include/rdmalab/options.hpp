@@ -31,7 +31,8 @@ struct ConnectionOptions {
     std::string device;          // -d: require this RDMA device (empty: whichever the address uses)
     std::uint16_t port = kDefaultPort;
     std::size_t size = 4096;
-    int gid_index = -1;            // -1: accept the GID rdma_cm derives from the IP address
+    int gid_index = -1;  // -1: accept the GID rdma_cm derives from the IP address
+    int tclass = -1;  // --tclass: the IP header's traffic class (DSCP << 2 | ECN); -1: the default
     double timeout_s = 10;         // every wait during a connection
     double accept_timeout_s = 60;  // how long a server waits for its client
 

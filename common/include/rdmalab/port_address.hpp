@@ -26,7 +26,8 @@ struct PortAddress {
     ibv_mtu active_mtu = IBV_MTU_1024;
     std::uint32_t max_message_size = 0;
     std::uint16_t lid = 0;
-    int gid_index = -1;  // -1: no GRH (InfiniBand, routed by LID)
+    int gid_index = -1;              // -1: no GRH (InfiniBand, routed by LID)
+    std::uint8_t traffic_class = 0;  // the GRH's (RoCE: the IP header's DS field) on our packets
     ibv_gid gid{};
     std::string description;  // "rxe0 port 1, GID index 1 (RoCE v2 ::ffff:198.51.100.1)"
 };
