@@ -252,12 +252,9 @@ struct ProbeEnd {
 
     // RESET → INIT → RTR → RTS with the probe's parameters; 0, or the error of the call that
     // refused them (detail says which).
-    int bring_up(const QpEndpoint& remote, unsigned tclass, std::uint32_t sq_psn,
-                 std::string& detail) {
+    int bring_up(const QpEndpoint& remote, std::uint32_t sq_psn, std::string& detail) {
         const ibv_qp_type type = qp->qp_type;
         QpTransition rtr = rtr_transition(type, port.address, remote, kProbeReliability);
-        if (type != IBV_QPT_UD)
-            rtr.attributes.ah_attr.grh.traffic_class = static_cast<std::uint8_t>(tclass);
         const std::array<std::pair<QpTransition, const char*>, 2> steps{
             std::pair{rtr, "ibv_modify_qp(INIT -> RTR)"},
             std::pair{rts_transition(type, sq_psn, kProbeReliability),
@@ -306,8 +303,10 @@ Connected connect_probe(TcpExchange& tcp, ProbeEnd& end, ibv_mtu mtu, unsigned t
     Connected result;
     result.remote = decode_qp_endpoint_or_throw(theirs, ours.qp_type, PeerBuffer::kNone);
     end.port.address.active_mtu = mtu;
+    // The address vector (the RC QP's at RTR, a UD AH's) carries the class from here.
+    end.port.address.traffic_class = static_cast<std::uint8_t>(tclass);
     std::string detail;
-    const int rc = end.bring_up(result.remote, tclass, ours.psn, detail);
+    const int rc = end.bring_up(result.remote, ours.psn, detail);
     send_word(tcp, static_cast<std::uint32_t>(rc));
     const std::uint32_t peer_rc = receive_word(tcp);
     if (peer_rc > 4095) fail("the peer's bring-up status is not an errno");
@@ -387,7 +386,6 @@ ClassProbe prober_class(TcpExchange& tcp, const sockaddr_storage& local, const s
     ClassProbe probe{tclass, false, 0};
     if (link.ready) {
         ibv_ah_attr av = address_vector(end.port.address, link.remote);
-        av.grh.traffic_class = static_cast<std::uint8_t>(tclass);
         AddressHandle ah{check_ptr(ibv_create_ah(end.pd.get(), &av), "ibv_create_ah")};
         fill_pattern(end.buffer.bytes(), tclass);
         end.post_send(kClassPayload, ah.get(), link.remote.qpn);
