@@ -103,7 +103,10 @@ CmEvent expect_cm_event(rdma_event_channel* channel, rdma_cm_event_type expected
         case RDMA_CM_EVENT_UNREACHABLE:
             fail(fmt::format("{} is unreachable (status {})", where, event.status));
         case RDMA_CM_EVENT_CONNECT_ERROR:
-            fail(fmt::format("connection to {} failed (status {})", where, event.status));
+            fail(
+                fmt::format("connection to {} failed during the handshake "
+                            "(RDMA_CM_EVENT_CONNECT_ERROR, status {}): did the server exit?",
+                            where, event.status));
         default:
             fail(fmt::format("expected {} from {}, got {} (status {})", rdma_event_str(expected),
                              where, rdma_event_str(event.type), event.status));

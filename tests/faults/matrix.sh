@@ -10,8 +10,10 @@
 # one line per cell: program, fault, expected, observed, ok|FAIL. Exits 1 if any cell failed.
 #
 # What every cell expects:
-#   server-killed  SIGKILL to the server while its client is connected (the client is held
-#                  with SIGSTOP at the moment it reaches RTS, so the kill lands mid-run): the
+#   server-killed  SIGKILL to the server while its client is connected (the client, started
+#                  with stop-at-rts.so preloaded, stops itself when its connection is ready (RTS
+#                  or ESTABLISHED), before it posts anything; the kill lands then and the client
+#                  continues): the
 #                  client exits 1 within its --timeout (+3 s), with one line on stderr naming the
 #                  completion status, rdma_cm event or timeout that told it.
 #   client-killed  SIGKILL to a client mid-run. A single-client server exits 1 within its
@@ -56,13 +58,12 @@ record() {  # record PROGRAM FAULT EXPECTED OBSERVED VERDICT
 last_line() { grep -v '^==[0-9]*==' "$1" 2>/dev/null | tail -n 1 | cut -c1-150; }
 stderr_lines() { grep -vc '^==[0-9]*==' "$1" 2>/dev/null || true; }
 
-# Where a lesson says something before it is connected (its device, its QP's first states),
-# the cell names the line that means "connected": trigger=REGEX server_killed ….
+# client_killed kills a client once it has said it is connected (a kill that lands a little late
+# still lands mid-run: its cells move thousands of messages). Where a lesson says something
+# before it is connected, the cell names the line that means "connected": trigger=REGEX.
 # start_watched OUT ERR CMD...: CMD in the background (watched_pid), its stdout line-buffered
 # (stdbuf) into a FIFO that only this script reads: wait_first_line returns as soon as CMD has
-# printed its first line ("client: connected …" in most lessons: it is connected, and its
-# transfer is about to start or under way), and the caller freezes it there with SIGSTOP before
-# anything else happens. drain_watched then copies the rest of its output to OUT.
+# printed that line. drain_watched then copies the rest of its output to OUT.
 start_watched() {
     local out=$1 err=$2
     shift 2
@@ -104,6 +105,19 @@ wait_bounded() {
     wait "$pid"
 }
 
+# wait_stopped PID: at most 20 s for PID to be stopped (state T in /proc/PID/stat); 1 if it
+# exits or never stops.
+wait_stopped() {
+    local i stat
+    for i in $(seq 200); do
+        stat=$(cat /proc/$1/stat 2>/dev/null) || return 1
+        stat=${stat##*) }
+        [ "${stat%% *}" = T ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 wait_listening() {  # wait_listening FILE PID: the server's "listening" line, at most 15 s
     local i
     for i in $(seq 150); do
@@ -133,18 +147,16 @@ server_killed() {
     "${wrap[@]}" "$bin/$program" server -p $port "${accept[@]}" "${server_args[@]}" >"$dir/server.out" 2>&1 &
     local spid=$!
     wait_listening "$dir/server.out" $spid
-    start_watched "$dir/client.out" "$dir/client.err" \
-        "$bin/$program" client "$addr" -p $port --timeout $timeout_s "${client_args[@]}"
-    local cpid=$watched_pid observed verdict=ok rc=0 start elapsed
-    if wait_first_line; then
-        kill -STOP $cpid
+    # The client stops itself when its connection is ready (stop-at-rts.so); the server dies then.
+    LD_PRELOAD=$bin/stop-at-rts.so "${wrap[@]}" stdbuf -oL "$bin/$program" client "$addr" -p $port \
+        --timeout $timeout_s "${client_args[@]}" >"$dir/client.out" 2>"$dir/client.err" &
+    local cpid=$! observed verdict=ok rc=0 start elapsed
+    if wait_stopped $cpid; then
         kill -KILL $spid
         wait $spid 2>/dev/null
         start=$(now_ms)
         kill -CONT $cpid
-        drain_watched
         wait_bounded $cpid $((timeout_s + 15)) || rc=$?
-        wait $drainer
         elapsed=$(($(now_ms) - start))
         observed="exit $rc after $(awk -v ms=$elapsed 'BEGIN { printf "%.1f", ms / 1000 }') s: $(last_line "$dir/client.err")"
         if [ "$rc" != 1 ]; then verdict=FAIL
@@ -153,11 +165,10 @@ server_killed() {
         elif ! grep -qE 'IBV_WC_|error|Error|RDMA_CM_EVENT|no (completion|credit) (within|for)|no rdma_cm event|closed|disconnected|reset by peer|Broken pipe' "$dir/client.err"; then verdict=FAIL
         fi
     else
-        observed="the client printed nothing: $(last_line "$dir/client.err")"
+        observed="the client never stopped ready: $(last_line "$dir/client.err")"
         verdict=FAIL
         kill -KILL $spid $cpid 2>/dev/null
-        drain_watched
-        wait $spid $cpid $drainer 2>/dev/null
+        wait $spid $cpid 2>/dev/null
     fi
     none_left $spid $cpid || { verdict=FAIL; observed+=" (a process was left)"; }
     record "$program" server-killed "client exits 1 within --timeout, one line" "$observed" "$verdict"
@@ -310,17 +321,17 @@ elif [ "$scope" = full ]; then
     rogue_server length rdma-write -s 1M
     server_killed rdma-read -s 8M -- -s 8M
     server_killed write-imm -n 256 -- -n 256
-    trigger=connected server_killed atomics -n 100000 -- -n 100000
+    server_killed atomics -n 100000 -- -n 100000
     server_killed completion-events -n 10000 -- -n 10000
-    trigger='round 1' server_killed error-recovery -n 64 -- -n 64
+    server_killed error-recovery -n 64 -- -n 64
     server_killed selective-signaling -- -n 1000000
     server_killed rendezvous --
     server_killed credit-ring -n 10000 -- -n 10000
     server_killed srq -- -n 1000
-    trigger='-> RTS' server_killed uc -n 64 -- -n 64
-    trigger='-> RTS' server_killed qp-state-machine --
+    server_killed uc -n 64 -- -n 64
+    server_killed qp-state-machine --
     server_killed memory-windows --
-    trigger='step 1:' server_killed on-the-wire --
+    server_killed on-the-wire --
     server_killed ud -- -n 100000
     client_killed send-recv 1 -n 1000 -s 64K -- -n 1000 -s 64K
     trigger=connected client_killed atomics 3 --clients 3 -n 2000 -- -n 2000
