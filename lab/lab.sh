@@ -18,7 +18,7 @@ verbose=${RDMALAB_LAB_VERBOSE:-0}
 accel_request=${RDMALAB_LAB_ACCEL:-auto}
 qemu=${RDMALAB_QEMU:-qemu-system-x86_64}          # tests put a stand-in here
 kvm_device=${RDMALAB_LAB_KVM_DEVICE:-/dev/kvm}    # likewise
-usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--aqm I:RATE[:red|:droptail]] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
 help="$usage
 
 One guest (the default): CMD runs with one rxe device on a veth, 198.51.100.1 (server and
@@ -30,9 +30,17 @@ bridges its ports). Each host runs CMD (it reads RDMALAB_HOST, RDMALAB_HOSTS, RD
 RDMALAB_ADDR_1..N), or its own command given with --on I 'CMD'. Output lines carry [hostI];
 the exit status is the first failure's. RDMALAB_SHARED names a folder every host can write.
   --capture FILE.pcap   every frame on the links, as QEMU saw them, merged in time order
+                        (a star: also each link apart, FILE.link-I.pcap for host I's link)
   --loss [I:]P%         netem on host I's egress (all hosts without I:), likewise:
   --delay [I:]MS        added delay in milliseconds
   --rate [I:]RATE       a rate limit (e.g. 100mbit, 10kbit)
+  --aqm I:RATE[:red|:droptail]  a switch port's queue on host I's egress (the star's centre: its
+                        port to each host): htb holds the port to RATE; packets with DSCP 26
+                        (RoCE's usual class) get their own queue, RED marking ECN-capable
+                        packets CE from 5 ms of queue at RATE (min) to 15 ms (max), probability
+                        0.1 (red, the default), or a plain 20 ms FIFO (droptail); all other
+                        traffic (ARP, TCP) a queue of its own that goes first. Not with --loss,
+                        --delay or --rate on the same host. The tc commands: docs/congestion.md
   --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
                         again after D more seconds)
   --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I
@@ -67,7 +75,7 @@ while [ $# -gt 0 ]; do
               [ -n "$3" ] || die "--on $2: the command is empty"
               on_command[$2]=$3; shift 2 ;;
         --capture) [ $# -ge 2 ] || die "--capture needs a file name"; capture=$2; shift ;;
-        --loss|--delay|--rate) [ $# -ge 2 ] || die "$1 needs a value"; faults+=("${1#--}|$2"); shift ;;
+        --loss|--delay|--rate|--aqm) [ $# -ge 2 ] || die "$1 needs a value"; faults+=("${1#--}|$2"); shift ;;
         --link-down) [ $# -ge 2 ] || die "--link-down needs HOST@SECONDS[+SECONDS]"; link_downs+=("$2"); shift ;;
         --help|-h) echo "$help"; exit 0 ;;
         --) shift; break ;;
@@ -88,19 +96,50 @@ fi
 if [ "$hosts" = 1 ]; then
     [ ${#on_command[@]} -eq 0 ] || die "--on needs --hosts N (2 to 4)"
     [ -z "$capture" ] && [ ${#faults[@]} -eq 0 ] && [ ${#link_downs[@]} -eq 0 ] ||
-        die "--capture, --loss, --delay, --rate and --link-down need the wire: --hosts N (2 to 4)"
+        die "--capture, --loss, --delay, --rate, --aqm and --link-down need the wire: --hosts N (2 to 4)"
 fi
 
 # The faults, checked and turned into what each guest applies (netem[HOST]: netem's words)
 # and what the output and every record say (fault_text).
-declare -A netem=()
+declare -A netem=() aqm=()
 fault_text=""
+# aqm_commands HOST: the guest's tc commands for --aqm on every port of HOST (aqm[HOST]: "KBIT MODE").
+# RED's thresholds are in bytes of queue: 5 and 15 ms at the port's rate; avpkt is a RoCE frame at
+# path MTU 1024 (1,024 bytes of payload and about 80 of headers).
+aqm_commands() {
+    local kbit=${aqm[$1]% *} mode=${aqm[$1]#* }
+    local bytes_per_ms=$((kbit / 8)) roce=$((kbit * 9 / 10)) other=$((kbit / 10))
+    local min=$((bytes_per_ms * 5)) max=$((bytes_per_ms * 15)) avpkt=1100
+    [ $min -ge $((2 * avpkt)) ] || { min=$((2 * avpkt)); max=$((6 * avpkt)); }
+    local queue="red limit $((max * 4)) min $min max $max avpkt $avpkt burst $(((2 * min + max) / (3 * avpkt) + 1)) bandwidth ${kbit}kbit probability 0.1 ecn"
+    [ "$mode" = droptail ] && queue="pfifo limit $(( (bytes_per_ms * 20 + avpkt - 1) / avpkt < 4 ? 4 : (bytes_per_ms * 20 + avpkt - 1) / avpkt ))"
+    echo "modprobe -a sch_htb sch_red cls_u32 || exit 125"
+    echo "for nic in /sys/class/net/eth*; do n=\${nic##*/}"
+    echo "  tc qdisc add dev \$n root handle 1: htb default 20 || exit 125"
+    echo "  tc class add dev \$n parent 1: classid 1:1 htb rate ${kbit}kbit ceil ${kbit}kbit || exit 125"
+    echo "  tc class add dev \$n parent 1:1 classid 1:10 htb rate ${roce}kbit ceil ${kbit}kbit prio 1 || exit 125"
+    echo "  tc class add dev \$n parent 1:1 classid 1:20 htb rate ${other}kbit ceil ${kbit}kbit prio 0 || exit 125"
+    echo "  tc qdisc add dev \$n parent 1:10 handle 10: $queue || exit 125"
+    echo "  tc filter add dev \$n parent 1: protocol ip prio 1 u32 match ip dsfield 0x68 0xfc flowid 1:10 || exit 125"
+    echo "done"
+}
 for fault in "${faults[@]}"; do
     kind=${fault%%|*}
     value=${fault#*|}
     target=0
     if [[ $value =~ ^([0-9]+):(.*)$ ]]; then target=${BASH_REMATCH[1]}; value=${BASH_REMATCH[2]}; fi
     [ "$target" -le "$hosts" ] || die "--$kind $target:…: there are only $hosts hosts"
+    if [ "$kind" = aqm ]; then
+        [[ $value =~ ^([1-9][0-9]*)(kbit|mbit|gbit)(:(red|droptail))?$ ]] && [ "$target" != 0 ] ||
+            die "--aqm must be like 2:20mbit, 2:20mbit:red or 2:5mbit:droptail (a host, a rate, a queue), got '${fault#*|}'"
+        kbit=${BASH_REMATCH[1]}
+        case ${BASH_REMATCH[2]} in mbit) kbit=$((kbit * 1000)) ;; gbit) kbit=$((kbit * 1000000)) ;; esac
+        [ "$kbit" -ge 100 ] || die "--aqm $value: the lab's queues start at 100kbit"
+        mode=${BASH_REMATCH[4]:-red}
+        aqm[$target]="$kbit $mode"
+        fault_text+="${fault_text:+, }host $target egress AQM ${BASH_REMATCH[1]}${BASH_REMATCH[2]} $mode (DSCP 26's queue$([ "$mode" = red ] && echo ", ECN marks"))"
+        continue
+    fi
     case "$kind" in
         loss) [[ $value =~ ^([0-9]+(\.[0-9]+)?)%$ ]] || die "--loss must be a percentage such as 5% or 0.1%, got '$value'"
               awk -v p="${BASH_REMATCH[1]}" 'BEGIN { exit !(p <= 100) }' || die "--loss $value: a loss over 100% is not a loss"
@@ -115,6 +154,9 @@ for fault in "${faults[@]}"; do
         netem[$i]="${netem[$i]:-} $words"
     done
     fault_text+="${fault_text:+, }$([ "$target" = 0 ] && echo "every host" || echo "host $target") egress $words"
+done
+for i in "${!aqm[@]}"; do
+    [ -z "${netem[$i]:-}" ] || die "host $i has --aqm and --loss/--delay/--rate: give it one of them"
 done
 declare -A link_down_at=() link_down_for=()
 for spec in "${link_downs[@]}"; do
@@ -256,6 +298,7 @@ for ((i = 1; i <= hosts; i++)); do
             for ((j = 1; j <= hosts; j++)); do echo "export RDMALAB_ADDR_$j=$subnet.$j"; done
             printf 'export RDMALAB_FAULTS=%q\n' "$fault_text"
             # The faults, on this host's egress: every port it has (the star's centre has several).
+            [ -z "${aqm[$i]:-}" ] || aqm_commands "$i"
             if [ -n "${netem[$i]:-}" ]; then
                 echo "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem${netem[$i]} || exit 125; done"
             fi
@@ -510,7 +553,9 @@ fi
 # The capture: host 1's side of each link; several links merged in time order. In a star a
 # frame between two outer hosts crosses two links, so it is in two dumps byte for byte: the
 # copy is dropped (editcap -D). A retransmission is never byte-identical: rxe gives every packet
-# it sends a new IPv4 ID.
+# it sends a new IPv4 ID. A frame the centre changed on its way (--aqm marked it CE) is not
+# byte for byte either: both copies stay in the merged file, so each link's own dump is kept
+# beside it as FILE.link-I.pcap (I: the outer host on that link), what that host's port saw.
 if [ -n "$capture" ]; then
     links=("$run_dir"/link-*.pcap)
     if [ ! -e "${links[0]}" ]; then
@@ -521,6 +566,10 @@ if [ -n "$capture" ]; then
         mergecap -w "$run_dir/merged.pcap" "${links[@]}" 2>"$run_dir/merge.err" &&
             editcap -D 1000 "$run_dir/merged.pcap" "$capture" >/dev/null 2>>"$run_dir/merge.err" ||
             note "--capture: merging the links' captures failed: $(grep -m 1 . "$run_dir/merge.err")"
+        for link in "${links[@]}"; do
+            link_host=${link##*/link-}
+            mv "$link" "${capture%.pcap}.link-${link_host%.pcap}.pcap"
+        done
     fi
 fi
 

@@ -4,6 +4,8 @@
 // same packets as one JSON record each (wire/packet.hpp). tshark's RoCE v2 dissector decodes.
 //   rdma-wire CAPTURE [--json OUT.json] [--brief] [--quiet]
 //   rdma-wire CAPTURE --count|--print F,F… [--where COND]…     a test's question
+//   rdma-wire CAPTURE --flows [--where COND]…   per stream: packets, bytes, ECN marks, NAKs,
+//                                              goodput; Jain's fairness (tab-separated)
 //   rdma-wire CAPTURE --check-predicted CLIENT.out [--client IP] [--server IP]
 //   rdma-wire --schema                                          the record's JSON Schema
 // CAPTURE: a pcap/pcapng (tcpdump -w, the lab's --capture, ibdump) or a packet file that
@@ -77,12 +79,16 @@ int main(int argc, char** argv) {
     std::string capture, json_out, print_fields, predicted;
     std::string client = "198.51.100.2", server = "198.51.100.1";
     std::vector<std::string> where;
-    bool brief = false, quiet = false, count = false, schema = false;
+    bool brief = false, quiet = false, count = false, schema = false, flows = false;
     app.add_option("capture", capture, "a pcap/pcapng file, or a packet file --json wrote");
     app.add_option("--json", json_out, "write the packets as JSON (the packet record's schema)");
     app.add_flag("--brief", brief, "a run of packets of one opcode, direction and QP on one line");
     app.add_flag("--quiet", quiet, "no ladder on stdout (with --json)");
     auto* count_opt = app.add_flag("--count", count, "print how many packets match --where");
+    auto* flows_opt = app.add_flag("--flows", flows,
+                                   "per stream (direction and QP) of the packets matching --where: "
+                                   "packets, data bytes, resent, ECT, CE, ACKs, NAKs, goodput; "
+                                   "then Jain's fairness (tab-separated)");
     auto* print_opt = app.add_option("--print", print_fields,
                                      "print these fields (comma-separated, dotted for a header's: "
                                      "reth.length) of each packet matching --where, tab-separated");
@@ -96,8 +102,9 @@ int main(int argc, char** argv) {
     app.add_option("--client", client, "the client's address (--check-predicted)");
     app.add_option("--server", server, "the server's address (--check-predicted)");
     app.add_flag("--schema", schema, "print the packet record's JSON Schema and exit");
-    count_opt->excludes(print_opt);
-    predicted_opt->excludes(count_opt)->excludes(print_opt);
+    count_opt->excludes(print_opt)->excludes(flows_opt);
+    print_opt->excludes(flows_opt);
+    predicted_opt->excludes(count_opt)->excludes(print_opt)->excludes(flows_opt);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -119,8 +126,8 @@ int main(int argc, char** argv) {
                 throw InputError(fmt::format("--where '{}': {}", w, e.what()));
             }
         }
-        if (!conditions.empty() && !count && print_fields.empty())
-            throw InputError("--where goes with --count or --print");
+        if (!conditions.empty() && !count && print_fields.empty() && !flows)
+            throw InputError("--where goes with --count, --print or --flows");
         if (!json_out.empty()) {
             const std::filesystem::path target(json_out);
             const auto folder = target.has_parent_path() ? target.parent_path() : ".";
@@ -145,6 +152,11 @@ int main(int argc, char** argv) {
                     line += (i ? "\t" : "") + field_text(p, fields[i]);
                 fmt::print("{}\n", line);
             }
+        } else if (flows) {
+            std::vector<Packet> chosen;
+            for (const auto& p : packets)
+                if (matches(p, conditions)) chosen.push_back(p);
+            fmt::print("{}", flows_table(flow_summaries(chosen)));
         } else if (!predicted.empty()) {
             const auto result = check_prediction(packets, read_text(predicted), client, server);
             fmt::print("{}\n", result.summary());

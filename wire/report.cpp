@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 extern char** environ;
 
@@ -113,6 +114,78 @@ std::vector<Packet> run_tshark(const std::string& capture) {
                                      reason.empty() ? "no reason given" : reason));
     }
     return decode_fields(text, capture);
+}
+
+double FlowSummary::goodput_mbit() const {
+    const double span = last_s - first_s;
+    return span > 0 ? static_cast<double>(data_bytes) * 8 / span / 1e6 : 0;
+}
+
+std::vector<FlowSummary> flow_summaries(const std::vector<Packet>& packets) {
+    std::vector<FlowSummary> flows;
+    std::map<std::tuple<std::string, std::string, std::uint32_t>, std::size_t> index;
+    for (const Packet& p : packets) {
+        const auto key = std::make_tuple(p.src, p.dst, p.qpn);
+        auto [at, added] = index.try_emplace(key, flows.size());
+        if (added) flows.push_back({.src = p.src, .dst = p.dst, .qpn = p.qpn, .first_s = p.time_s});
+        FlowSummary& flow = flows[at->second];
+        ++flow.packets;
+        flow.last_s = p.time_s;
+        if (p.sent_again)
+            ++flow.sent_again;
+        else
+            flow.data_bytes += p.payload_bytes;
+        if (p.ecn == 3)
+            ++flow.ce;
+        else if (p.ecn != 0)
+            ++flow.ect;
+        if (p.aeth) {
+            switch (p.aeth->kind()) {
+                case AethKind::kAck:
+                    ++flow.acks;
+                    break;
+                case AethKind::kNak:
+                    ++flow.naks;
+                    break;
+                case AethKind::kRnrNak:
+                    ++flow.rnr_naks;
+                    break;
+                case AethKind::kReserved:
+                    break;
+            }
+        }
+    }
+    return flows;
+}
+
+double jain_fairness(const std::vector<FlowSummary>& flows) {
+    double sum = 0, sum_of_squares = 0;
+    std::size_t n = 0;
+    for (const FlowSummary& flow : flows) {
+        if (flow.data_bytes == 0) continue;
+        const double x = flow.goodput_mbit();
+        sum += x;
+        sum_of_squares += x * x;
+        ++n;
+    }
+    return n > 0 && sum_of_squares > 0 ? sum * sum / (static_cast<double>(n) * sum_of_squares) : 0;
+}
+
+std::string flows_table(const std::vector<FlowSummary>& flows) {
+    std::string out =
+        "src\tdst\tqpn\tpackets\tdata_bytes\tsent_again\tect\tce\tacks\tnaks\trnr_naks\t"
+        "first_s\tlast_s\tgoodput_mbit\n";
+    std::size_t with_data = 0;
+    for (const FlowSummary& f : flows) {
+        out +=
+            fmt::format("{}\t{}\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.6f}\t{:.6f}\t{:.3f}\n",
+                        f.src, f.dst, f.qpn, f.packets, f.data_bytes, f.sent_again, f.ect, f.ce,
+                        f.acks, f.naks, f.rnr_naks, f.first_s, f.last_s, f.goodput_mbit());
+        with_data += f.data_bytes > 0 ? 1 : 0;
+    }
+    out +=
+        fmt::format("# jain_fairness\t{:.4f}\t{} data streams\n", jain_fairness(flows), with_data);
+    return out;
 }
 
 std::string ladder(const std::vector<Packet>& packets, const LadderOptions& options) {

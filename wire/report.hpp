@@ -5,6 +5,7 @@
 
 #include "packet.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,28 @@ Condition parse_condition(std::string_view text);  // std::invalid_argument on a
 bool matches(const Packet& packet, const std::vector<Condition>& conditions);
 // The field's text, "" when the packet lacks it.
 std::string field_text(const Packet& packet, std::string_view field);
+
+// Per stream (one direction of one QP: source, destination, destination QPN): what a congestion
+// experiment reads from a capture. Data bytes count each packet's payload once (a packet sent
+// again adds to sent_again, not to the bytes); goodput is those bytes over the stream's span.
+struct FlowSummary {
+    std::string src, dst;
+    std::uint32_t qpn = 0;
+    std::size_t packets = 0, sent_again = 0;
+    std::uint64_t data_bytes = 0;
+    std::size_t ect = 0, ce = 0;  // ECN 01/10 (capable), 11 (congestion experienced)
+    std::size_t acks = 0, naks = 0, rnr_naks = 0;  // AETH kinds
+    double first_s = 0, last_s = 0;
+    double goodput_mbit() const;  // 0 when the span is empty
+};
+// The streams of the packets (in order of their first packet), each one's counts.
+std::vector<FlowSummary> flow_summaries(const std::vector<Packet>& packets);
+// Jain's fairness index of the data streams' goodput (those with data bytes):
+// (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one takes everything; 0 when there are none.
+double jain_fairness(const std::vector<FlowSummary>& flows);
+// The summaries as a tab-separated table (a header line, a row per stream), then a line
+// "# jain_fairness\tJ\tN data streams".
+std::string flows_table(const std::vector<FlowSummary>& flows);
 
 // The on-the-wire lesson's prediction (its client's output: lines "client:   client → server
 // OPCODE [× N] QP Q PSN P[–P2] BYTES B …") against the packets: every predicted packet must be

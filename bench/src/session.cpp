@@ -245,6 +245,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
 int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
     check_memory_available(options.memory);
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
+    if (options.tclass >= 0)  // --tclass: into the address vector of every QP this side connects
+        device.port.traffic_class = static_cast<std::uint8_t>(options.tclass);
     fmt::print("server: {} ({})\n", device.port.description, device.provider);
     std::fflush(stdout);
     ControlChannel control(
@@ -455,6 +457,8 @@ void print_row(const Record& record, const BenchConfig& config, bool gbps) {
 int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs) {
     check_memory_available(options.memory);
     BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
+    if (options.tclass >= 0)  // --tclass: into the address vector of every QP this side connects
+        device.port.traffic_class = static_cast<std::uint8_t>(options.tclass);
     const milliseconds step = options.timeout();
     ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
     std::vector<Record> records;
@@ -483,6 +487,7 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
         environment["link_layer"] =
             device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
         environment["path_mtu"] = mtu_bytes(path_mtu);
+        if (options.tclass >= 0) environment["traffic_class"] = options.tclass;
         environment["lab"] = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
         // On the lab's wire: the hosts and any fault applied (a figure made under loss must say
         // so).

@@ -118,6 +118,10 @@ void add_session_options(CLI::App& app, SessionOptions& s) {
     app.add_option("-x,--gid-index", s.gid_index,
                    "source GID index (default: the RoCE v2 GID with an IPv4 address)")
         ->check(CLI::Range(0, 1023));
+    app.add_option("--tclass", s.tclass,
+                   "traffic class of this side's packets, DSCP << 2 | ECN (106: DSCP 26, ECT(0)); "
+                   "each side sets its own, as with perftest's --tclass")
+        ->check(CLI::Range(0, 255));
     app.add_option("-p,--port", s.port, "TCP port of the control connection")
         ->capture_default_str()
         ->check(CLI::Range(1, 65535));

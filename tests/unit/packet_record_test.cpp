@@ -339,6 +339,55 @@ TEST(WirePacket, QueriesForTests) {
     EXPECT_THROW(parse_condition("colour=red"), std::invalid_argument);
 }
 
+// --flows: per stream counts, bytes counted once, goodput over the span, Jain's fairness.
+TEST(WirePacket, FlowSummariesAndFairness) {
+    auto packet = [](std::string src, std::uint32_t qpn, double time, std::uint32_t bytes,
+                     std::uint8_t ecn, bool again = false) {
+        Packet p;
+        p.src = std::move(src);
+        p.dst = "198.51.100.3";
+        p.qpn = qpn;
+        p.time_s = time;
+        p.payload_bytes = bytes;
+        p.ecn = ecn;
+        p.sent_again = again;
+        return p;
+    };
+    std::vector<Packet> packets = {
+        packet("198.51.100.1", 0x11, 0.0, 1000, 2),
+        packet("198.51.100.2", 0x12, 0.5, 1000, 3),
+        packet("198.51.100.1", 0x11, 1.0, 1000, 3),
+        packet("198.51.100.1", 0x11, 1.0, 1000, 2, true),
+        packet("198.51.100.2", 0x12, 1.5, 1000, 2),
+    };
+    Packet ack = packet("198.51.100.3", 0x21, 1.6, 0, 2);
+    ack.dst = "198.51.100.1";
+    ack.aeth = Aeth{.syndrome = 0x60, .msn = 1};  // NAK, PSN sequence error
+    packets.push_back(ack);
+
+    const auto flows = flow_summaries(packets);
+    ASSERT_EQ(flows.size(), 3u);
+    EXPECT_EQ(flows[0].src, "198.51.100.1");
+    EXPECT_EQ(flows[0].packets, 3u);
+    EXPECT_EQ(flows[0].data_bytes, 2000u);  // the packet sent again is not counted twice
+    EXPECT_EQ(flows[0].sent_again, 1u);
+    EXPECT_EQ(flows[0].ce, 1u);
+    EXPECT_EQ(flows[0].ect, 2u);
+    EXPECT_DOUBLE_EQ(flows[0].goodput_mbit(), 2000 * 8 / 1.0 / 1e6);
+    EXPECT_DOUBLE_EQ(flows[1].goodput_mbit(), 2000 * 8 / 1.0 / 1e6);
+    EXPECT_EQ(flows[2].naks, 1u);
+    EXPECT_EQ(flows[2].data_bytes, 0u);
+    EXPECT_DOUBLE_EQ(jain_fairness(flows), 1.0);  // two equal data streams; the NAKs carry none
+
+    flows_table(flows);  // formats without throwing
+    std::vector<FlowSummary> unequal = {flows[0], flows[1]};
+    unequal[1].data_bytes = 6000;  // x and 3x: (4x)^2 / (2 * 10x^2) = 0.8
+    EXPECT_NEAR(jain_fairness(unequal), 0.8, 1e-12);
+    EXPECT_EQ(jain_fairness({}), 0.0);
+    const std::string table = flows_table(unequal);
+    EXPECT_NE(table.find("# jain_fairness\t0.8000\t2 data streams"), std::string::npos) << table;
+}
+
 TEST(WirePacket, PredictionAgainstTheCapture) {
     const auto packets = decode_fields(fixture(), "fixture");
     const std::string client_out =
