@@ -112,7 +112,8 @@ aqm_commands() {
     local min=$((bytes_per_ms * 5)) max=$((bytes_per_ms * 15)) avpkt=1100
     [ $min -ge $((2 * avpkt)) ] || { min=$((2 * avpkt)); max=$((6 * avpkt)); }
     local queue="red limit $((max * 4)) min $min max $max avpkt $avpkt burst $(((2 * min + max) / (3 * avpkt) + 1)) bandwidth ${kbit}kbit probability 0.1 ecn"
-    [ "$mode" = droptail ] && queue="pfifo limit $(( (bytes_per_ms * 20 + avpkt - 1) / avpkt < 4 ? 4 : (bytes_per_ms * 20 + avpkt - 1) / avpkt ))"
+    local fifo_packets=$(((bytes_per_ms * 20 + avpkt - 1) / avpkt))  # 20 ms of frames, at least 4
+    [ "$mode" = droptail ] && queue="pfifo limit $((fifo_packets < 4 ? 4 : fifo_packets))"
     echo "modprobe -a sch_htb sch_red cls_u32 || exit 125"
     echo "for nic in /sys/class/net/eth*; do n=\${nic##*/}"
     echo "  tc qdisc add dev \$n root handle 1: htb default 20 || exit 125"

@@ -45,6 +45,13 @@ records_count_is() {  # records_count_is N FILE: FILE holds N records
     local n
     n=$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" records "$2" --count records) && [ "$n" = "$1" ]
 }
+# count_packets FILE CONDITION...: how many packets of a capture or packet file meet every
+# condition (rdma-wire --where: NAME=TEXT, NAME~REGEX, NAME for a header the packet has).
+count_packets() {
+    local file=$1
+    shift
+    "$bin/rdma-wire" "$file" --count "${@/#/--where=}"
+}
 rc_is() { local code=""; [ -r "$1" ] && read -r code <"$1"; [ "$code" = "$2" ]; }
 one_line() { count_is 1 "$1" '.'; }
 

@@ -244,9 +244,8 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
 
 int run_server(const SessionOptions& options, const PinnedKnobs& pinned) {
     check_memory_available(options.memory);
-    BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
-    if (options.tclass >= 0)  // --tclass: into the address vector of every QP this side connects
-        device.port.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    BenchDevice device =
+        open_bench_device(options.device, options.ib_port, options.gid_index, options.tclass);
     fmt::print("server: {} ({})\n", device.port.description, device.provider);
     std::fflush(stdout);
     ControlChannel control(
@@ -456,9 +455,8 @@ void print_row(const Record& record, const BenchConfig& config, bool gbps) {
 
 int run_client(const SessionOptions& options, const std::vector<BenchConfig>& configs) {
     check_memory_available(options.memory);
-    BenchDevice device = open_bench_device(options.device, options.ib_port, options.gid_index);
-    if (options.tclass >= 0)  // --tclass: into the address vector of every QP this side connects
-        device.port.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    BenchDevice device =
+        open_bench_device(options.device, options.ib_port, options.gid_index, options.tclass);
     const milliseconds step = options.timeout();
     ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
     std::vector<Record> records;

@@ -13,9 +13,8 @@
 #   server-killed  SIGKILL to the server while its client is connected (the client, started
 #                  with stop-at-rts.so preloaded, stops itself when its connection is ready (RTS
 #                  or ESTABLISHED), before it posts anything; the kill lands then and the client
-#                  continues): the
-#                  client exits 1 within its --timeout (+3 s), with one line on stderr naming the
-#                  completion status, rdma_cm event or timeout that told it.
+#                  continues): the client exits 1 within its --timeout (+3 s), with one line on
+#                  stderr naming the completion status, rdma_cm event or timeout that told it.
 #   client-killed  SIGKILL to a client mid-run. A single-client server exits 1 within its
 #                  --timeout (+3 s), one line saying why; a server of several clients (srq,
 #                  atomics) says it lost that client, serves the others to the end (they exit 0).

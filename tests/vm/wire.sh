@@ -14,13 +14,6 @@ scratch=$(mktemp -d)
 out=$(mktemp -d "$repo/build/wire-test.XXXXXX")   # the guests write here: it is in the repository
 trap 'rm -rf "$scratch" "$out"' EXIT
 
-# count_packets FILE CONDITION...: how many packets meet every condition (rdma-wire --where:
-# NAME=TEXT, NAME~REGEX, NAME for a header the packet has).
-count_packets() {
-    local file=$1
-    shift
-    "$wire" "$file" --count "${@/#/--where=}"
-}
 # in_psn_range FIRST LAST: how many of the PSNs on stdin (one a line) lie in FIRST…LAST.
 in_psn_range() { local n=0 p; while read -r p; do [ "$p" -ge "$1" ] && [ "$p" -le "$2" ] && n=$((n + 1)); done; echo "$n"; }
 

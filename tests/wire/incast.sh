@@ -27,11 +27,10 @@ case $RDMALAB_HOST in
                 --accept-timeout 40 >"$out/server-$port.out" 2>&1 &
             pids+=($!)
         done
-        # Each server prints its first line once its device is open; then it listens.
+        # The senders start once every server's TCP port is listening (at most 20 s).
         for port in "${ports[@]}"; do
-            for _ in $(seq 200); do grep -q '^server:' "$out/server-$port.out" 2>/dev/null && break; sleep 0.1; done
+            for _ in $(seq 200); do [ -n "$(ss -Hltn "sport = :$port")" ] && break; sleep 0.1; done
         done
-        sleep 0.5
         touch "$ready"
         for i in "${!pids[@]}"; do
             wait "${pids[i]}"

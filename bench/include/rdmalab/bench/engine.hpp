@@ -32,7 +32,8 @@ struct BenchDevice {
     std::string name;      // "rxe0"
     std::string provider;  // the kernel driver behind it ("rdma_rxe", "mlx5_core"), or "unknown"
 };
-BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gid_index);
+BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gid_index,
+                              int tclass = -1);
 
 // Rules that need the device: window vs max_qp_wr, UD size vs the path MTU, size vs
 // max_msg_sz, SGEs, QPs, atomics support. Returns why the configuration cannot run here.
