@@ -30,6 +30,20 @@ for program in "${programs[@]}"; do
         esac
     done
 done
+# Soft-RoCE for a GPU machine that has no RDMA NIC but whose kernel builds rdma_rxe
+# (gpu/rxe-on-gpu.sh): the rxe provider libibverbs loads, and iproute2's rdma tool that adds the
+# link, with the libraries it needs.
+rxe_provider=$(dirname "$(ldconfig -p | awk '$1 == "libibverbs.so.1" {print $NF; exit}')")/libibverbs/librxe-rdmav34.so
+if [ -f "$rxe_provider" ] && command -v rdma >/dev/null; then
+    cp -L "$rxe_provider" "$out/lib/"
+    cp -L "$(command -v rdma)" "$out/bin/rdma"
+    ldd "$(command -v rdma)" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r library; do
+        case $(basename "$library") in
+            libc.so.*|ld-linux*) ;;
+            *) cp -L "$library" "$out/lib/" ;;
+        esac
+    done
+fi
 cat >"$out/run" <<'EOF'
 #!/usr/bin/env bash
 # build-device/run PROGRAM ARGS...: a bundled program with the bundled libraries (see gpu/device-bundle.sh).
@@ -37,6 +51,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] && [ -x "$here/bin/$1" ] || { echo "run: name one of: $(ls "$here/bin" | tr '\n' ' ')" >&2; exit 2; }
 program=$1
 shift
+# libibverbs finds no provider config there: name the bundled rxe provider (a path without its
+# "-rdmav34.so" ending) unless the caller named drivers.
+[ -f "$here/lib/librxe-rdmav34.so" ] && export RDMAV_DRIVERS=${RDMAV_DRIVERS:-$here/lib/librxe}
 LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/bin/$program" "$@"
 EOF
 chmod +x "$out/run"
