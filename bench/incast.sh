@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The congestion chapter's incast, recorded: three lab hosts, --aqm 1:RATE on the star's centre,
-# three rdma-bench WRITE flows of class 106 into host 3 (tests/wire/incast.sh), then the receiver
+# three rdma-bench WRITE flows of class 106 into host 3 (bench/congestion/rdma-bench-incast.sh), then the receiver
 # link's capture summed per flow (rdma-wire --flows). Writes, in bench/results/congestion/:
 #   incast-red.tsv        rdma-wire --flows' table, as it printed it
 #   incast-red.table.md   the same as a Markdown table with the environment (docs/congestion.md)
@@ -16,7 +16,7 @@ mkdir -p "$results"
 work=$(mktemp -d "$repo/build/incast.XXXXXX")  # the guests write here: it is in the repository
 trap 'rm -rf "$work"' EXIT
 "$repo/lab/lab.sh" --hosts 3 --aqm "1:$rate" --timeout 300 --capture "$work/incast.pcap" -- \
-    bash "$repo/tests/wire/incast.sh" "$bin" "$work/out" "$seconds" >"$work/lab.log" 2>&1 ||
+    bash "$repo/bench/congestion/rdma-bench-incast.sh" "$bin" "$work/out" "$seconds" >"$work/lab.log" 2>&1 ||
     { tail -n 5 "$work/lab.log" >&2; exit 1; }
 "$bin/rdma-wire" "$work/incast.link-3.pcap" --flows --where dscp=26 --where dst=198.51.100.3 >"$results/incast-red.tsv"
 # The NAKs host 3 sent back, per sender (the streams from host 3; a sender's QPs summed).

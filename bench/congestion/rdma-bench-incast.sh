@@ -4,7 +4,7 @@
 # host 1 and two from host 2, all crossing host 1's port to host 3; every flow is an rdma-bench
 # RDMA WRITE run of DURATION seconds with traffic class 106 (DSCP 26, ECT(0)) on both sides.
 # Outputs land in OUT_DIR: server-P.out, client-P.out/.rc/.json for each port P.
-#   tests/wire/incast.sh BUILD_BIN_DIR OUT_DIR [DURATION]
+#   bench/congestion/rdma-bench-incast.sh BUILD_BIN_DIR OUT_DIR [DURATION]
 set -uo pipefail
 bin=${1:?usage: incast.sh BUILD_BIN_DIR OUT_DIR [DURATION]}
 out=${2:?usage: incast.sh BUILD_BIN_DIR OUT_DIR [DURATION]}
