@@ -18,7 +18,7 @@ verbose=${RDMALAB_LAB_VERBOSE:-0}
 accel_request=${RDMALAB_LAB_ACCEL:-auto}
 qemu=${RDMALAB_QEMU:-qemu-system-x86_64}          # tests put a stand-in here
 kvm_device=${RDMALAB_LAB_KVM_DEVICE:-/dev/kvm}    # likewise
-usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--aqm I:RATE[:red|:droptail]] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--aqm I:RATE[:red|:droptail]] [--show-aqm RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
 help="$usage
 
 One guest (the default): CMD runs with one rxe device on a veth, 198.51.100.1 (server and
@@ -41,6 +41,7 @@ the exit status is the first failure's. RDMALAB_SHARED names a folder every host
                         0.1 (red, the default), or a plain 20 ms FIFO (droptail); all other
                         traffic (ARP, TCP) a queue of its own that goes first. Not with --loss,
                         --delay or --rate on the same host. The tc commands: docs/congestion.md
+  --show-aqm RATE[:red|:droptail]  print the tc commands --aqm gives one port (eth0), boot nothing
   --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
                         again after D more seconds)
   --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I
@@ -57,6 +58,7 @@ lab_kernel=""
 declare -A on_command=()
 faults=()      # "KIND|[HOST:]VALUE", as given
 link_downs=()  # "HOST@WHEN[+FOR]", as given
+show_aqm=""    # --show-aqm RATE: print one port's tc commands and exit
 while [ $# -gt 0 ]; do
     case "$1" in
         --vm) mode=vm ;;
@@ -76,6 +78,7 @@ while [ $# -gt 0 ]; do
               on_command[$2]=$3; shift 2 ;;
         --capture) [ $# -ge 2 ] || die "--capture needs a file name"; capture=$2; shift ;;
         --loss|--delay|--rate|--aqm) [ $# -ge 2 ] || die "$1 needs a value"; faults+=("${1#--}|$2"); shift ;;
+        --show-aqm) [ $# -ge 2 ] || die "--show-aqm needs a rate (20mbit, 20mbit:red, 5mbit:droptail)"; show_aqm=$2; shift ;;
         --link-down) [ $# -ge 2 ] || die "--link-down needs HOST@SECONDS[+SECONDS]"; link_downs+=("$2"); shift ;;
         --help|-h) echo "$help"; exit 0 ;;
         --) shift; break ;;
@@ -89,7 +92,7 @@ done
 case "$mode" in auto|vm|native) ;; *) die "RDMALAB_LAB_MODE must be auto, vm or native, got '$mode'" ;; esac
 case "$accel_request" in auto|kvm|tcg) ;; *) die "--accel (RDMALAB_LAB_ACCEL) must be auto, kvm or tcg, got '$accel_request'" ;; esac
 for i in "${!on_command[@]}"; do [ "$i" -le "$hosts" ] || die "--on $i: there are only $hosts host(s) (--hosts N)"; done
-if [ $# -eq 0 ]; then
+if [ $# -eq 0 ] && [ -z "$show_aqm" ]; then
     [ ${#on_command[@]} -gt 0 ] || die "no command given ($usage)"
     for ((i = 1; i <= hosts; i++)); do [ -n "${on_command[$i]:-}" ] || die "host $i has no command: give --on $i 'CMD' or a command after --"; done
 fi
@@ -103,27 +106,54 @@ fi
 # and what the output and every record say (fault_text).
 declare -A netem=() aqm=()
 fault_text=""
-# aqm_commands HOST: the guest's tc commands for --aqm on every port of HOST (aqm[HOST]: "KBIT MODE").
-# RED's thresholds are in bytes of queue: 5 and 15 ms at the port's rate; avpkt is a RoCE frame at
-# path MTU 1024 (1,024 bytes of payload and about 80 of headers).
-aqm_commands() {
-    local kbit=${aqm[$1]% *} mode=${aqm[$1]#* }
+# aqm_port_lines KBIT MODE DEV SUFFIX: the tc commands that make DEV such a port, each line ending
+# in SUFFIX. RED's thresholds are in bytes of queue: 5 and 15 ms at the port's rate; avpkt is a
+# RoCE frame at path MTU 1024 (1,024 bytes of payload and about 80 of headers).
+aqm_port_lines() {
+    local kbit=$1 mode=$2 dev=$3 suffix=$4
     local bytes_per_ms=$((kbit / 8)) roce=$((kbit * 9 / 10)) other=$((kbit / 10))
     local min=$((bytes_per_ms * 5)) max=$((bytes_per_ms * 15)) avpkt=1100
     [ $min -ge $((2 * avpkt)) ] || { min=$((2 * avpkt)); max=$((6 * avpkt)); }
     local queue="red limit $((max * 4)) min $min max $max avpkt $avpkt burst $(((2 * min + max) / (3 * avpkt) + 1)) bandwidth ${kbit}kbit probability 0.1 ecn"
     local fifo_packets=$(((bytes_per_ms * 20 + avpkt - 1) / avpkt))  # 20 ms of frames, at least 4
     [ "$mode" = droptail ] && queue="pfifo limit $((fifo_packets < 4 ? 4 : fifo_packets))"
+    echo "tc qdisc add dev $dev root handle 1: htb default 20$suffix"
+    echo "tc class add dev $dev parent 1: classid 1:1 htb rate ${kbit}kbit ceil ${kbit}kbit$suffix"
+    echo "tc class add dev $dev parent 1:1 classid 1:10 htb rate ${roce}kbit ceil ${kbit}kbit prio 1$suffix"
+    echo "tc class add dev $dev parent 1:1 classid 1:20 htb rate ${other}kbit ceil ${kbit}kbit prio 0$suffix"
+    echo "tc qdisc add dev $dev parent 1:10 handle 10: $queue$suffix"
+    echo "tc filter add dev $dev parent 1: protocol ip prio 1 u32 match ip dsfield 0x68 0xfc flowid 1:10$suffix"
+}
+# aqm_commands HOST: the guest's tc commands for --aqm on every port of HOST (aqm[HOST]: "KBIT MODE").
+aqm_commands() {
     echo "modprobe -a sch_htb sch_red cls_u32 || exit 125"
     echo "for nic in /sys/class/net/eth*; do n=\${nic##*/}"
-    echo "  tc qdisc add dev \$n root handle 1: htb default 20 || exit 125"
-    echo "  tc class add dev \$n parent 1: classid 1:1 htb rate ${kbit}kbit ceil ${kbit}kbit || exit 125"
-    echo "  tc class add dev \$n parent 1:1 classid 1:10 htb rate ${roce}kbit ceil ${kbit}kbit prio 1 || exit 125"
-    echo "  tc class add dev \$n parent 1:1 classid 1:20 htb rate ${other}kbit ceil ${kbit}kbit prio 0 || exit 125"
-    echo "  tc qdisc add dev \$n parent 1:10 handle 10: $queue || exit 125"
-    echo "  tc filter add dev \$n parent 1: protocol ip prio 1 u32 match ip dsfield 0x68 0xfc flowid 1:10 || exit 125"
+    aqm_port_lines "${aqm[$1]% *}" "${aqm[$1]#* }" '$n' ' || exit 125' | sed 's/^/  /'
     echo "done"
 }
+# parse_aqm_value RATE[:red|:droptail]: sets kbit and mode, or says what is wrong (status 1).
+parse_aqm_value() {
+    [[ $1 =~ ^([1-9][0-9]*)(kbit|mbit|gbit)(:(red|droptail))?$ ]] || return 1
+    kbit=${BASH_REMATCH[1]}
+    case ${BASH_REMATCH[2]} in mbit) kbit=$((kbit * 1000)) ;; gbit) kbit=$((kbit * 1000000)) ;; esac
+    mode=${BASH_REMATCH[4]:-red}
+}
+# --show-aqm: one port's commands as the chapter shows them (eth0; a line longer than 96
+# characters continued on the next), and nothing booted.
+if [ -n "$show_aqm" ]; then
+    parse_aqm_value "$show_aqm" || die "--show-aqm must be like 20mbit, 20mbit:red or 5mbit:droptail, got '$show_aqm'"
+    [ "$kbit" -ge 100 ] || die "--show-aqm $show_aqm: the lab's queues start at 100kbit"
+    aqm_port_lines "$kbit" "$mode" eth0 "" | while IFS= read -r line; do
+        if [ ${#line} -le 96 ]; then echo "$line"; continue; fi
+        head=${line:0:90}
+        head=${head% *}
+        # at an option's name, never between a name and its value
+        until [[ ${line:${#head}+1} =~ ^[a-z] ]]; do head=${head% *}; done
+        echo "$head \\"
+        echo "    ${line:${#head}+1}"
+    done
+    exit 0
+fi
 for fault in "${faults[@]}"; do
     kind=${fault%%|*}
     value=${fault#*|}
@@ -131,12 +161,9 @@ for fault in "${faults[@]}"; do
     if [[ $value =~ ^([0-9]+):(.*)$ ]]; then target=${BASH_REMATCH[1]}; value=${BASH_REMATCH[2]}; fi
     [ "$target" -le "$hosts" ] || die "--$kind $target:…: there are only $hosts hosts"
     if [ "$kind" = aqm ]; then
-        [[ $value =~ ^([1-9][0-9]*)(kbit|mbit|gbit)(:(red|droptail))?$ ]] && [ "$target" != 0 ] ||
+        parse_aqm_value "$value" && [ "$target" != 0 ] ||
             die "--aqm must be like 2:20mbit, 2:20mbit:red or 2:5mbit:droptail (a host, a rate, a queue), got '${fault#*|}'"
-        kbit=${BASH_REMATCH[1]}
-        case ${BASH_REMATCH[2]} in mbit) kbit=$((kbit * 1000)) ;; gbit) kbit=$((kbit * 1000000)) ;; esac
         [ "$kbit" -ge 100 ] || die "--aqm $value: the lab's queues start at 100kbit"
-        mode=${BASH_REMATCH[4]:-red}
         aqm[$target]="$kbit $mode"
         fault_text+="${fault_text:+, }host $target egress AQM ${BASH_REMATCH[1]}${BASH_REMATCH[2]} $mode (DSCP 26's queue$([ "$mode" = red ] && echo ", ECN marks"))"
         continue

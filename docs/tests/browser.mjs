@@ -241,6 +241,11 @@ async function runChecks(context, baseUrl, options) {
   if (tracePages.length && filteredAway === 0) fail('trace viewer: the QP filter hid nothing in any trace (no trace has two QPs)');
   if (tracePages.length) await checkTraceViewerOnPhone(page, `${baseUrl}${tracePages[0]}`);
 
+  // 3c. The rate-per-flow figures (docs/congestion.md).
+  const ratePages = [...visited].filter(([, info]) => info.rateTimelines > 0).map(([key]) => key);
+  if (!ratePages.length) fail('rate figures: no page contains <RateTimeline /> (docs/congestion.md should)');
+  else await checkRateTimelines(page, baseUrl, ratePages);
+
   // 4. Mermaid diagrams render to SVG.
   const mermaidKey = [...visited].find(([, info]) => info.mermaidCount > 0)?.[0];
   if (!mermaidKey) {
@@ -307,7 +312,8 @@ async function visitPage(page, url, { light = false } = {}) {
         .map((img) => img.getAttribute('src')),
       pendingFigures: [...document.querySelectorAll('.figure-pending')].map((note) => note.dataset.figure),
       mermaidCount: document.querySelectorAll('.mermaid').length,
-      diagramCount: document.querySelectorAll('.site-diagram').length,
+      diagramCount: document.querySelectorAll('.site-diagram, .rate-timeline').length,
+      rateTimelines: document.querySelectorAll('.rate-timeline').length,
       viewportWidth: window.innerWidth,
       overflowing: [
         ...[...document.querySelectorAll('.vp-doc div[class*="language-"] pre')].map((pre) => ({
@@ -435,9 +441,9 @@ function checkSourcePages(visited, sources) {
 function measureDiagramsInPage() {
   const found = [];
   let count = 0;
-  const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg')];
+  const svgs = [...document.querySelectorAll('.vp-doc .site-diagram svg, .vp-doc .mermaid svg, .vp-doc .rate-timeline svg')];
   for (const svg of svgs) {
-    const name = svg.closest('.site-diagram')?.dataset.diagram ?? 'mermaid';
+    const name = svg.closest('.site-diagram')?.dataset.diagram ?? (svg.closest('.rate-timeline') ? 'rate-timeline' : 'mermaid');
     const box = svg.getBoundingClientRect();
     const viewBox = svg.viewBox?.baseVal;
     const scale = viewBox && viewBox.width ? box.width / viewBox.width : 1;
@@ -507,6 +513,39 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   }
 }
 
+
+// The rate-per-flow figures (RateTimeline): every figure draws one solid line per recorded flow,
+// a figure of the reaction's run also its dashed R_C lines, each line with points across the
+// run, and axis numbers; the data come from bench/results at build time.
+async function checkRateTimelines(page, baseUrl, keys) {
+  for (const key of keys) {
+    try {
+      await visitPage(page, `${baseUrl}${key}`);
+      const figures = await page.evaluate(() => [...document.querySelectorAll('.rate-timeline')].map((figure) => {
+        const paths = [...figure.querySelectorAll('svg path')];
+        return {
+          solid: paths.filter((p) => !p.getAttribute('stroke-dasharray')).map((p) => (p.getAttribute('d').match(/L/g) || []).length),
+          dashed: paths.filter((p) => p.getAttribute('stroke-dasharray')).length,
+          ticks: figure.querySelectorAll('.rate-timeline-axis text').length,
+          legend: figure.querySelectorAll('.rate-timeline-legend li').length,
+        };
+      }));
+      const problems = [];
+      figures.forEach((f, i) => {
+        if (f.solid.length < 2) problems.push(`figure ${i + 1} draws ${f.solid.length} flow(s)`);
+        if (f.solid.some((points) => points < 20)) problems.push(`figure ${i + 1} has a line of under 20 points`);
+        if (f.dashed && f.dashed !== f.solid.length) problems.push(`figure ${i + 1}: ${f.dashed} dashed lines for ${f.solid.length} flows`);
+        if (f.ticks < 6) problems.push(`figure ${i + 1} has ${f.ticks} axis labels`);
+        if (f.legend !== f.solid.length + 1) problems.push(`figure ${i + 1}'s legend has ${f.legend} entries`);
+      });
+      if (!figures.some((f) => f.dashed > 0)) problems.push('no figure shows the reaction point\'s rate (dashed)');
+      if (problems.length) fail(`rate figures on ${key}: ${problems.join('; ')}`);
+      else pass(`rate figures on ${key}: ${figures.length} figures, ${figures.map((f) => f.solid.length).join('+')} flows drawn, R_C dashed where DCQCN ran`);
+    } catch (error) {
+      fail(`rate figures on ${key}: ${error.message.split('\n')[0]}`);
+    }
+  }
+}
 async function checkScrollCues(page, baseUrl, links) {
   const problems = [];
   let wide = 0;
