@@ -8,6 +8,8 @@
 #   dcqcn-RUN-FLOW.timeline.tsv  the first boot: each sender's timeline (--timeline), FLOW 1..3
 #   dcqcn.table.md               the first boot, both runs side by side, with the environment
 #   dcqcn-repeats.tsv            every boot: fairness, CE share and completion time of both runs
+#   dcqcn-first-cnp.md           the first boot: host 3's link from the reaction run's first CE mark
+#                                to just after its first CNP, packet by packet
 # RUN is none or dcqcn.
 #   bench/dcqcn.sh [RATE] [SECONDS] [REPEATS]      (defaults 20mbit, 8, 5)
 set -euo pipefail
@@ -66,6 +68,30 @@ mean_completion_of() {  # mean_completion_of TIMELINE...: the mean of their rows
                  END { printf "%.1f", n ? sum / n : 0 }' "$@"
 }
 
+# The first boot's first CNP, as host 3's link carried it: the reaction's run from its first
+# packet marked CE to two packets after the first CNP (a SEND with immediate from host 3), every
+# packet to or from host 3's address for the run on the way, times from the run's first packet.
+first_cnp_excerpt() {
+    local time src dst transport opcode qpn psn ecn start="" marked=0 after=-1
+    echo '| ms | from | to | packet | QP | PSN | ECN |'
+    echo '|---:|---|---|---|---|---:|---|'
+    while IFS=$'\t' read -r time src dst transport opcode qpn psn ecn; do
+        [ "$transport" = RC ] || continue
+        [ "$src" = "${address[dcqcn]}" ] || [ "$dst" = "${address[dcqcn]}" ] || continue
+        [ -n "$start" ] || start=$time
+        [ "$ecn" = 3 ] && marked=1
+        [ $marked = 1 ] || continue
+        if [ "$src" = "${address[dcqcn]}" ] && [ "$opcode" = "SEND Only with Immediate" ] && [ $after -lt 0 ]; then
+            after=3
+            opcode="$opcode (the CNP)"
+        fi
+        echo "| $(awk -v t="$time" -v s="$start" 'BEGIN { printf "%.1f", 1000 * (t - s) }') | $src | $dst | $opcode | $qpn | $psn | $(case $ecn in 0) echo Not-ECT ;; 1) echo 'ECT(1)' ;; 2) echo 'ECT(0)' ;; 3) echo '**CE**' ;; esac) |"
+        if [ $after -ge 0 ]; then
+            after=$((after - 1))
+            [ $after -ge 0 ] || break
+        fi
+    done < <("$bin/rdma-wire" "$1" --print time_s,src,dst,transport,opcode_name,qpn,psn,ecn)
+}
 for boot in $(seq "$repeats"); do
     dir=$work/$boot
     mkdir -p "$dir"
@@ -92,6 +118,7 @@ done
             "$(mean_completion_of "$dir"/none-*.timeline.tsv)" "$(mean_completion_of "$dir"/dcqcn-*.timeline.tsv)"
     done
 } >"$results/dcqcn-repeats.tsv"
+first_cnp_excerpt "$work/1/incast.link-3.pcap" >"$results/dcqcn-first-cnp.md"
 # The range over the boots of one column of dcqcn-repeats.tsv: "LOW–HIGH".
 range_of() {
     awk -F '\t' -v column="$1" '$1 ~ /^#/ || $1 == "boot" { next }
