@@ -21,6 +21,9 @@ bin=$repo/build/bin
 results=$repo/bench/results/congestion
 [ -x "$bin/rdma-wire" ] && [ -x "$bin/dcqcn" ] || { echo "dcqcn: build first (./rdmalab build)" >&2; exit 2; }
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "dcqcn: REPEATS must be a positive number, got '$repeats'" >&2; exit 2; }
+# The commit the runs are made from, named before this script rewrites its own results (tracked
+# files: naming it later would always say "dirty").
+made_at=$(git -C "$repo" describe --always --dirty)
 mkdir -p "$results"
 work=$(mktemp -d "$repo/build/dcqcn.XXXXXX")  # the guests write here: it is in the repository
 trap 'rm -rf "$work"' EXIT
@@ -146,7 +149,7 @@ range_of() {
         "$(range_of 2) → $(range_of 3); share of packets marked CE $(range_of 4) % → $(range_of 5) %;" \
         "completion time $(range_of 6) ms → $(range_of 7) ms."
     echo
-    echo "Recorded $(date -u '+%Y-%m-%d') by \`bench/dcqcn.sh $rate $seconds $repeats\` at $(git -C "$repo" describe --always --dirty):" \
+    echo "Recorded $(date -u '+%Y-%m-%d') by \`bench/dcqcn.sh $rate $seconds $repeats\` at $made_at:" \
         "three lab hosts (Soft-RoCE, rxe, in QEMU guests under TCG emulation on a $(nproc)-core host," \
         "kernel $(grep -o 'kernel [^ ,)]*' "$work/1/lab.log" | head -n 1 | cut -d' ' -f2)), host 1's ports held to $rate with RED" \
         "marking DSCP 26 (lab.sh --aqm 1:$rate); per flow $seconds s of 4 KiB RDMA WRITEs, eight in flight, class 106," \

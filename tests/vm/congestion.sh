@@ -84,7 +84,7 @@ check "dcqcn: with the reaction, no packet was sent again (${again[dcqcn]:-?}; w
     [ "${again[dcqcn]:-}" = 0 ]
 # Jain's index as rdma-wire --flows prints it for the run's three streams. The lab is not symmetric:
 # host 1 is the switch itself (its flow meets the queue without crossing a link) and host 2 runs two
-# senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-0.99
+# senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-1.00
 # in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
 # reaction, where the window alone shares the port).
 # The floor catches a model that starves a flow.
