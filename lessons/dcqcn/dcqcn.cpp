@@ -6,7 +6,11 @@
 // (common/src/dcqcn.cpp runs the paper's algorithm) and it paces its posts by that rate. With
 // --reaction none it ignores the CNPs and sends as fast as its window allows, as rxe itself
 // does. Soft-RoCE has no congestion control; run it across lab hosts through a marking queue
-// (lab.sh --aqm, traffic class 106) to see it work.
+// (lab.sh --aqm, traffic class 106) to see it work: on one host rxe loops the packets inside the
+// kernel, and the notification point sees none.
+// --timeline FILE (client): "# NAME<TAB>VALUE" lines (reaction, remote_qp, model), then time_s,
+// rate_mbit (R_C), target_mbit (R_T), alpha, sent_mbit and completion_ms (of the WRITEs completed
+// in the row's 50 ms; "-" for none) and cnps (so far), one row per 50 ms.
 // Run: dcqcn server [--tclass 106] [-s SIZE] [--slots N] [--dcqcn n=MS]
 //      dcqcn client ADDR [--tclass 106] [-s SIZE] [-D SECONDS] [--window K]
 //                        [--reaction dcqcn|none] [--dcqcn NAME=VALUE,...] [--timeline FILE]
@@ -19,22 +23,15 @@
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
-#include "rdmalab/roce_header.hpp"
+#include "rdmalab/roce_copies.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <fmt/os.h>
-#include <linux/filter.h>
-#include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +46,7 @@ namespace {
 constexpr std::uint64_t kSeed = 0xdc;       // slot k of every message carries pattern kSeed + k
 constexpr std::size_t kHeaderBytes = 8;     // each message starts with its number (big-endian)
 constexpr std::uint32_t kCnpsInFlight = 8;  // the server's send queue: CNPs not yet completed
+constexpr double kLongestRunS = 600;        // -D's upper bound
 constexpr std::uint32_t kCnpReceives = 32;  // the client's receives waiting for CNPs
 constexpr double kPacingBurst = 2;          // messages a late sender may post back to back
 constexpr std::uint64_t kDoneWrId = 1, kCnpWrId = 2, kWriteWrId = 3;
@@ -64,40 +62,6 @@ struct LessonOptions {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// An AF_PACKET socket, closed with its owner.
-struct PacketSocket {
-    int fd = -1;
-    PacketSocket() = default;
-    PacketSocket(const PacketSocket&) = delete;
-    PacketSocket& operator=(const PacketSocket&) = delete;
-    ~PacketSocket() {
-        if (fd >= 0) close(fd);
-    }
-};
-
-// A classic BPF program, run by the kernel on every packet before it is copied to the socket:
-// it keeps only RoCE v2 packets for our QP, so the notification point wakes for its own flow
-// and not for every packet of the host (tcpdump's filters are the same machinery). Offsets are
-// from the IP header (SOCK_DGRAM); X holds the IP header's length; a jump's false branch counts
-// the instructions it skips to reach the last one, which drops.
-void keep_only_packets_for(int fd, std::uint32_t qp) {
-    std::array<sock_filter, 10> program{{
-        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9),                   // 0: the IP protocol
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 7),  // 1:   UDP, or drop
-        BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),                  // 2: X = 4 · IHL
-        BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),                   // 3: UDP destination port
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kRoceV2Port, 0, 4),  // 4:   4791, or drop
-        BPF_STMT(BPF_LD | BPF_W | BPF_IND, 8 + 4),               // 5: BTH word 2 (resv8, dest QP)
-        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffffff),           // 6:   the 24-bit QP number
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, qp, 0, 1),           // 7:   ours, or drop
-        BPF_STMT(BPF_RET | BPF_K, 0xffff),                       // 8: keep (up to 64 KiB)
-        BPF_STMT(BPF_RET | BPF_K, 0),                            // 9: drop
-    }};
-    sock_fprog filter{.len = program.size(), .filter = program.data()};
-    check_errno(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &filter, sizeof filter) == 0,
-                "setsockopt(SO_ATTACH_FILTER)");
 }
 
 // The message number the server expects in slot k after `messages` WRITEs, if any landed there.
@@ -121,23 +85,10 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
     ControlWord done(connection.pd(), ControlWord::Direction::kReceive);
     done.post_receive(connection.qp(), kDoneWrId);
 
-    // #region packet-socket
     // The notification point's eyes. A NIC sees the ECN bits of every packet it receives; verbs
-    // show none of them (rxe checks and drops the IP header in the kernel), so the lesson reads
-    // its own packets a second time, as copies from an AF_PACKET socket: the IPv4 packets the
-    // host receives, from the IP header on (SOCK_DGRAM drops the Ethernet header), filtered in the
-    // kernel to this flow's. It needs CAP_NET_RAW, as tcpdump does.
-    PacketSocket packets;
-    packets.fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
-    check_errno(packets.fd >= 0, "socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)");
-    keep_only_packets_for(packets.fd, connection.qp()->qp_num);
-    // Room for a burst of copies (the kernel caps it at net.core.rmem_max); what still overflows
-    // is counted and reported at the end.
-    const int receive_buffer_bytes = 4 << 20;
-    check_errno(setsockopt(packets.fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes,
-                           sizeof receive_buffer_bytes) == 0,
-                "setsockopt(SO_RCVBUF)");
-    // #endregion packet-socket
+    // show none of them, so the server reads its own flow's packets a second time, as copies from
+    // an AF_PACKET socket filtered in the kernel (common/src/roce_copies.cpp).
+    RoceCopies copies(connection.qp()->qp_num);
 
     connection.accept(
         encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
@@ -156,20 +107,22 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
     std::optional<std::uint32_t> messages_written;  // from the client's done message
     const auto start = std::chrono::steady_clock::now();
     double last_cnp_s = -1e9, last_packet_s = 0;
-    std::array<std::byte, 2048> frame{};
+    const auto drain_completions = [&] {
+        ibv_wc wc{};
+        while (ibv_poll_cq(connection.cq(), 1, &wc) > 0) {
+            if (wc.status != IBV_WC_SUCCESS)
+                fail(fmt::format("{} completion: {}", wc.wr_id == kDoneWrId ? "done" : "CNP",
+                                 ibv_wc_status_str(wc.status)));
+            if (wc.wr_id == kDoneWrId)
+                messages_written = done.received_value(wc, "the done message");
+            else
+                --cnps_in_flight;
+        }
+    };
     while (!messages_written) {
-        pollfd ready{.fd = packets.fd, .events = POLLIN, .revents = 0};
+        pollfd ready{.fd = copies.fd(), .events = POLLIN, .revents = 0};
         check_errno(poll(&ready, 1, 10) >= 0, "poll(packet socket)");
-        sockaddr_ll from{};
-        socklen_t from_size = sizeof from;
-        ssize_t got;
-        while ((got = recvfrom(packets.fd, frame.data(), frame.size(), MSG_DONTWAIT,
-                               reinterpret_cast<sockaddr*>(&from), &from_size)) > 0) {
-            if (from.sll_pkttype == PACKET_OUTGOING) continue;  // our own ACKs and CNPs
-            // From the network: parse_roce_v2_ipv4 checks every length before it reads.
-            auto headers =
-                parse_roce_v2_ipv4(std::span(frame).first(static_cast<std::size_t>(got)));
-            if (!headers || headers->destination_qp != our_qp) continue;  // not this flow's
+        while (auto headers = copies.next()) {
             ++arrived;
             const double now = seconds_since(start);
             last_packet_s = now;
@@ -191,20 +144,19 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
             last_cnp_s = now;
             // #endregion cnp
         }
-        check_errno(got >= 0 || errno == EAGAIN || errno == EWOULDBLOCK, "recvfrom(packet socket)");
-        ibv_wc wc{};
-        while (ibv_poll_cq(connection.cq(), 1, &wc) > 0) {
-            if (wc.status != IBV_WC_SUCCESS)
-                fail(fmt::format("{} completion: {}", wc.wr_id == kDoneWrId ? "done" : "CNP",
-                                 ibv_wc_status_str(wc.status)));
-            if (wc.wr_id == kDoneWrId)
-                messages_written = done.received_value(wc, "the done message");
-            else
-                --cnps_in_flight;
+        drain_completions();
+        // A client that dies or hangs up disconnects (its done message, if it sent one, is in
+        // the CQ by then: look once more). One that stops sending shows as silence — except on
+        // one host, where rxe loops the packets inside the kernel and the socket sees none: there
+        // the longest run a client may ask for bounds the wait.
+        if (!messages_written && connection.peer_disconnected()) {
+            drain_completions();
+            if (!messages_written) fail("the client disconnected before its done message");
         }
-        if (seconds_since(start) - last_packet_s > options.timeout_s)
+        const double quiet_limit_s = arrived ? options.timeout_s : kLongestRunS + options.timeout_s;
+        if (!messages_written && seconds_since(start) - last_packet_s > quiet_limit_s)
             fail(fmt::format("no packet for QP {:#x} in {:g} s: is the client sending?", our_qp,
-                             options.timeout_s));
+                             quiet_limit_s));
     }
 
     // Every slot holds the last message written into it: its number, then its slot's pattern.
@@ -220,14 +172,10 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
             return 1;
         }
     }
-    tpacket_stats dropped{};
-    socklen_t stats_size = sizeof dropped;
-    check_errno(getsockopt(packets.fd, SOL_PACKET, PACKET_STATISTICS, &dropped, &stats_size) == 0,
-                "getsockopt(PACKET_STATISTICS)");
     fmt::print(
         "server: notification point: {} packets of QP {:#x} arrived, {} marked CE ({:.1f} %); "
-        "{} CNPs sent; the packet socket missed {} packets of this host\n",
-        arrived, our_qp, marked, arrived ? 100.0 * marked / arrived : 0.0, cnps, dropped.tp_drops);
+        "{} CNPs sent; the packet socket missed {} of its copies\n",
+        arrived, our_qp, marked, arrived ? 100.0 * marked / arrived : 0.0, cnps, copies.dropped());
     fmt::print("server: verified {} WRITEs of {} bytes: every slot holds its last message\n",
                *messages_written, options.size);
     connection.wait_for_disconnect();
@@ -433,7 +381,8 @@ int main(int argc, char** argv) {
         LessonOptions lesson;
         cli.add_connection_options(options);
         cli.option("--slots", lesson.slots, "server: messages its buffer holds").range(1u, 4096u);
-        cli.option("-D,--duration", lesson.duration_s, "client: seconds to send").range(0.1, 600.0);
+        cli.option("-D,--duration", lesson.duration_s, "client: seconds to send")
+            .range(0.1, kLongestRunS);
         cli.option("--window", lesson.window, "client: WRITEs in flight at most").range(1u, 1024u);
         cli.option("--reaction", lesson.reaction, "client: dcqcn (obey CNPs) or none (count them)")
             .choices({"dcqcn", "none"});

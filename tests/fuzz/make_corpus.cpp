@@ -241,6 +241,61 @@ void text_parsers() {
     seed("memory_spec", "edge-host-device", std::string_view("host:1"));
 }
 
+// An IPv4 + UDP + BTH packet as a link carries it (the dcqcn lesson's notification point reads
+// such copies): TOS, IHL in words, BTH opcode, destination QP, PSN, payload bytes.
+std::vector<std::byte> roce_packet(int tos, int ihl_words, int opcode, std::uint32_t qp,
+                                   std::uint32_t psn, std::size_t payload) {
+    std::vector<int> p = {0x40 | ihl_words,
+                          tos,
+                          0,
+                          0,
+                          0x12,
+                          0x34,
+                          0x40,
+                          0,
+                          64,
+                          17,
+                          0,
+                          0,
+                          198,
+                          51,
+                          100,
+                          1,
+                          198,
+                          51,
+                          100,
+                          23};
+    p.resize(static_cast<std::size_t>(ihl_words) * 4, 0);  // options, if any: zeros (end of list)
+    const std::size_t udp_at = p.size();
+    const std::size_t total = udp_at + 8 + 12 + payload;
+    const std::size_t udp_length = total - udp_at;
+    for (int b : {0xc0, 0x00, 0x12, 0xb7, static_cast<int>(udp_length >> 8),
+                  static_cast<int>(udp_length & 0xff), 0, 0})
+        p.push_back(b);
+    for (int b : {opcode, 0, 0xff, 0xff, 0, static_cast<int>(qp >> 16 & 0xff),
+                  static_cast<int>(qp >> 8 & 0xff), static_cast<int>(qp & 0xff), 0x80,
+                  static_cast<int>(psn >> 16 & 0xff), static_cast<int>(psn >> 8 & 0xff),
+                  static_cast<int>(psn & 0xff)})
+        p.push_back(b);
+    p.resize(total, 0x5a);
+    p[2] = static_cast<int>(total >> 8);
+    p[3] = static_cast<int>(total & 0xff);
+    std::vector<std::byte> out;
+    for (int b : p) out.push_back(static_cast<std::byte>(b));
+    return out;
+}
+
+void roce_header() {
+    seed("roce_header", "write-first-ce", roce_packet(107, 5, 0x06, 0x14, 0x123456, 1024));
+    seed("roce_header", "ack-ect0", roce_packet(106, 5, 0x11, 0x12, 77, 4));
+    auto headers_only = roce_packet(106, 5, 0x07, 0x14, 1, 1024);
+    headers_only.resize(40);  // what the lesson's filter keeps of a packet
+    seed("roce_header", "headers-only", headers_only);
+    seed("roce_header", "ip-options", roce_packet(106, 6, 0x0a, 0x15, 9, 16));
+    auto fragment = roce_packet(106, 5, 0x06, 0x14, 2, 64);
+    fragment[6] = std::byte{0x20};  // more fragments: refused
+    seed("roce_header", "edge-fragment", fragment);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,5 +311,6 @@ int main(int argc, char** argv) {
     efa_hello();
     bench_json();
     text_parsers();
+    roce_header();
     return 0;
 }

@@ -176,8 +176,17 @@ TEST(RoceHeader, RefusesWhatIsNotAWholeRoceV2Packet) {
     auto packet = roce_packet(106, kRoceV2Port, 17, 0);
     for (std::size_t cut : {0u, 19u, 27u, 39u})  // shorter than each header
         EXPECT_FALSE(parse_roce_v2_ipv4(std::span(packet).first(cut))) << cut;
-    // Shorter than the IP header's total length claims.
-    EXPECT_FALSE(parse_roce_v2_ipv4(std::span(packet).first(packet.size() - 1)));
+    // The headers alone (a copy cut after the BTH, as the lesson's socket takes it) are enough.
+    EXPECT_TRUE(parse_roce_v2_ipv4(std::span(packet).first(40)));
+    // A total length too small for the headers it carries.
+    auto short_total = packet;
+    short_total[2] = std::byte{0};
+    short_total[3] = std::byte{39};
+    EXPECT_FALSE(parse_roce_v2_ipv4(short_total));
+    // A UDP length longer than the IP packet around it.
+    auto long_udp = packet;
+    long_udp[24] = std::byte{0xff};
+    EXPECT_FALSE(parse_roce_v2_ipv4(long_udp));
     auto fragment = packet;
     fragment[6] = std::byte{0x20};  // more fragments
     EXPECT_FALSE(parse_roce_v2_ipv4(fragment));

@@ -24,7 +24,8 @@ struct RoceHeaders {
 };
 
 // An IPv4 packet (from its IP header on) → its RoCE v2 headers; nullopt for anything else (not
-// IPv4, not UDP to port 4791, a fragment, or too short for what its headers claim).
+// IPv4, not UDP to port 4791, a fragment, headers cut short, or lengths that cannot hold them).
+// The bytes may be only the packet's beginning (a capture's snap length): the payload is not read.
 std::optional<RoceHeaders> parse_roce_v2_ipv4(std::span<const std::byte> packet);
 
 }  // namespace rdmalab
