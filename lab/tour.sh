@@ -10,7 +10,7 @@ set -uo pipefail
 lab_steps=(devices hello-rdma rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
            completion-events solicited-events post-api selective-signaling srq async-events ud multicast memory-windows
            send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy ring-allreduce
-           rdma-bench)
+           dcqcn rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -228,6 +228,9 @@ run_step() {
         ring-allreduce)
             heading ring-allreduce "a collective: three ranks sum their vectors in a ring, reduce-scatter then all-gather, as RDMA WRITEs with immediate and credits"
             ring_step ;;
+        dcqcn)
+            heading dcqcn "DCQCN as a model: the server reads its own packets' ECN bits and answers marks with CNPs, the client paces its WRITEs by DCQCN's rate; on one host rxe loops the packets inside the kernel, so nothing is marked or copied here (the marking queue takes three hosts: bench/dcqcn.sh)"
+            pair dcqcn -- -D 1 ;;
         rdma-bench)
             heading rdma-bench "the benchmark: write vs send at 64 B, 4 KiB, 64 KiB, send counted at the receiver; then the server's buffer staged (--path staging: a pinned bounce buffer, as GPU memory without GPUDirect). Soft-RoCE numbers"
             pair rdma-bench -- --op write,send -s 64,4K,64K -n 500 --warmup 20 --no-progress
