@@ -30,17 +30,7 @@ trap 'rm -rf "$work"' EXIT
 declare -A address=([none]=198.51.100.13 [dcqcn]=198.51.100.23)
 declare -A title=([none]="no reaction (CNPs counted, not obeyed)" [dcqcn]="DCQCN's reaction point (a model)")
 
-# A timeline's header value: "# NAME<TAB>VALUE".
-header_value() {
-    local tag value
-    while IFS=$'\t' read -r tag value; do [ "$tag" = "# $2" ] && { echo "$value"; return 0; }; done <"$1"
-    return 1
-}
-# A timeline's mean of its rows' completion times (ms) and its CNPs (the last row's count).
-timeline_summary() {
-    awk -F '\t' '$1 ~ /^#/ || $1 == "time_s" { next } { cnps = $7 } $6 != "-" { sum += $6; n++ }
-                 END { printf "%.1f\t%d\n", n ? sum / n : 0, cnps }' "$1"
-}
+source "$repo/bench/congestion/tables.sh"  # header_value, mean_completion_of, cnps_of, jain_of, ce_share_of
 # flows_and_timelines BOOT RUN DIR: RUN's flows table into DIR, and each sender's timeline as
 # DIR/RUN-FLOW.timeline.tsv, FLOW numbered as the table's rows (its qpn is the QP the sender's
 # packets were for, which the timeline's header names).
@@ -57,18 +47,6 @@ flows_and_timelines() {
         [ -s "$dir/$run-$flow.timeline.tsv" ] || { echo "dcqcn: no timeline for QP $qpn ($run)" >&2; return 1; }
     done <"$dir/$run.flows.tsv"
     [ $flow = 3 ] || { echo "dcqcn: $flow streams to ${address[$run]}, not 3" >&2; return 1; }
-}
-jain_of() {  # jain_of FLOWS_TSV: the index rdma-wire --flows printed
-    local tag value
-    while IFS=$'\t' read -r tag value _; do [ "$tag" = "# jain_fairness" ] && echo "$value"; done <"$1"
-}
-ce_share_of() {  # ce_share_of FLOWS_TSV: CE-marked packets / packets, all streams, in percent
-    awk -F '\t' '$1 ~ /^#/ || $1 == "src" { next } { packets += $4; ce += $8 }
-                 END { printf "%.1f", packets ? 100 * ce / packets : 0 }' "$1"
-}
-mean_completion_of() {  # mean_completion_of TIMELINE...: the mean of their rows' completion times
-    awk -F '\t' '$1 ~ /^#/ || $1 == "time_s" || $6 == "-" { next } { sum += $6; n++ }
-                 END { printf "%.1f", n ? sum / n : 0 }' "$@"
 }
 
 # The first boot's first CNP, as host 3's link carried it: the reaction's run from its first
@@ -136,7 +114,9 @@ range_of() {
         while IFS=$'\t' read -r src dst qpn packets _bytes again _ect ce _acks _naks _rnr _first _last goodput; do
             case $src in src | \#*) continue ;; esac
             flow=$((flow + 1))
-            IFS=$'\t' read -r completion cnps < <(timeline_summary "$results/dcqcn-$run-$flow.timeline.tsv")
+            timeline=$results/dcqcn-$run-$flow.timeline.tsv
+            completion=$(mean_completion_of "$timeline")
+            cnps=$(cnps_of "$timeline")
             echo "| ${title[$run]} | $src → $dst QP $qpn | $goodput | $packets | $ce | $((ce * 100 / packets)) % | $again | $cnps | $completion |"
         done <"$results/dcqcn-$run.flows.tsv"
     done

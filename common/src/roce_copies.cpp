@@ -27,8 +27,8 @@ constexpr std::uint32_t kHeaderCopyBytes = 96;
 RoceCopies::RoceCopies(std::uint32_t qp) : qp_(qp) {
     // #region packet-socket
     // Every IPv4 packet the host receives, from the IP header on (SOCK_DGRAM: no Ethernet header).
-    fd_ = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
-    check_errno(fd_ >= 0, "socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)");
+    socket_.fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+    check_errno(socket_.fd >= 0, "socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)");
     // A classic BPF program the kernel runs on each packet before copying it: only RoCE v2
     // packets for our QP, and only their headers (tcpdump's filters are the same machinery).
     // Offsets are from the IP header; X holds its length; a jump's false branch skips to the
@@ -46,26 +46,18 @@ RoceCopies::RoceCopies(std::uint32_t qp) : qp_(qp) {
         BPF_STMT(BPF_RET | BPF_K, 0),                            // 9: drop
     }};
     sock_fprog filter{.len = program.size(), .filter = program.data()};
-    const int attached = setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &filter, sizeof filter);
+    check_errno(setsockopt(socket_.fd, SOL_SOCKET, SO_ATTACH_FILTER, &filter, sizeof filter) == 0,
+                "setsockopt(SO_ATTACH_FILTER)");
     // #endregion packet-socket
-    if (attached != 0) {
-        const int saved = errno;
-        close(fd_);
-        errno = saved;
-        check_errno(false, "setsockopt(SO_ATTACH_FILTER)");
-    }
     // Room for a burst of copies (capped at net.core.rmem_max); what still overflows is counted.
     const int buffer_bytes = 4 << 20;
-    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes) != 0) {
-        const int saved = errno;
-        close(fd_);
-        errno = saved;
-        check_errno(false, "setsockopt(SO_RCVBUF)");
-    }
+    check_errno(
+        setsockopt(socket_.fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes) == 0,
+        "setsockopt(SO_RCVBUF)");
 }
 
-RoceCopies::~RoceCopies() {
-    if (fd_ >= 0) close(fd_);
+RoceCopies::Socket::~Socket() {
+    if (fd >= 0) close(fd);
 }
 
 std::optional<RoceHeaders> RoceCopies::next() {
@@ -73,7 +65,7 @@ std::optional<RoceHeaders> RoceCopies::next() {
     while (true) {
         sockaddr_ll from{};
         socklen_t from_size = sizeof from;
-        const ssize_t got = recvfrom(fd_, copy.data(), copy.size(), MSG_DONTWAIT,
+        const ssize_t got = recvfrom(socket_.fd, copy.data(), copy.size(), MSG_DONTWAIT,
                                      reinterpret_cast<sockaddr*>(&from), &from_size);
         if (got < 0) {
             check_errno(errno == EAGAIN || errno == EWOULDBLOCK, "recvfrom(packet socket)");
@@ -90,7 +82,7 @@ std::optional<RoceHeaders> RoceCopies::next() {
 std::uint64_t RoceCopies::dropped() {
     tpacket_stats statistics{};
     socklen_t size = sizeof statistics;
-    check_errno(getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &statistics, &size) == 0,
+    check_errno(getsockopt(socket_.fd, SOL_PACKET, PACKET_STATISTICS, &statistics, &size) == 0,
                 "getsockopt(PACKET_STATISTICS)");
     return statistics.tp_drops;
 }

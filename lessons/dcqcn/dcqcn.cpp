@@ -35,7 +35,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,14 +90,14 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
     // The notification point's eyes. A NIC sees the ECN bits of every packet it receives; verbs
     // show none of them, so the server reads its own flow's packets a second time, as copies from
     // an AF_PACKET socket filtered in the kernel (common/src/roce_copies.cpp).
-    RoceCopies copies(connection.qp()->qp_num);
+    const std::uint32_t our_qp = connection.qp()->qp_num;
+    RoceCopies copies(our_qp);
 
     connection.accept(
         encode_remote_buffer({.address = reinterpret_cast<std::uintptr_t>(target.data()),
                               .rkey = target_mr->rkey,
                               .length = static_cast<std::uint32_t>(target.size()),
                               .use = BufferUse::kWriteTarget}));
-    const std::uint32_t our_qp = connection.qp()->qp_num;
     fmt::print(
         "server: connected over {}; {} slots of {} bytes; notification point on QP {:#x}: "
         "a CNP at most every {:g} ms while packets arrive marked CE\n",
@@ -249,14 +251,13 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
 
     const auto start = std::chrono::steady_clock::now();
     ReactionPoint rp(model, 0);
-    std::uint64_t posted = 0, completed = 0, cnps = 0, completed_at_last_row = 0;
-    std::uint32_t outstanding = 0;
+    std::uint64_t posted = 0, cnps = 0;
+    std::size_t completed_at_last_row = 0;
     double next_post_s = 0, next_row_s = 0.05;
     // Each WRITE's time from post to completion: its packets' wait in every queue on the path,
     // and the ACK's way back. Completions come in posting order, so slot i % slots says when.
-    std::vector<double> posted_at(slots), completion_s;
-    double row_completion_sum_s = 0;
-    std::size_t row_completions = 0;
+    std::vector<double> posted_at(slots), completion_s;  // completion_s[i]: WRITE i's time
+    const auto outstanding = [&] { return posted - completion_s.size(); };  // WRITEs in flight
     const auto handle = [&](const ibv_wc& wc, double now) {
         if (wc.status != IBV_WC_SUCCESS)
             fail(fmt::format("{} completion: {}",
@@ -269,12 +270,7 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
             post_cnp_receive(connection.qp());
             if (reacting) rp.on_cnp(now);
         } else if (wc.wr_id == kWriteWrId) {
-            const double took = now - posted_at[completed % slots];
-            completion_s.push_back(took);
-            row_completion_sum_s += took;
-            ++row_completions;
-            --outstanding;
-            ++completed;
+            completion_s.push_back(now - posted_at[completion_s.size() % slots]);
         }
     };
     for (double now = 0; now < lesson.duration_s; now = seconds_since(start)) {
@@ -284,7 +280,7 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
         // #region pace
         // Post while the window has room and, when reacting, the rate allows: one message of
         // `size` bytes every size·8 / R_C seconds.
-        while (outstanding < lesson.window && (!reacting || now >= next_post_s)) {
+        while (outstanding() < lesson.window && (!reacting || now >= next_post_s)) {
             const std::uint64_t slot = posted % slots;
             store_be64(source.bytes().subspan(slot * options.size, kHeaderBytes), posted);
             ibv_sge sge{
@@ -303,7 +299,6 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
             check_ibv(ibv_post_send(connection.qp(), &write, &bad), "ibv_post_send(RDMA_WRITE)");
             posted_at[slot] = now;
             ++posted;
-            ++outstanding;
             rp.on_bytes_sent(options.size, now);
             // A token bucket two messages deep: a wakeup that came late (the CPU was busy) may
             // catch up with a short burst, as a NIC's rate limiter allows, but idle time is not
@@ -313,23 +308,21 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
         }
         // #endregion pace
         if (timeline && now >= next_row_s) {
-            // "-" where no WRITE completed in the row's 50 ms.
+            // The mean of the WRITEs completed in the row's 50 ms; "-" where none did.
+            const auto row = std::span(completion_s).subspan(completed_at_last_row);
             const std::string completion_ms =
-                row_completions
-                    ? fmt::format("{:.2f}", row_completion_sum_s / row_completions * 1e3)
-                    : "-";
+                row.empty() ? "-"
+                            : fmt::format("{:.2f}", std::accumulate(row.begin(), row.end(), 0.0) /
+                                                        static_cast<double>(row.size()) * 1e3);
             timeline->print("{:.3f}\t{:.3f}\t{:.3f}\t{:.4f}\t{:.3f}\t{}\t{}\n", now,
                             rp.rate_bps() / 1e6, rp.target_bps() / 1e6, rp.alpha(),
-                            (completed - completed_at_last_row) * options.size * 8.0 / 0.05 / 1e6,
-                            completion_ms, cnps);
-            completed_at_last_row = completed;
-            row_completion_sum_s = 0;
-            row_completions = 0;
+                            row.size() * options.size * 8.0 / 0.05 / 1e6, completion_ms, cnps);
+            completed_at_last_row = completion_s.size();
             next_row_s += 0.05;
         }
         // Sleep until the next post or row is due, or a completion arrives: no busy polling.
         double next_event_s = std::min(next_row_s, lesson.duration_s);
-        if (outstanding < lesson.window && reacting)
+        if (outstanding() < lesson.window && reacting)
             next_event_s = std::min(next_event_s, next_post_s);
         const double wait_s = std::max(0.0, next_event_s - seconds_since(start));
         const timespec wait{.tv_sec = static_cast<time_t>(wait_s),
@@ -346,7 +339,7 @@ int run_client(const ConnectionOptions& options, const LessonOptions& lesson,
         }
     }
 
-    while (outstanding > 0)
+    while (outstanding() > 0)
         handle(connection.wait_for_completion("the last WRITEs"), seconds_since(start));
     const double elapsed = seconds_since(start);
     done.post_send(connection.qp(), static_cast<std::uint32_t>(posted), kDoneWrId);

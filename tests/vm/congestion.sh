@@ -16,6 +16,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
 source "$repo/tests/checks.sh"
+source "$repo/bench/congestion/tables.sh"  # jain_of, mean_completion_of
 wire=$bin/rdma-wire
 scratch=$(mktemp -d)
 out=$(mktemp -d "$repo/build/congestion-test.XXXXXX")  # the guests write here: it is in the repository
@@ -75,6 +76,8 @@ for run in none dcqcn; do
     marked[$run]=$(count_packets "$scratch/into.json" dst="$to" dscp=26 transport=RC 'opcode_name~^RDMA WRITE' ecn=3)
     again[$run]=$(count_packets "$scratch/into.json" dst="$to" transport=RC sent_again=true)
     cnps[$run]=$(count_packets "$scratch/into.json" src="$to" transport=RC 'opcode_name=SEND Only with Immediate')
+    "$wire" "$scratch/into.json" --flows --where dst="$to" --where dscp=26 --where transport=RC \
+        >"$scratch/flows-$run.tsv"
     check "dcqcn $run: the WRITEs reach host 3 (${writes[$run]:-0} packets)" [ "${writes[$run]:-0}" -ge 1000 ]
     check "dcqcn $run: host 3's notification point sent CNPs (${cnps[$run]:-0})" [ "${cnps[$run]:-0}" -ge 10 ]
 done
@@ -88,19 +91,13 @@ check "dcqcn: with the reaction, no packet was sent again (${again[dcqcn]:-?}; w
 # in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
 # reaction, where the window alone shares the port).
 # The floor catches a model that starves a flow.
-fairness=""
-while IFS=$'\t' read -r tag value _; do
-    [ "$tag" = "# jain_fairness" ] && fairness=$value
-done < <("$wire" "$scratch/into.json" --flows --where dst="${address[dcqcn]}" --where dscp=26 --where transport=RC)
+fairness=$(jain_of "$scratch/flows-dcqcn.tsv")
 check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.8 (${fairness:-none})" \
     awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.8) }'
 # The senders' timelines: each row's mean time from post to completion (the queue's delay and
 # the rest of the round trip), averaged over every row of a run's three flows.
-mean_completion_ms() {
-    awk -F '\t' '$1 !~ /^#/ && $1 != "time_s" && $6 != "-" { sum += $6; n++ } END { if (n) printf "%.2f", sum / n }' "$@"
-}
-slow=$(mean_completion_ms "$out"/dcqcn/none/client-*.tsv)
-fast=$(mean_completion_ms "$out"/dcqcn/dcqcn/client-*.tsv)
+slow=$(mean_completion_of "$out"/dcqcn/none/client-*.tsv)
+fast=$(mean_completion_of "$out"/dcqcn/dcqcn/client-*.tsv)
 check "dcqcn: with the reaction, WRITEs complete in under half the time (${fast:-?} ms against ${slow:-?} ms)" \
     awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 2 * fast < slow) }'
 # --aqm's refusals: one line, exit 2, no boot.
@@ -129,7 +126,7 @@ echo "incast at host 1's port to host 3 (20 mbit, RED with ECN; no reaction to t
 "$wire" "$scratch/into.json" --flows --where dst=$receiver --where dscp=26
 for run in none dcqcn; do
     echo "the dcqcn lesson's incast, reaction: $run (to ${address[$run]}):"
-    "$wire" "$scratch/into.json" --flows --where dst="${address[$run]}" --where dscp=26 --where transport=RC
+    cat "$scratch/flows-$run.tsv"
 done
 # Where a check failed: what the guests wrote, and the end of every output.
 if [ $failures -gt 0 ]; then

@@ -16,11 +16,10 @@ class RoceCopies {
   public:
     // The socket, its filter (only RoCE v2 packets for qp) and its receive buffer.
     explicit RoceCopies(std::uint32_t qp);
-    ~RoceCopies();
     RoceCopies(const RoceCopies&) = delete;
     RoceCopies& operator=(const RoceCopies&) = delete;
 
-    int fd() const { return fd_; }  // readable when a copy waits (poll it)
+    int fd() const { return socket_.fd; }  // readable when a copy waits (poll it)
     // The next copy's headers; nullopt when none waits (never blocks). Our own outgoing packets
     // and anything that is not a whole RoCE v2 header for the QP are passed over.
     std::optional<RoceHeaders> next();
@@ -28,8 +27,16 @@ class RoceCopies {
     std::uint64_t dropped();
 
   private:
+    // The socket, closed with its owner — also when the constructor throws after opening it.
+    struct Socket {
+        int fd = -1;
+        Socket() = default;
+        Socket(const Socket&) = delete;
+        Socket& operator=(const Socket&) = delete;
+        ~Socket();
+    };
     std::uint32_t qp_;
-    int fd_ = -1;
+    Socket socket_;
 };
 
 }  // namespace rdmalab
