@@ -1,9 +1,9 @@
 // Copies of one QP's RoCE v2 packets from an AF_PACKET socket: see roce_copies.hpp.
 #include "rdmalab/roce_copies.hpp"
 
+#include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 
-#include <arpa/inet.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -27,7 +27,7 @@ constexpr std::uint32_t kHeaderCopyBytes = 96;
 RoceCopies::RoceCopies(std::uint32_t qp) : qp_(qp) {
     // #region packet-socket
     // Every IPv4 packet the host receives, from the IP header on (SOCK_DGRAM: no Ethernet header).
-    socket_.fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+    socket_.fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, to_be16(ETH_P_IP));
     check_errno(socket_.fd >= 0, "socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)");
     // A classic BPF program the kernel runs on each packet before copying it: only RoCE v2
     // packets for our QP, and only their headers (tcpdump's filters are the same machinery).

@@ -26,7 +26,6 @@
 #include "rdmalab/roce_copies.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 #include <fmt/os.h>
 #include <poll.h>
@@ -138,7 +137,7 @@ int run_server(const ConnectionOptions& options, const LessonOptions& lesson,
             cnp.wr_id = kCnpWrId;
             cnp.num_sge = 0;  // no payload: the immediate is the whole message
             cnp.opcode = IBV_WR_SEND_WITH_IMM;
-            cnp.imm_data = htonl(static_cast<std::uint32_t>(++cnps));
+            cnp.imm_data = to_be32(static_cast<std::uint32_t>(++cnps));
             cnp.send_flags = IBV_SEND_SIGNALED;
             ibv_send_wr* bad = nullptr;
             check_ibv(ibv_post_send(connection.qp(), &cnp, &bad), "ibv_post_send(CNP)");

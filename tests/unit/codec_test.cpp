@@ -95,6 +95,10 @@ TEST(Codec, VerbsBigEndianFieldsHoldTheBytesInNetworkOrder) {
                           std::as_bytes(std::span(&field, 1)).end()),
               bytes({0x01, 0x02, 0x03, 0x04}));
     EXPECT_EQ(from_be32(field), 0x01020304u);
+    const std::uint16_t protocol = to_be16(0x0800);  // ETH_P_IP, as a packet socket takes it
+    EXPECT_EQ(std::vector(std::as_bytes(std::span(&protocol, 1)).begin(),
+                          std::as_bytes(std::span(&protocol, 1)).end()),
+              bytes({0x08, 0x00}));
     std::array<std::byte, 8> guid{};
     store_be64(guid, 0x0002c90300a1b2c3ull);
     std::uint64_t guid_field = 0;

@@ -58,8 +58,15 @@ inline std::uint64_t load_be64(std::span<const std::byte> in) {
     return codec_detail::load<std::uint64_t>(in, "load_be64");
 }
 
-// ---- Fields the verbs API itself declares big-endian (__be32 imm_data, the __be64 device GUID):
-// an integer whose own bytes are in network order. to_be32 makes one; from_be32/64 read one.
+// ---- Fields an API itself declares big-endian (verbs' __be32 imm_data and __be64 device GUID, a
+// packet socket's protocol): an integer whose own bytes are in network order. to_be16/32 make
+// one; from_be32/64 read one.
+
+inline std::uint16_t to_be16(std::uint16_t value) {
+    std::uint16_t field = 0;
+    store_be16(std::as_writable_bytes(std::span(&field, 1)), value);
+    return field;
+}
 
 inline std::uint32_t to_be32(std::uint32_t value) {
     std::uint32_t field = 0;
