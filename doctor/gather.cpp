@@ -4,6 +4,8 @@
 // /proc/self/status for the locked-memory limit and CAP_IPC_LOCK.
 #include "gather.hpp"
 
+#include "rdmalab/verbs.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -171,10 +173,6 @@ std::vector<GpuFact> read_gpus() {
     return gpus;
 }
 
-unsigned mtu_bytes(ibv_mtu mtu) {
-    return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0u;
-}
-
 }  // namespace
 
 HostFacts gather(const GatherOptions& options) {
@@ -268,8 +266,8 @@ HostFacts gather(const GatherOptions& options) {
                     if (ibv_query_port(context, static_cast<std::uint8_t>(port.number),
                                        &attributes) != 0)
                         continue;
-                    port.active_mtu = mtu_bytes(attributes.active_mtu);
-                    port.max_mtu = mtu_bytes(attributes.max_mtu);
+                    port.active_mtu = static_cast<unsigned>(mtu_bytes(attributes.active_mtu));
+                    port.max_mtu = static_cast<unsigned>(mtu_bytes(attributes.max_mtu));
                 }
                 ibv_close_device(context);
             }

@@ -52,33 +52,6 @@ enum Arrival : std::uint32_t { kArrivedVerified = 0, kArrivedNothing = 1, kArriv
 // The echo's status when its SEND did not complete in time.
 constexpr std::uint32_t kNoCompletion = 0xffff;
 
-bool valid_mtu(std::uint32_t bytes) {
-    return bytes == 256 || bytes == 512 || bytes == 1024 || bytes == 2048 || bytes == 4096;
-}
-ibv_mtu mtu_enum(std::uint32_t bytes) {
-    switch (bytes) {
-        case 256:
-            return IBV_MTU_256;
-        case 512:
-            return IBV_MTU_512;
-        case 1024:
-            return IBV_MTU_1024;
-        case 2048:
-            return IBV_MTU_2048;
-        default:
-            return IBV_MTU_4096;
-    }
-}
-
-sockaddr_storage socket_address(int fd, bool peer) {
-    sockaddr_storage address{};
-    socklen_t size = sizeof address;
-    const int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size)
-                        : getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-    check_errno(rc == 0, peer ? "getpeername" : "getsockname");
-    return address;
-}
-
 // ---- One end's facts, from gather()'s, for the port whose RoCE v2 GID is the address.
 
 PairEnd describe_end(const HostFacts& host, const std::string& address) {
@@ -139,7 +112,7 @@ PairEnd receive_end(TcpExchange& tcp, const std::string& address) {
     PairEnd end;
     end.address = address;
     const auto [active_mtu, netdev_mtu, count] = receive_words<3>(tcp);
-    if (active_mtu != 0 && !valid_mtu(active_mtu))
+    if (active_mtu != 0 && !mtu_from_bytes(active_mtu))
         fail(fmt::format("the peer says its RDMA MTU is {}, which no port has", active_mtu));
     if (netdev_mtu > 65536) fail(fmt::format("the peer says its MTU is {}", netdev_mtu));
     if (count > kMaxGids)
@@ -336,7 +309,9 @@ RoundTrip prober_round_trip(TcpExchange& tcp, const sockaddr_storage& local,
     ProbeEnd end(local, device, local_gid, IBV_QPT_RC, 2 * std::size_t{bytes});
     end.init(0);
     end.post_receive(bytes, bytes);
-    Connected link = connect_probe(tcp, end, mtu_enum(mtu), tclass, "prober");
+    // A port that reports no MTU (0) is probed at the largest.
+    Connected link =
+        connect_probe(tcp, end, mtu_from_bytes(mtu).value_or(IBV_MTU_4096), tclass, "prober");
     if (!link.ready) {
         probe.outcome = ProbeOutcome::kRtrRefused;
         probe.detail = link.detail;
@@ -405,7 +380,8 @@ void answer_round_trip(TcpExchange& tcp, const sockaddr_storage& local, const st
     ProbeEnd end(local, device, gid, IBV_QPT_RC, bytes);
     end.init(0);
     end.post_receive(bytes);
-    Connected link = connect_probe(tcp, end, mtu_enum(mtu), tclass, "responder");
+    Connected link =
+        connect_probe(tcp, end, mtu_from_bytes(mtu).value_or(IBV_MTU_4096), tclass, "responder");
     if (!link.ready) return;  // the prober knows from the status words
     const auto got = end.completion(kReceiveId, kArrivalWait);
     if (!got || got->status != IBV_WC_SUCCESS) {
@@ -468,9 +444,9 @@ const GidFact* pairing(const PairEnd& peer, const GidFact& ours, const std::stri
 
 PairFacts probe_peer(const ProbeOptions& options, const HostFacts& host) {
     TcpExchange tcp = TcpExchange::connect_to(options.peer, options.port, milliseconds(10000));
-    const sockaddr_storage local = socket_address(tcp.fd(), false);
+    const sockaddr_storage local = tcp.local_address();
     const std::string local_ip = format_ip(local);
-    const std::string peer_ip = format_ip(socket_address(tcp.fd(), true));
+    const std::string peer_ip = format_ip(tcp.peer_address());
     send_words(tcp, {kMagic, kVersion});
     const auto [magic, version] = receive_words<2>(tcp);
     if (magic != kMagic || version != kVersion)
@@ -540,9 +516,9 @@ unsigned respond(const RespondOptions& options) {
                options.port, options.wait.count() / 1000);
     std::fflush(stdout);
     TcpExchange tcp = TcpExchange::accept_one(options.port, "", options.wait);
-    const sockaddr_storage local = socket_address(tcp.fd(), false);
+    const sockaddr_storage local = tcp.local_address();
     const std::string local_ip = format_ip(local);
-    const std::string peer_ip = format_ip(socket_address(tcp.fd(), true));
+    const std::string peer_ip = format_ip(tcp.peer_address());
     const auto [magic, version] = receive_words<2>(tcp);
     if (magic != kMagic || version != kVersion)
         fail(fmt::format("{} is not an rdma-doctor --peer of this version", peer_ip));
@@ -556,7 +532,7 @@ unsigned respond(const RespondOptions& options) {
         const auto [gid, mtu, tclass, bytes] = receive_words<4>(tcp);
         if (request != kRoundTrip && request != kClass)
             fail(fmt::format("{} asked for probe {}, which does not exist", peer_ip, request));
-        if (!valid_mtu(mtu) && request == kRoundTrip)
+        if (!mtu_from_bytes(mtu) && request == kRoundTrip)
             fail(fmt::format("{} asked for path MTU {}", peer_ip, mtu));
         if (tclass > 255 || gid > 0xffff)
             fail(fmt::format("{} asked for a traffic class or GID index out of range", peer_ip));

@@ -113,6 +113,22 @@ TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t po
     }
 }
 
+sockaddr_storage TcpExchange::local_address() const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    check_errno(getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0,
+                "getsockname");
+    return address;
+}
+
+sockaddr_storage TcpExchange::peer_address() const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    check_errno(getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0,
+                "getpeername");
+    return address;
+}
+
 TcpExchange::TcpExchange(TcpExchange&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), timeout_(other.timeout_) {}
 

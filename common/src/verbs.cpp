@@ -69,6 +69,12 @@ int mtu_bytes(ibv_mtu mtu) {
     return 0;
 }
 
+std::optional<ibv_mtu> mtu_from_bytes(std::uint32_t bytes) {
+    for (const ibv_mtu mtu : {IBV_MTU_256, IBV_MTU_512, IBV_MTU_1024, IBV_MTU_2048, IBV_MTU_4096})
+        if (static_cast<std::uint32_t>(mtu_bytes(mtu)) == bytes) return mtu;
+    return std::nullopt;
+}
+
 std::string format_gid(const ibv_gid& gid) {
     char text[INET6_ADDRSTRLEN] = {};
     inet_ntop(AF_INET6, gid.raw, text, sizeof text);

@@ -54,14 +54,6 @@ struct UdOptions : ConnectionOptions {
 // What the two sides swap over TCP before any datagram is common's endpoint record
 // (qp_endpoint.hpp): QPN, GID (or LID), MTU and — what only UD needs — the Q_Key.
 
-sockaddr_storage local_address_of(int socket_fd) {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    check_errno(getsockname(socket_fd, reinterpret_cast<sockaddr*>(&address), &length) == 0,
-                "getsockname");
-    return address;
-}
-
 // ---- The UD QP: created, then RESET → INIT → RTR → RTS with nothing about any peer.
 
 struct UdQueues {
@@ -150,8 +142,7 @@ int run_server(const UdOptions& options) {
     require_device_exists(options.device);  // before waiting for anyone
     auto tcp =
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
-    LocalPort local =
-        open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    LocalPort local = open_port_for_address(tcp.local_address(), options.device, options.gid_index);
     if (options.tclass >= 0)  // --tclass: into every address handle made from this port
         local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
     ibv_device_attr device{};
@@ -334,8 +325,7 @@ int run_server(const UdOptions& options) {
 int run_client(const UdOptions& options) {
     require_device_exists(options.device);
     auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
-    LocalPort local =
-        open_port_for_address(local_address_of(tcp.fd()), options.device, options.gid_index);
+    LocalPort local = open_port_for_address(tcp.local_address(), options.device, options.gid_index);
     if (options.tclass >= 0)  // --tclass: into every address handle made from this port
         local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
     const std::uint32_t window = std::min(kSendWindow, options.count);

@@ -2,7 +2,9 @@
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/error.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 #include <array>
 #include <chrono>
@@ -32,6 +34,16 @@ TEST(TcpExchange, SwapsBytesBothWays) {
     client.receive_exact(back);
     EXPECT_EQ(server.get(), sent);
     EXPECT_EQ(back, (std::array<std::byte, 3>{std::byte{3}, std::byte{2}, std::byte{1}}));
+    // Each end's addresses: ours is loopback on some port, the peer's is the server's port.
+    const sockaddr_storage local = client.local_address();
+    const sockaddr_storage peer = client.peer_address();
+    ASSERT_EQ(local.ss_family, AF_INET);
+    ASSERT_EQ(peer.ss_family, AF_INET);
+    const auto& local_v4 = reinterpret_cast<const sockaddr_in&>(local);
+    const auto& peer_v4 = reinterpret_cast<const sockaddr_in&>(peer);
+    EXPECT_EQ(ntohl(local_v4.sin_addr.s_addr), INADDR_LOOPBACK);
+    EXPECT_EQ(ntohs(peer_v4.sin_port), kPort);
+    EXPECT_NE(local_v4.sin_port, peer_v4.sin_port);
 }
 
 TEST(TcpExchange, RefusedConnectionSaysSo) {

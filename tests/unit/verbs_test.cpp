@@ -19,6 +19,17 @@ TEST(MtuBytes, MapsEveryEnumValue) {
     EXPECT_EQ(mtu_bytes(IBV_MTU_256), 256);
     EXPECT_EQ(mtu_bytes(IBV_MTU_1024), 1024);
     EXPECT_EQ(mtu_bytes(IBV_MTU_4096), 4096);
+    EXPECT_EQ(mtu_bytes(static_cast<ibv_mtu>(6)), 0);  // no port reports it
+}
+
+TEST(MtuBytes, ByteCountsBackToTheEnum) {
+    EXPECT_EQ(mtu_from_bytes(256), IBV_MTU_256);
+    EXPECT_EQ(mtu_from_bytes(2048), IBV_MTU_2048);
+    EXPECT_EQ(mtu_from_bytes(4096), IBV_MTU_4096);
+    EXPECT_FALSE(mtu_from_bytes(0).has_value());
+    EXPECT_FALSE(mtu_from_bytes(1500).has_value());  // an Ethernet MTU is not an RDMA one
+    EXPECT_FALSE(mtu_from_bytes(9000).has_value());
+    EXPECT_FALSE(mtu_from_bytes(128).has_value());
 }
 
 TEST(FormatGid, ShowsIpv4MappedAndLinkLocal) {

@@ -2,6 +2,8 @@
 // that rdma_cm otherwise does for you (QPN, PSN, GID, address, rkey). Every wait has a limit.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -42,6 +44,10 @@ class TcpExchange {
     bool peer_closed() const;
 
     int fd() const { return fd_; }
+    // This end's address and the peer's (getsockname, getpeername): the address the peer reached
+    // us at names the port whose GID a RoCE v2 connection to it should use.
+    sockaddr_storage local_address() const;
+    sockaddr_storage peer_address() const;
 
   private:
     TcpExchange(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -80,8 +81,11 @@ class Buffer {
     std::size_t size_;
 };
 
-// Bytes of an ibv_mtu enum value (IBV_MTU_1024 → 1024).
+// Bytes of an ibv_mtu enum value (IBV_MTU_1024 → 1024); 0 for a value no port reports.
 int mtu_bytes(ibv_mtu mtu);
+// The ibv_mtu of a byte count (1024 → IBV_MTU_1024); none unless it is 256, 512, 1024, 2048 or
+// 4096 (a count from a peer or a command line is checked with it).
+std::optional<ibv_mtu> mtu_from_bytes(std::uint32_t bytes);
 
 // "fe80::1234:…" or "::ffff:198.51.100.1" for a GID.
 std::string format_gid(const ibv_gid& gid);
