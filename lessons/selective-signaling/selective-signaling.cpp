@@ -192,7 +192,9 @@ int run_server(const SignalingOptions& options) {
             return 1;
         }
         control.send(connection, {.kind = Kind::kVerified, .writes = plan.writes});
-        connection.wait_for_disconnect();
+        // The side that sends last disconnects first: a client that hung up on the verdict
+        // could beat its ACK, and rdma_cm would flush our SEND before it completed.
+        connection.disconnect();
         fmt::print(
             "server: verified the buffer after {} RDMA WRITEs: every slot holds the last write "
             "aimed at it\n",
@@ -362,7 +364,7 @@ Outcome run_connection(const SignalingOptions& options, std::uint32_t requested_
     // RC ordering: "done" reaches the server after every WRITE before it.
     control.send(connection, {.kind = Kind::kDone, .writes = options.writes});
     const Message verdict = control.receive(connection, Kind::kVerified, "the server's verdict");
-    connection.disconnect();
+    connection.wait_for_disconnect();  // the server hangs up once its verdict has completed
     if (verdict.writes != options.writes)
         fail(fmt::format("the server verified {} writes; {} were posted", verdict.writes,
                          options.writes));

@@ -83,7 +83,9 @@ int run_server(const SendRecvOptions& options) {
     ControlWord reply(connection.pd(), ControlWord::Direction::kSend);
     reply.post_send(connection.qp(), options.count, options.count);
     connection.wait_for_completion("the reply");
-    connection.wait_for_disconnect();
+    // The side that sends last disconnects first: a client that hung up on receiving the reply
+    // could beat the reply's ACK here, and rdma_cm would flush our SEND before it completed.
+    connection.disconnect();
     fmt::print("server: verified {} messages: each SEND arrived whole in one receive, in order\n",
                options.count);
     return 0;
@@ -135,7 +137,7 @@ int run_client(const SendRecvOptions& options) {
         else
             received = reply.received_value(wc, "the server's reply");
     }
-    connection.disconnect();
+    connection.wait_for_disconnect();  // the server hangs up once its reply has completed
     if (*received != options.count)
         fail(fmt::format("the server reports {} messages received, {} were sent", *received,
                          options.count));
