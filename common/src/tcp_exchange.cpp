@@ -54,6 +54,14 @@ sockaddr_storage address_or_fail(const std::string& text, std::uint16_t port) {
     return *address;
 }
 
+// getsockname or getpeername (the same signature), checked under its own name.
+sockaddr_storage socket_address(int fd, int (*call)(int, sockaddr*, socklen_t*), const char* name) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    check_errno(call(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0, name);
+    return address;
+}
+
 }  // namespace
 
 TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_address,
@@ -114,19 +122,11 @@ TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t po
 }
 
 sockaddr_storage TcpExchange::local_address() const {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    check_errno(getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0,
-                "getsockname");
-    return address;
+    return socket_address(fd_, getsockname, "getsockname");
 }
 
 sockaddr_storage TcpExchange::peer_address() const {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    check_errno(getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0,
-                "getpeername");
-    return address;
+    return socket_address(fd_, getpeername, "getpeername");
 }
 
 TcpExchange::TcpExchange(TcpExchange&& other) noexcept
