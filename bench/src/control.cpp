@@ -5,7 +5,6 @@
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <array>
@@ -73,8 +72,7 @@ void ControlChannel::send_error(const std::string& why) noexcept {
 }
 
 bool ControlChannel::readable() const {
-    pollfd waiting{tcp_.fd(), POLLIN, 0};
-    return ::poll(&waiting, 1, 0) > 0;
+    return tcp_.readable();
 }
 
 std::string to_hex(std::span<const std::byte> bytes) {

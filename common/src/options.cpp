@@ -134,6 +134,14 @@ void add_connection_options(CLI::App& app, ConnectionOptions& options) {
     });
 }
 
+namespace {
+
+void print_usage_error(const std::string& program, const std::string& message) {
+    fmt::print(stderr, "{}: {} (run with --help for usage)\n", program, message);
+}
+
+}  // namespace
+
 void parse_or_exit(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
@@ -146,7 +154,7 @@ void parse_or_exit(CLI::App& app, int argc, char** argv) {
         std::string message = e.what();
         for (char& c : message)
             if (c == '\n') c = ' ';
-        fmt::print(stderr, "{}: {} (run with --help for usage)\n", app.get_name(), message);
+        print_usage_error(app.get_name(), message);
         std::exit(2);
     }
 }
@@ -182,6 +190,14 @@ OptionRef& OptionRef::check(std::function<std::string(const std::string&)> valid
     option_->check(CLI::Validator(
         [validator = std::move(validator)](std::string& text) { return validator(text); }, ""));
     return *this;
+}
+
+OptionRef& OptionRef::size_at_least(std::size_t minimum, const std::string& why) {
+    return check([minimum, why](const std::string& text) {
+        auto size = parse_size(text);
+        return size && *size < minimum ? fmt::format("'{}' is too small: {}", text, why)
+                                       : std::string();
+    });
 }
 
 OptionRef& OptionRef::description(const std::string& text) {
@@ -264,6 +280,11 @@ void CommandLine::alias(const std::string& name) {
 
 void CommandLine::parse_or_exit(int argc, char** argv) {
     rdmalab::parse_or_exit(*app_, argc, argv);
+}
+
+int CommandLine::usage_error(const std::string& message) const {
+    print_usage_error(app_->get_name(), message);
+    return 2;
 }
 
 bool CommandLine::given(const std::string& name) const {

@@ -209,6 +209,13 @@ LocalPort open_port_for_address(const sockaddr_storage& address, const std::stri
         format_gid(wanted)));
 }
 
+LocalPort open_port_for_address(const sockaddr_storage& address, const ConnectionOptions& options) {
+    LocalPort local = open_port_for_address(address, options.device, options.gid_index);
+    if (options.tclass >= 0)
+        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    return local;
+}
+
 std::optional<std::string> first_rdma_ipv4_address(const std::string& device) {
     require_device_exists(device);
     auto devices = get_devices();

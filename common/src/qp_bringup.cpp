@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace rdmalab {
 
@@ -58,6 +59,27 @@ QpEndpoint connect_qp(ibv_qp* qp, TcpExchange& tcp, const PortAddress& local,
 
 // ---- Resources
 
+QpQueues create_qp_queues(ibv_context* context, ibv_qp_type type, std::uint32_t send_depth,
+                          std::uint32_t receive_depth) {
+    QpQueues queues;
+    queues.pd.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
+    queues.cq.reset(check_ptr(
+        ibv_create_cq(context, static_cast<int>(send_depth + receive_depth), nullptr, nullptr, 0),
+        "ibv_create_cq"));
+    ibv_qp_init_attr init{};
+    init.send_cq = queues.cq.get();
+    init.recv_cq = queues.cq.get();
+    init.qp_type = type;
+    init.sq_sig_all = 0;
+    init.cap.max_send_wr = send_depth;
+    init.cap.max_recv_wr = receive_depth;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    queues.qp.reset(check_ptr(ibv_create_qp(queues.pd.get(), &init),
+                              fmt::format("ibv_create_qp({})", qp_type_name(type))));
+    return queues;
+}
+
 QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
                                 std::uint32_t send_depth, std::uint32_t receive_depth,
                                 std::string_view who) {
@@ -74,21 +96,10 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
                          options.size, ibv_get_device_name(r.context->device),
                          r.local.max_message_size, device.max_mr_size));
 
-    r.pd.reset(check_ptr(ibv_alloc_pd(r.context.get()), "ibv_alloc_pd"));
-    r.cq.reset(
-        check_ptr(ibv_create_cq(r.context.get(), static_cast<int>(send_depth + receive_depth),
-                                nullptr, nullptr, 0),
-                  "ibv_create_cq"));
-    ibv_qp_init_attr init{};
-    init.send_cq = r.cq.get();
-    init.recv_cq = r.cq.get();
-    init.qp_type = type;
-    init.sq_sig_all = 0;
-    init.cap.max_send_wr = send_depth;
-    init.cap.max_recv_wr = receive_depth;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
-    r.qp.reset(check_ptr(ibv_create_qp(r.pd.get(), &init), "ibv_create_qp"));
+    QpQueues queues = create_qp_queues(r.context.get(), type, send_depth, receive_depth);
+    r.pd = std::move(queues.pd);
+    r.cq = std::move(queues.cq);
+    r.qp = std::move(queues.qp);
     fmt::print("{}: {}; {} QP {:#x} created in state {}\n", who, r.local.description,
                qp_type_name(type), r.qp->qp_num, qp_state_name(query_qp_state(r.qp.get())));
     return r;

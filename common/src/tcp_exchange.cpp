@@ -186,6 +186,11 @@ bool TcpExchange::peer_closed() const {
     return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+bool TcpExchange::readable() const {
+    pollfd ready{.fd = fd_, .events = POLLIN, .revents = 0};
+    return poll(&ready, 1, 0) > 0;
+}
+
 // ---- Control words
 
 void send_word(TcpExchange& tcp, std::uint32_t word) {

@@ -1,6 +1,7 @@
 // The proxy lesson's shared memory and GPU producer (see proxy_producer.hpp): the host side.
 // The kernel itself is in proxy_producer.cu; this file allocates the memory it shares with the
-// CPU (cudaHostAlloc, mapped) and launches and waits for it on a stream of its own.
+// CPU (cudaHostAlloc, mapped) and launches and waits for it on a stream of its own. ProxyProducer
+// starts it, or the host thread of host_proxy_producer.cpp in its place.
 #include "rdmalab/gpu/proxy_producer.hpp"
 
 #include "kernels.hpp"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 namespace rdmalab::gpu {
@@ -184,6 +186,41 @@ void GpuProxyProducer::wait(std::chrono::milliseconds limit) {
 std::string GpuProxyProducer::description() const {
     return fmt::format("a CUDA kernel (1 block of {} threads) on {}", kProxyProducerThreads,
                        state_->where);
+}
+
+const char* producer_outcome(std::uint32_t state) {
+    switch (state) {
+        case kProducerRunning:
+            return "still running";
+        case kProducerDone:
+            return "saw every completion";
+        case kProducerNoRoom:
+            return "timed out waiting for a free slot";
+        case kProducerNoCompletion:
+            return "timed out waiting for a completion";
+        case kProducerBadCompletion:
+            return "read a completion out of order or failed";
+        case kProducerProxyStopped:
+            return "stopped because the proxy stopped";
+    }
+    return "ended in an unknown state";
+}
+
+ProxyProducer::ProxyProducer(DeviceMemory& data, ProxySharedMemory& shared,
+                             const ProducerPlan& plan) {
+    if (data.spec().kind == MemoryKind::kHost) {
+        description_ = "a host thread (standing in for a GPU kernel)";
+        thread_ = std::jthread(host_producer, static_cast<std::byte*>(data.data()),
+                               std::ref(shared.rings()), shared.samples(), plan);
+    } else {
+        kernel_.emplace(data, shared, plan);
+        description_ = kernel_->description();
+    }
+}
+
+void ProxyProducer::wait(std::chrono::milliseconds limit) {
+    if (kernel_) kernel_->wait(limit);
+    if (thread_.joinable()) thread_.join();  // it ends by itself: all its waits are bounded
 }
 
 }  // namespace rdmalab::gpu

@@ -3,14 +3,13 @@
 // (Solicited events, the CQ's other way of arming, are the next lesson: solicited-events.)
 // Run: completion-events server | completion-events client ADDR [-n ITERS] [--mode MODE] [-s SIZE]
 #include "completion_events_messages.hpp"
-#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/cpu_time.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
-#include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/receive_slots.hpp"
+#include "rdmalab/round_trip_costs.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
@@ -37,7 +36,6 @@ struct PingPongOptions : ConnectionOptions {
 
 // The messages (kind, four words, a ping's sequence) and the four modes a start message names
 // are in completion_events_messages.hpp.
-constexpr std::uint32_t kMaxIterations = 1'000'000;
 constexpr std::size_t kReceiveSlots = 8;  // at most 2 messages are ever in flight each way
 constexpr unsigned kAckBatch = 64;        // completion events acknowledged per ibv_ack_cq_events
 
@@ -245,26 +243,14 @@ int run_server(const PingPongOptions& options) {
             fail(fmt::format("expected a start message, got kind {}",
                              static_cast<unsigned>(request.kind)));
         // Validate what the client asks for before acting on it.
-        const auto mode = static_cast<Mode>(request.a);
-        const std::uint32_t iterations = request.b;
-        const std::size_t size = request.c;
-        if (!known_mode(request.a) || iterations == 0 || iterations > kMaxIterations ||
-            size < kHeaderSize || size > options.size)
-            fail(fmt::format(
-                "the client asked for mode {}, {} iterations of {} bytes: not something this "
-                "server ({} bytes) can serve",
-                request.a, iterations, size, options.size));
+        const auto [mode, iterations, size] = read_start(request, options.size);
 
         const auto cpu_before = cpu_time();
         if (uses_send_recv(mode)) {
             waiter.use_events(mode == Mode::kSendRecvEvents);
             for (std::uint32_t sequence = 0; sequence < iterations; ++sequence) {
                 ibv_wc ping = *collect(waiter, pending_sends, true, "a ping");
-                auto message = receives.message(ping);
-                if (message.size() != size || !ping_matches(message, Kind::kPing, sequence))
-                    fail(fmt::format(
-                        "ping {}: expected {} bytes carrying sequence number {}; got {} bytes",
-                        sequence, size, sequence, message.size()));
+                require_ping(receives.message(ping), size, Kind::kPing, sequence);
                 receives.post(ping.wr_id);  // the slides' agent: re-post before answering
                 write_ping(reply.bytes().first(size), Kind::kPong, sequence);
                 post(connection.qp(), IBV_WR_SEND, reply.data(), size, reply_mr->lkey, true, {},
@@ -313,13 +299,6 @@ int run_server(const PingPongOptions& options) {
 
 // ---------------------------------------------------------------- client
 
-struct ModeResult {
-    Mode mode;
-    double median_us, p99_us;
-    // Per round trip: user + system CPU time, and the user-space part alone.
-    double client_cpu_us, client_user_us, server_cpu_us, server_user_us;
-};
-
 struct ClientSide {
     Connection& connection;
     CompletionWaiter& waiter;
@@ -331,7 +310,8 @@ struct ClientSide {
     RemoteBuffer remote;
 };
 
-ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::size_t size) {
+// One mode's round trips, verified; its row of the table (round_trip_costs.hpp).
+RoundTripRow run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::size_t size) {
     ibv_qp* qp = side.connection.qp();
     // Tell the server what comes, and wait until it has it.
     write_header(side.ping.bytes(), {Kind::kStart, static_cast<std::uint32_t>(mode), iterations,
@@ -355,11 +335,7 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
             post(qp, IBV_WR_SEND, side.ping.data(), size, side.ping_mr->lkey, true, {},
                  "SEND ping");
             ibv_wc wc = *collect(side.waiter, 1, true, "a pong");
-            auto pong = side.receives.message(wc);
-            if (pong.size() != size || !ping_matches(pong, Kind::kPong, sequence))
-                fail(fmt::format(
-                    "pong {}: expected {} bytes carrying sequence number {}; got {} bytes",
-                    sequence, size, sequence, pong.size()));
+            require_ping(side.receives.message(wc), size, Kind::kPong, sequence);
             side.receives.post(wc.wr_id);
         } else {
             if (mode == Mode::kWriteReadSignaled) {
@@ -422,14 +398,7 @@ ModeResult run_mode(ClientSide& side, Mode mode, std::uint32_t iterations, std::
             static_cast<double>(events) / iterations);
 
     const CpuTime server{std::chrono::microseconds(report.c), std::chrono::microseconds(report.d)};
-    const double n = iterations;
-    return {mode,
-            percentile(samples_ns, 0.5) / 1000,
-            percentile(samples_ns, 0.99) / 1000,
-            used.total_us() / n,
-            static_cast<double>(used.user.count()) / n,
-            server.total_us() / n,
-            static_cast<double>(server.user.count()) / n};
+    return {mode_name(mode), round_trip_costs(samples_ns, used, server, iterations)};
 }
 
 int run_client(const PingPongOptions& options) {
@@ -455,7 +424,7 @@ int run_client(const PingPongOptions& options) {
 
     CompletionWaiter waiter(connection.cq(), channel.get(), options.timeout());
     ClientSide side{connection, waiter, receives, ping, ping_mr, pong, pong_mr, remote};
-    std::vector<ModeResult> results;
+    std::vector<RoundTripRow> results;
     for (const auto& entry : kModes)
         if (options.mode == "all" || options.mode == entry.name)
             results.push_back(run_mode(side, entry.mode, options.iterations, options.size));
@@ -468,12 +437,7 @@ int run_client(const PingPongOptions& options) {
 
     fmt::print("\nclient: {} ping-pongs of {} bytes per mode, measured on {}\n", options.iterations,
                options.size, device);
-    fmt::print("{:<22} {:>10} {:>10} {:>11} {:>11} {:>12} {:>12}\n", "mode", "median µs", "p99 µs",
-               "client CPU", "server CPU", "client user", "server user");
-    for (const auto& r : results)
-        fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>11.2f} {:>11.2f} {:>12.2f} {:>12.2f}\n",
-                   mode_name(r.mode), r.median_us, r.p99_us, r.client_cpu_us, r.server_cpu_us,
-                   r.client_user_us, r.server_user_us);
+    fmt::print("{}", format_round_trip_table(results));
     fmt::print(
         "client: CPU columns are µs per round trip (getrusage): user + system, then the user-space "
         "part\n");
@@ -487,22 +451,11 @@ int run_client(const PingPongOptions& options) {
             "the waiting itself\n",
             device);
 
-    auto find = [&](Mode mode) -> const ModeResult* {
-        for (const auto& r : results)
-            if (r.mode == mode) return &r;
-        return nullptr;
-    };
-    const ModeResult* busy = find(Mode::kSendRecvBusy);
-    const ModeResult* events = find(Mode::kSendRecvEvents);
+    const auto* busy = find_round_trip_row(results, mode_name(Mode::kSendRecvBusy));
+    const auto* events = find_round_trip_row(results, mode_name(Mode::kSendRecvEvents));
     if (busy && events)
-        fmt::print(
-            "client: sleeping on the completion channel instead of spinning took user-space CPU "
-            "per round trip from {:.1f} to {:.1f} µs (client) and from {:.1f} to {:.1f} µs "
-            "(server); user + system from {:.1f} to {:.1f} µs (client) and from {:.1f} to {:.1f} "
-            "µs (server)\n",
-            busy->client_user_us, events->client_user_us, busy->server_user_us,
-            events->server_user_us, busy->client_cpu_us, events->client_cpu_us, busy->server_cpu_us,
-            events->server_cpu_us);
+        fmt::print("client: sleeping on the completion channel instead of spinning took {}\n",
+                   format_cpu_change(*busy, *events));
     fmt::print(
         "client: verified {} round trips in {} mode{}: every ping and pong carried its sequence "
         "number\n",
@@ -520,13 +473,8 @@ int main(int argc, char** argv) {
         PingPongOptions options;
         options.size = 64;  // a small ping: the time is in the waiting, not the bytes
         cli.add_connection_options(options);
-        cli.existing("--size").check([](const std::string& text) {
-            auto size = parse_size(text);
-            return size && *size < kHeaderSize
-                       ? fmt::format("'{}' is too small: every message carries a {}-byte header",
-                                     text, kHeaderSize)
-                       : std::string();
-        });
+        cli.existing("--size").size_at_least(
+            kHeaderSize, fmt::format("every message carries a {}-byte header", kHeaderSize));
         cli.option("-n,--iters", options.iterations, "round trips per mode")
             .range(1U, kMaxIterations)
             .show_default();

@@ -50,6 +50,7 @@ inline bool uses_send_recv(Mode mode) {
 
 enum class Kind : std::uint32_t { kStart = 1, kPing, kPong, kFinished, kReport, kBye };
 constexpr std::size_t kHeaderSize = 20;
+constexpr std::uint32_t kMaxIterations = 1'000'000;  // round trips per mode
 
 struct Header {
     Kind kind{};
@@ -79,6 +80,34 @@ inline void write_ping(std::span<std::byte> message, Kind kind, std::uint32_t se
 inline bool ping_matches(std::span<const std::byte> message, Kind kind, std::uint32_t sequence) {
     Header header = read_header(message);
     return header.kind == kind && header.a == sequence && load_be32(message.last(4)) == sequence;
+}
+
+// A ping or pong as its receiver checks it: exactly `size` bytes that carry `sequence`.
+inline void require_ping(std::span<const std::byte> message, std::size_t size, Kind kind,
+                         std::uint32_t sequence) {
+    if (message.size() != size || !ping_matches(message, kind, sequence))
+        fail(fmt::format("{} {}: expected {} bytes carrying sequence number {}; got {} bytes",
+                         kind == Kind::kPong ? "pong" : "ping", sequence, size, sequence,
+                         message.size()));
+}
+
+// A start message's request (a: mode, b: round trips, c: message size) as the server checks it
+// before acting on it: a known mode, 1 to kMaxIterations round trips, kHeaderSize bytes up to
+// the server's own size.
+struct Start {
+    Mode mode{};
+    std::uint32_t iterations = 0;
+    std::size_t size = 0;
+};
+inline Start read_start(const Header& request, std::size_t largest) {
+    const Start start{static_cast<Mode>(request.a), request.b, request.c};
+    if (!known_mode(request.a) || start.iterations == 0 || start.iterations > kMaxIterations ||
+        start.size < kHeaderSize || start.size > largest)
+        fail(fmt::format(
+            "the client asked for mode {}, {} iterations of {} bytes: not something this server "
+            "({} bytes) can serve",
+            request.a, start.iterations, start.size, largest));
+    return start;
 }
 
 }  // namespace rdmalab::completion_events

@@ -1,7 +1,11 @@
 // Lesson: efa-rdm — SEND, RMA WRITE and RMA READ through libfabric's reliable datagram (RDM)
 // endpoint, the interface AWS EFA programs use: no connections; peers are address-vector entries.
+// Owners of libfabric objects, the provider's choice and the completions: fabric_*.hpp beside it.
 // Run: efa-rdm server [--provider tcp|shm|efa] | efa-rdm client 127.0.0.1 [--provider P] [-s SIZE]
 #include "efa_rdm_exchange.hpp"
+#include "fabric_completions.hpp"
+#include "fabric_owners.hpp"
+#include "fabric_provider.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -14,28 +18,21 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <set>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace rdmalab;
 using std::chrono::milliseconds;
-using std::chrono::steady_clock;
 
 namespace {
 
-// The libfabric API version this program is written against; newer libraries still provide it.
-constexpr std::uint32_t kApiVersion = FI_VERSION(1, 17);
 constexpr std::uint64_t kSendSeed = 0x5E;   // the SEND's bytes
 constexpr std::uint64_t kWriteSeed = 0x57;  // the WRITE's bytes
 constexpr std::uint64_t kReadSeed = 0x5D;   // the bytes the client READs
@@ -43,60 +40,6 @@ constexpr std::uint64_t kReadSeed = 0x5D;   // the bytes the client READs
 struct RdmOptions : ConnectionOptions {
     std::string provider = "tcp";
 };
-
-// libfabric calls return 0 (or a count) on success and a negative fabric errno on failure.
-void check_fi(ssize_t rc, std::string_view call) {
-    if (rc < 0) fail(fmt::format("{} failed: {}", call, fi_strerror(static_cast<int>(-rc))));
-}
-
-// Every libfabric object is a fid, released with fi_close. Owners declared in creation order
-// close in reverse: the endpoint before the CQ and address vector it is bound to, and so on.
-template <typename T>
-struct FidCloser {
-    void operator()(T* object) const noexcept {
-        if (int rc = fi_close(&object->fid))
-            fmt::print(stderr, "efa-rdm: fi_close failed: {}\n", fi_strerror(-rc));
-    }
-};
-template <typename T>
-using Owned = std::unique_ptr<T, FidCloser<T>>;
-
-struct InfoDeleter {
-    void operator()(fi_info* info) const noexcept { fi_freeinfo(info); }
-};
-using Info = std::unique_ptr<fi_info, InfoDeleter>;
-
-// IP providers (tcp, net, udp, sockets) take the first interface, usually eth0. Both processes
-// of this lesson run on one host: pin them to loopback unless the user chose an interface.
-// EFA and shm do not read these variables. libfabric reads them in its first fi_getinfo.
-void pin_ip_providers_to_loopback(std::string_view role) {
-    std::string chosen;
-    for (const char* variable :
-         {"FI_TCP_IFACE", "FI_NET_IFACE", "FI_UDP_IFACE", "FI_SOCKETS_IFACE"}) {
-        const bool users = std::getenv(variable) != nullptr;
-        setenv(variable, "lo", /*overwrite=*/0);
-        chosen += fmt::format(" {}={}{}", variable, std::getenv(variable), users ? " (yours)" : "");
-    }
-    fmt::print("{}: IP providers use{}; set FI_TCP_IFACE to run between hosts\n", role, chosen);
-}
-
-// fi_getinfo found nothing: list what this machine offers with the same requirements.
-std::string offered_instead(const fi_info& hints) {
-    Info relaxed{fi_dupinfo(&hints)};
-    if (!relaxed) return "fi_dupinfo failed";
-    std::free(relaxed->fabric_attr->prov_name);
-    relaxed->fabric_attr->prov_name = nullptr;
-    fi_info* list = nullptr;
-    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, relaxed.get(), &list) != 0) return "none";
-    Info owned{list};
-    std::set<std::string> offers;
-    for (const fi_info* info = list; info; info = info->next)
-        offers.insert(
-            fmt::format("{} on {}", info->fabric_attr->prov_name, info->domain_attr->name));
-    std::string text;
-    for (const auto& offer : offers) text += (text.empty() ? "" : ", ") + offer;
-    return text;
-}
 
 // The objects of one RDM endpoint, in creation order (so destroyed in reverse).
 struct RdmEndpoint {
@@ -118,7 +61,7 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     hints->ep_attr->type = FI_EP_RDM;  // reliable, connectionless: SRD on EFA
     hints->caps = FI_MSG | FI_RMA;     // fi_send/fi_recv, fi_write/fi_read (both directions)
     // Modes are duties a provider may put on us. We can give every operation a context the
-    // provider may use as scratch space (FI_CONTEXT, FI_CONTEXT2: see Operation below).
+    // provider may use as scratch space (FI_CONTEXT, FI_CONTEXT2: fabric_completions.hpp).
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     // Memory-registration duties we can meet (which ones apply is decided by the provider):
     // FI_MR_LOCAL: register local buffers and pass their descriptors (we always do);
@@ -136,33 +79,15 @@ RdmEndpoint open_endpoint(const RdmOptions& options, std::string_view role) {
     // #endregion fi-hints
 
     fi_info* found = nullptr;
-    int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
+    int rc = fi_getinfo(kFabricApiVersion, nullptr, nullptr, 0, hints.get(), &found);
     Info list{found};  // a list, best first
-    // -d picks a domain (an EFA device, an interface) by name; not every provider filters on
-    // domain_attr->name, so look for it in the list.
-    const fi_info* match = list.get();
-    while (match && !options.device.empty() && options.device != match->domain_attr->name)
-        match = match->next;
-    if (rc == -FI_ENODATA || (rc == 0 && !match))
-        fail(fmt::format(
-            "no RDM endpoint with FI_MSG and FI_RMA from provider '{}'{} here (offered: {})",
-            options.provider,
-            options.device.empty() ? "" : fmt::format(" on domain '{}'", options.device),
-            offered_instead(*hints)));
-    check_fi(rc, "fi_getinfo");
+    // -d picks a domain (an EFA device, an interface) by name.
+    const fi_info* match = choose_info(rc, list.get(), *hints, options.provider, options.device);
     RdmEndpoint endpoint;
     endpoint.info.reset(fi_dupinfo(match));
     if (!endpoint.info) fail("fi_dupinfo failed");
     const fi_info& info = *endpoint.info;
-    const std::uint64_t mr_mode = info.domain_attr->mr_mode;
-    fmt::print(
-        "{}: libfabric {}.{}, provider {}, fabric {}, domain {}; remote addresses are {}; "
-        "MR keys {}; local buffers {}\n",
-        role, FI_MAJOR(fi_version()), FI_MINOR(fi_version()), info.fabric_attr->prov_name,
-        info.fabric_attr->name, info.domain_attr->name,
-        mr_mode & FI_MR_VIRT_ADDR ? "virtual addresses" : "offsets into each region",
-        mr_mode & FI_MR_PROV_KEY ? "chosen by the provider" : "chosen by us",
-        mr_mode & FI_MR_LOCAL ? "must be registered" : "registered anyway (not required)");
+    fmt::print("{}: {}\n", role, describe_info(info));
     if (options.size > info.ep_attr->max_msg_size)
         fail(fmt::format("size {} is larger than {} allows ({} bytes)", options.size,
                          info.fabric_attr->prov_name, info.ep_attr->max_msg_size));
@@ -230,76 +155,6 @@ std::uint64_t remote_address(const RdmEndpoint& endpoint, const Region& region) 
     if (endpoint.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
         return reinterpret_cast<std::uintptr_t>(region.memory.data());
     return 0;
-}
-
-// Each posted operation carries a context; its completion hands it back (op_context), so we know
-// which operation finished. Under FI_CONTEXT/FI_CONTEXT2 the provider may use it until then.
-struct Operation {
-    fi_context2 context{};  // first member: op_context points at the Operation itself
-    const char* name;
-};
-
-// Why an operation failed: fi_cq_readerr takes the error entry off the CQ, fi_cq_strerror
-// explains the provider's own error code.
-[[noreturn]] void fail_with_cq_error(fid_cq* cq) {
-    fi_cq_err_entry error{};
-    check_fi(fi_cq_readerr(cq, &error, 0), "fi_cq_readerr");
-    const auto* operation = static_cast<const Operation*>(error.op_context);
-    fail(fmt::format("{} failed: {} ({})", operation ? operation->name : "an operation",
-                     fi_strerror(error.err),
-                     fi_cq_strerror(cq, error.prov_errno, error.err_data, nullptr, 0)));
-}
-
-// What an FI_CQ_FORMAT_MSG entry tells: which operation, and for a receive how many bytes came.
-struct Completion {
-    const Operation* operation;
-    std::size_t length;
-};
-
-// #region manual-progress
-// Polls the CQ until one completion arrives, up to timeout. Reading the CQ is also what drives
-// the provider (manual progress on EFA, rxm and shm): a peer's WRITE or READ of our memory
-// advances only while we poll, so a side that waits must wait here.
-Completion wait_for_completion(fid_cq* cq, milliseconds timeout, std::string_view waiting_for) {
-    const auto deadline = steady_clock::now() + timeout;
-    for (unsigned polls = 0;; ++polls) {
-        fi_cq_msg_entry entry{};
-        ssize_t rc = fi_cq_read(cq, &entry, 1);
-        if (rc == 1) return {static_cast<const Operation*>(entry.op_context), entry.len};
-        if (rc == -FI_EAVAIL) fail_with_cq_error(cq);
-        if (rc != -FI_EAGAIN) check_fi(rc, "fi_cq_read");
-        if (steady_clock::now() > deadline)
-            fail(fmt::format("{}: no completion within {:.1f} s", waiting_for,
-                             timeout.count() / 1000.0));
-        if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-}
-// #endregion manual-progress
-
-Completion expect_completion(fid_cq* cq, milliseconds timeout, const Operation& expected) {
-    Completion completion = wait_for_completion(cq, timeout, expected.name);
-    if (completion.operation != &expected)
-        fail(fmt::format(
-            "waiting for {}, got a completion of {}", expected.name,
-            completion.operation ? completion.operation->name : "an unknown operation"));
-    return completion;
-}
-
-// Posting returns -FI_EAGAIN when the provider cannot take the operation yet (its queue is full,
-// or rxm is still connecting to the peer): drive progress with a zero-count fi_cq_read and retry.
-template <typename Attempt>
-void post(fid_cq* cq, milliseconds timeout, std::string_view call, Attempt attempt) {
-    const auto deadline = steady_clock::now() + timeout;
-    for (;;) {
-        ssize_t rc = attempt();
-        if (rc == 0) return;
-        if (rc != -FI_EAGAIN) check_fi(rc, call);
-        if (fi_cq_read(cq, nullptr, 0) == -FI_EAVAIL) fail_with_cq_error(cq);
-        if (steady_clock::now() > deadline)
-            fail(fmt::format(
-                "{}: the provider still said 'try again' after {:.1f} s: can the peer be reached?",
-                call, timeout.count() / 1000.0));
-    }
 }
 
 // What we tell the peer out of band: our endpoint address (fi_getname) and how to read it.
@@ -406,21 +261,9 @@ int run_server(const RdmOptions& options) {
 
     // Wait for the message and the "done" that follows the client's WRITE and READ. Polling here
     // is also what serves the client's WRITE and READ on providers with manual progress.
-    std::size_t message_length = 0;
-    bool have_message = false, have_done = false;
-    while (!have_message || !have_done) {
-        Completion completion = wait_for_completion(cq, timeout, "the client's message and 'done'");
-        if (completion.operation == &message_received) {
-            message_length = completion.length;
-            have_message = true;
-        } else if (completion.operation == &done_received && completion.length == kDoneSize) {
-            have_done = true;
-        } else {
-            fail(fmt::format("unexpected completion: {} of {} bytes",
-                             completion.operation ? completion.operation->name : "unknown",
-                             completion.length));
-        }
-    }
+    const std::size_t message_length =
+        wait_for_each(cq, timeout, "the client's message and 'done'",
+                      {{&message_received, std::nullopt}, {&done_received, kDoneSize}})[0];
 
     // The client's claims are checked against what arrived before they are used.
     ByteReader claims(done.memory.bytes(), "the client's done message");
@@ -565,19 +408,8 @@ int run_client(const RdmOptions& options) {
         return fi_send(ep, done.memory.data(), kDoneSize, done.descriptor(), server_address,
                        &done_sent.context);
     });
-    bool have_done = false, have_verdict = false;
-    while (!have_done || !have_verdict) {
-        Completion completion = wait_for_completion(cq, timeout, "the server's verdict");
-        if (completion.operation == &done_sent) {
-            have_done = true;
-        } else if (completion.operation == &verdict_received && completion.length == kVerdictSize) {
-            have_verdict = true;
-        } else {
-            fail(fmt::format("unexpected completion: {} of {} bytes",
-                             completion.operation ? completion.operation->name : "unknown",
-                             completion.length));
-        }
-    }
+    wait_for_each(cq, timeout, "the server's verdict",
+                  {{&done_sent, std::nullopt}, {&verdict_received, kVerdictSize}});
     ByteReader answer(verdict.memory.bytes(), "the server's verdict");
     const std::uint64_t send_verified = answer.u64();
     const std::uint64_t write_verified = answer.u64();

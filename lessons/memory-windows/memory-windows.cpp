@@ -14,24 +14,21 @@
 //              then tries to write: refused. (A device without type 1 windows is named.)
 #include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
+#include "rdmalab/control_endpoint.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/private_data.hpp"
-#include "rdmalab/receive_slots.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <optional>
+#include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
 using namespace rdmalab;
 
@@ -51,89 +48,17 @@ enum Word : std::uint32_t {
     kNoWindow = 5
 };
 
-// One control slot holds the 24-byte advertisement or a 4-byte word.
-constexpr std::size_t kSlotBytes = kRemoteBufferWireSize;
-constexpr std::size_t kReceiveSlots = 2;
-
-// ---- Steps both sides use.
-
-// The connection with its control buffers: two receive slots (posted before connecting) and
-// one send slot. Registered memory must not move: the slots live on the heap (Buffer), so an
-// Endpoint can be moved. Only our own NIC touches them: LOCAL_WRITE at most.
-struct Endpoint {
-    Connection connection;
-    std::optional<ReceiveSlots> receives{};  // once the QP exists
-    Buffer send_slot{kSlotBytes};
-    MemoryRegion send_mr{};
-    std::vector<ibv_wc> early{};  // completions that came before the one being waited for
-};
-
-std::span<std::byte> slot(Buffer& buffer, std::size_t index) {
-    return buffer.bytes().subspan(index * kSlotBytes, kSlotBytes);
+// The control messages (SENDs that keep the two sides in step, the advertisement among them) go
+// through a ControlEndpoint (control_endpoint.hpp): two receive slots, each holding the 24-byte
+// advertisement or a 4-byte word.
+ControlEndpoint control_endpoint(Connection connection) {
+    return {
+        std::move(connection), {.send = 4, .recv = 2, .completions = 8}, kRemoteBufferWireSize, 2};
 }
 
-void prepare_control(Endpoint& endpoint) {
-    Connection& connection = endpoint.connection;
-    connection.create_queues({.send = 4, .recv = 2, .completions = 8});
-    endpoint.send_mr.reset(
-        ibv_reg_mr(connection.pd(), endpoint.send_slot.data(), endpoint.send_slot.size(), 0));
-    check_ptr(endpoint.send_mr.get(), "ibv_reg_mr(send slot)");
-    endpoint.receives.emplace(connection.pd(), connection.qp(), kSlotBytes, kReceiveSlots);
-}
-
-void post_send(Endpoint& endpoint, ibv_send_wr& wr, std::string_view call) {
+void post_send(ControlEndpoint& endpoint, ibv_send_wr& wr, std::string_view call) {
     ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(endpoint.connection.qp(), &wr, &bad), call);
-}
-
-// Waits for the next completion of the kind expected (wait_for_completion throws on an error
-// status). Sends and receives share one CQ, and their completions interleave: a SEND completes
-// when its acknowledgement arrives, which may be after the peer's answer to it. Others are kept.
-ibv_wc expect_completion(Endpoint& endpoint, ibv_wc_opcode opcode, std::string_view what) {
-    auto kept = std::find_if(endpoint.early.begin(), endpoint.early.end(),
-                             [opcode](const ibv_wc& wc) { return wc.opcode == opcode; });
-    if (kept != endpoint.early.end()) {
-        ibv_wc wc = *kept;
-        endpoint.early.erase(kept);
-        return wc;
-    }
-    for (;;) {
-        ibv_wc wc = endpoint.connection.wait_for_completion(what);
-        if (wc.opcode == opcode) return wc;
-        if (endpoint.early.size() == 8)
-            fail(fmt::format("{}: completions of other kinds pile up", what));
-        endpoint.early.push_back(wc);
-    }
-}
-
-// SENDs the first `length` bytes of the send slot and waits for the completion.
-void send_control(Endpoint& endpoint, std::size_t length, std::string_view what) {
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(endpoint.send_slot.data()),
-                .length = static_cast<std::uint32_t>(length),
-                .lkey = endpoint.send_mr->lkey};
-    ibv_send_wr send{};
-    send.sg_list = &sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    post_send(endpoint, send, "ibv_post_send(SEND)");
-    expect_completion(endpoint, IBV_WC_SEND, what);
-}
-
-void send_control_word(Endpoint& endpoint, Word word) {
-    store_be32(slot(endpoint.send_slot, 0).first(4), word);
-    send_control(endpoint, 4, "a control word");
-}
-
-// Receives the next control message and returns its bytes (validated by the caller).
-std::span<const std::byte> receive_control(Endpoint& endpoint, std::string_view what) {
-    return endpoint.receives->message(expect_completion(endpoint, IBV_WC_RECV, what));
-}
-
-void expect_control_word(Endpoint& endpoint, Word expected, std::string_view what) {
-    auto bytes = receive_control(endpoint, what);
-    if (bytes.size() != 4 || load_be32(bytes) != expected)
-        fail(fmt::format("expected {} ({} bytes arrived)", what, bytes.size()));
+    check_ibv(ibv_post_send(endpoint.connection().qp(), &wr, &bad), call);
 }
 
 // ---- Server
@@ -154,7 +79,7 @@ void require_type2_windows(ibv_context* context) {
 // One connection's server side, declared in creation order (released in reverse: the window
 // before the MR it covers, everything before the connection's QP, CQ and PD).
 struct ServerSide {
-    Endpoint endpoint;
+    ControlEndpoint endpoint;
     Buffer region;
     MemoryRegion region_mr{};
     MemoryWindow window{};
@@ -163,18 +88,14 @@ struct ServerSide {
     std::uint32_t rkey = 0;  // the key the bind gave it (a bind WR does not update window->rkey)
 };
 
-// Accepts the next client, registers the region (filled by `fill`) and binds a window over its
-// middle half with `access` rights.
-ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bool fill,
-                        unsigned access, BufferUse use, int step) {
+// Accepts `client` with a region (filled by `fill`) registered for windows over its middle half.
+ServerSide accept_with_region(Connection client, const ConnectionOptions& options, bool fill) {
     // Returned by value: everything registered lives on the heap and stays where it is.
-    ServerSide side{.endpoint = {listener.next_client()},
+    ServerSide side{.endpoint = control_endpoint(std::move(client)),
                     .region = Buffer(options.size),
                     .offset = options.size / 4,
                     .length = options.size / 2};
-    Connection& connection = side.endpoint.connection;
-    require_type2_windows(connection.context());
-    prepare_control(side.endpoint);
+    Connection& connection = side.endpoint.connection();
     connection.require_size_fits(options.size);
     if (fill) {  // data for the client to read in the window; other data (not zeros) around it
         fill_pattern(side.region.bytes(), kOutsideSeed);
@@ -188,12 +109,33 @@ ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bo
     check_ptr(side.region_mr.get(), "ibv_reg_mr(region, MW_BIND)");
     // #endregion mw-bind-only-mr
     connection.accept();
+    return side;
+}
+
+// The advertisement goes out with a SEND: a window exists only once the QP is connected, too
+// late for the accept's private data.
+void advertise(ServerSide& side, std::uint32_t rkey, BufferUse use) {
+    const auto address = reinterpret_cast<std::uintptr_t>(side.region.data() + side.offset);
+    side.endpoint.send(encode_remote_buffer({.address = address,
+                                             .rkey = rkey,
+                                             .length = static_cast<std::uint32_t>(side.length),
+                                             .use = use}),
+                       "the window advertisement");
+}
+
+// Accepts the next client and binds a type 2 window over the region's middle half with
+// `access` rights.
+ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bool fill,
+                        unsigned access, BufferUse use, int step) {
+    Connection connection = listener.next_client();
+    require_type2_windows(connection.context());
+    ServerSide side = accept_with_region(std::move(connection), options, fill);
 
     // #region mw-bind
     // A type 2 window is allocated unbound; a BIND_MW work request on a connected QP gives it a
     // range, rights and a new rkey (the old one with its low 8 bits advanced: ibv_inc_rkey).
     // From then on it can be used only through this QP.
-    side.window.reset(ibv_alloc_mw(connection.pd(), IBV_MW_TYPE_2));
+    side.window.reset(ibv_alloc_mw(side.endpoint.connection().pd(), IBV_MW_TYPE_2));
     check_ptr(side.window.get(), "ibv_alloc_mw(IBV_MW_TYPE_2)");
     side.rkey = ibv_inc_rkey(side.window->rkey);
     ibv_send_wr bind{};
@@ -207,17 +149,10 @@ ServerSide serve_window(Listener& listener, const ConnectionOptions& options, bo
         .length = side.length,
         .mw_access_flags = access};
     post_send(side.endpoint, bind, "ibv_post_send(BIND_MW)");
-    expect_completion(side.endpoint, IBV_WC_BIND_MW, "the window bind");
+    side.endpoint.expect_completion(IBV_WC_BIND_MW, "the window bind");
     // #endregion mw-bind
 
-    // The advertisement goes out with a SEND: the window exists only once the QP is connected,
-    // too late for the accept's private data.
-    auto wire = encode_remote_buffer({.address = bind.bind_mw.bind_info.addr,
-                                      .rkey = side.rkey,
-                                      .length = static_cast<std::uint32_t>(side.length),
-                                      .use = use});
-    std::copy(wire.begin(), wire.end(), slot(side.endpoint.send_slot, 0).begin());
-    send_control(side.endpoint, wire.size(), "the window advertisement");
+    advertise(side, side.rkey, use);
     fmt::print(
         "server: [{}] window rkey {:#x} ({}) covers bytes {}..{} of the {}-byte region; the MR's "
         "own rkey {:#x} grants nothing remote\n",
@@ -235,7 +170,7 @@ int run_server(const ConnectionOptions& options) {
         ServerSide side =
             serve_window(listener, options, false, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
                          BufferUse::kWriteTarget, 1);
-        expect_control_word(side.endpoint, kWritten, "the client's 'written'");
+        side.endpoint.expect_word(kWritten, "the client's 'written'");
         auto region = side.region.bytes();
         if (auto mismatch =
                 find_pattern_mismatch(region.subspan(side.offset, side.length), kClientSeed))
@@ -247,15 +182,16 @@ int run_server(const ConnectionOptions& options) {
             "server: [1] verified the {} bytes the client wrote through the window; the rest of "
             "the region is untouched\n",
             side.length);
-        send_control_word(side.endpoint, kChecked);
+        side.endpoint.send_word(kChecked);
         // The client now writes one byte just past the window, then disconnects.
-        side.endpoint.connection.wait_for_disconnect();
+        side.endpoint.connection().wait_for_disconnect();
         if (all_zero(region.subspan(side.offset + side.length))) {
             fmt::print(
                 "server: [1] the byte past the window is still zero: the write there was "
                 "refused\n");
         } else {
-            range_not_enforced_by = ibv_get_device_name(side.endpoint.connection.context()->device);
+            range_not_enforced_by =
+                ibv_get_device_name(side.endpoint.connection().context()->device);
             fmt::print(
                 "server: [1] NOTE: the byte past the window CHANGED: {} checked that write "
                 "against the MR's range, not the window's\n",
@@ -267,7 +203,8 @@ int run_server(const ConnectionOptions& options) {
     {
         ServerSide side = serve_window(listener, options, true, IBV_ACCESS_REMOTE_READ,
                                        BufferUse::kReadSource, 2);
-        side.endpoint.connection.wait_for_disconnect();  // the client reads, tries to write, leaves
+        // The client reads, tries to write, and leaves.
+        side.endpoint.connection().wait_for_disconnect();
         if (find_pattern_mismatch(side.region.bytes().subspan(side.offset, side.length),
                                   kServerSeed))
             fail("the READ-only window was written to");
@@ -278,7 +215,7 @@ int run_server(const ConnectionOptions& options) {
     {
         ServerSide side = serve_window(listener, options, true, IBV_ACCESS_REMOTE_READ,
                                        BufferUse::kReadSource, 3);
-        expect_control_word(side.endpoint, kReadDone, "the client's 'read done'");
+        side.endpoint.expect_word(kReadDone, "the client's 'read done'");
         // #region mw-invalidate
         // LOCAL_INV with the window's rkey: once it completes, that rkey opens nothing. (The client
         // could do the same with a SEND_WITH_INV carrying the rkey.)
@@ -287,26 +224,16 @@ int run_server(const ConnectionOptions& options) {
         invalidate.send_flags = IBV_SEND_SIGNALED;
         invalidate.invalidate_rkey = side.rkey;
         post_send(side.endpoint, invalidate, "ibv_post_send(LOCAL_INV)");
-        expect_completion(side.endpoint, IBV_WC_LOCAL_INV, "the window invalidation");
+        side.endpoint.expect_completion(IBV_WC_LOCAL_INV, "the window invalidation");
         // #endregion mw-invalidate
         fmt::print("server: [3] invalidated window rkey {:#x}\n", side.rkey);
-        send_control_word(side.endpoint, kRevoked);
-        side.endpoint.connection.wait_for_disconnect();
+        side.endpoint.send_word(kRevoked);
+        side.endpoint.connection().wait_for_disconnect();
     }
     // ---- 4. Type 1: bound by a verb, not a work request; READ-only, so a WRITE is refused.
     {
-        Endpoint endpoint{listener.next_client()};
-        Connection& connection = endpoint.connection;
-        prepare_control(endpoint);
-        connection.require_size_fits(options.size);
-        Buffer region(options.size);
-        const std::size_t offset = region.size() / 4, length = region.size() / 2;
-        fill_pattern(region.bytes(), kOutsideSeed);
-        fill_pattern(region.bytes().subspan(offset, length), kServerSeed);
-        MemoryRegion region_mr{ibv_reg_mr(connection.pd(), region.data(), region.size(),
-                                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND)};
-        check_ptr(region_mr.get(), "ibv_reg_mr(region, MW_BIND)");
-        connection.accept();
+        ServerSide side = accept_with_region(listener.next_client(), options, true);
+        Connection& connection = side.endpoint.connection();
         ibv_device_attr device{};
         check_ibv(ibv_query_device(connection.context(), &device), "ibv_query_device");
         const char* name = ibv_get_device_name(connection.context()->device);
@@ -323,10 +250,11 @@ int run_server(const ConnectionOptions& options) {
             ibv_mw_bind bind{};
             bind.wr_id = 4;
             bind.send_flags = IBV_SEND_SIGNALED;
-            bind.bind_info = {.mr = region_mr.get(),
-                              .addr = reinterpret_cast<std::uintptr_t>(region.data() + offset),
-                              .length = length,
-                              .mw_access_flags = IBV_ACCESS_REMOTE_READ};
+            bind.bind_info = {
+                .mr = side.region_mr.get(),
+                .addr = reinterpret_cast<std::uintptr_t>(side.region.data() + side.offset),
+                .length = side.length,
+                .mw_access_flags = IBV_ACCESS_REMOTE_READ};
             if (int rc = ibv_bind_mw(connection.qp(), window.get(), &bind); rc != 0)
                 refused = fmt::format("ibv_bind_mw failed: {}", std::strerror(rc));
             else if (ibv_wc wc = wait_for_any_completion(
@@ -340,22 +268,17 @@ int run_server(const ConnectionOptions& options) {
                 "server: [4] {} refuses type 1 windows: {} (device_cap_flags {} "
                 "IBV_DEVICE_MEM_WINDOW)\n",
                 name, refused, device.device_cap_flags & IBV_DEVICE_MEM_WINDOW ? "has" : "lacks");
-            send_control_word(endpoint, kNoWindow);
+            side.endpoint.send_word(kNoWindow);
         } else {
-            auto wire = encode_remote_buffer(
-                {.address = reinterpret_cast<std::uintptr_t>(region.data() + offset),
-                 .rkey = window->rkey,
-                 .length = static_cast<std::uint32_t>(length),
-                 .use = BufferUse::kReadSource});
-            std::copy(wire.begin(), wire.end(), slot(endpoint.send_slot, 0).begin());
-            send_control(endpoint, wire.size(), "the window advertisement");
+            advertise(side, window->rkey, BufferUse::kReadSource);
             fmt::print(
                 "server: [4] type 1 window rkey {:#x} (READ only) bound with ibv_bind_mw over "
                 "bytes {}..{}\n",
-                window->rkey, offset, offset + length);
+                window->rkey, side.offset, side.offset + side.length);
         }
         connection.wait_for_disconnect();
-        if (find_pattern_mismatch(region.bytes().subspan(offset, length), kServerSeed))
+        if (find_pattern_mismatch(side.region.bytes().subspan(side.offset, side.length),
+                                  kServerSeed))
             fail("the READ-only type 1 window was written to");
         if (refused.empty()) fmt::print("server: [4] the READ-only type 1 window is unchanged\n");
     }
@@ -377,30 +300,36 @@ int run_server(const ConnectionOptions& options) {
 // The client's side of one connection: the endpoint, the window it was granted, and a local
 // buffer of the window's size (the READ's target: LOCAL_WRITE; the WRITE's source).
 struct ClientSide {
-    Endpoint endpoint;
+    ControlEndpoint endpoint;
     RemoteBuffer window;
     Buffer data;
     MemoryRegion data_mr{};
 };
 
-ClientSide connect_for_window(const ConnectionOptions& options, BufferUse use, int step) {
-    Endpoint endpoint{Connection::resolve(options)};
-    prepare_control(endpoint);
-    endpoint.connection.connect();
+// The window the server advertised, with a local buffer of its size.
+ClientSide take_window(ControlEndpoint endpoint, std::span<const std::byte> advertisement,
+                       BufferUse use, const ConnectionOptions& options) {
     // The advertisement came from the network: the codec checks magic, version, use and length,
     // and the length, which sizes our buffer, must fit our own -s.
-    RemoteBuffer window =
-        decode_remote_buffer_or_throw(receive_control(endpoint, "the window advertisement"), use);
+    RemoteBuffer window = decode_remote_buffer_or_throw(advertisement, use);
     if (window.length > options.size)
         fail(fmt::format("the server's window has {} bytes, more than this client's -s {}",
                          window.length, options.size));
     ClientSide side{std::move(endpoint), window, Buffer(window.length), {}};
-    side.data_mr.reset(ibv_reg_mr(side.endpoint.connection.pd(), side.data.data(), side.data.size(),
-                                  IBV_ACCESS_LOCAL_WRITE));
+    side.data_mr.reset(ibv_reg_mr(side.endpoint.connection().pd(), side.data.data(),
+                                  side.data.size(), IBV_ACCESS_LOCAL_WRITE));
     check_ptr(side.data_mr.get(), "ibv_reg_mr(data)");
+    return side;
+}
+
+ClientSide connect_for_window(const ConnectionOptions& options, BufferUse use, int step) {
+    ControlEndpoint endpoint = control_endpoint(Connection::resolve(options));
+    endpoint.connection().connect();
+    auto advertisement = endpoint.receive("the window advertisement");
+    ClientSide side = take_window(std::move(endpoint), advertisement, use, options);
     fmt::print("client: [{}] over {}: granted a {}-byte window at {:#x}, rkey {:#x}\n", step,
-               side.endpoint.connection.path_description(), window.length, window.address,
-               window.rkey);
+               side.endpoint.connection().path_description(), side.window.length,
+               side.window.address, side.window.rkey);
     return side;
 }
 
@@ -421,8 +350,8 @@ ibv_wc_status access(ClientSide& side, ibv_wr_opcode opcode, std::uint64_t remot
     post_send(
         side.endpoint, wr,
         opcode == IBV_WR_RDMA_WRITE ? "ibv_post_send(RDMA_WRITE)" : "ibv_post_send(RDMA_READ)");
-    return wait_for_any_completion(side.endpoint.connection.cq(),
-                                   side.endpoint.connection.options().timeout(), what)
+    return wait_for_any_completion(side.endpoint.connection().cq(),
+                                   side.endpoint.connection().options().timeout(), what)
         .status;
 }
 
@@ -468,15 +397,16 @@ int run_client(const ConnectionOptions& options) {
             fail(fmt::format("read back: window byte {} differs from what was written", *mismatch));
         fmt::print("client: [1] wrote {} bytes through the window and read them back, verified\n",
                    side.window.length);
-        send_control_word(side.endpoint, kWritten);
-        expect_control_word(side.endpoint, kChecked, "the server's 'checked'");  // it has looked
+        side.endpoint.send_word(kWritten);
+        side.endpoint.expect_word(kChecked, "the server's 'checked'");  // it has looked
 
         const std::string_view what = "an RDMA WRITE of one byte just past the window";
         const ibv_wc_status status =
             access(side, IBV_WR_RDMA_WRITE, side.window.address + side.window.length, 1, what);
         if (status == IBV_WC_SUCCESS) {
             // Soft-RoCE (rxe) checks a window access against the MR's range only: say so.
-            range_not_enforced_by = ibv_get_device_name(side.endpoint.connection.context()->device);
+            range_not_enforced_by =
+                ibv_get_device_name(side.endpoint.connection().context()->device);
             fmt::print(
                 "client: [1] NOTE: {} SUCCEEDED: {} does not enforce a window's range (it checks "
                 "the MR's); an InfiniBand/RoCE NIC refuses it with IBV_WC_REM_ACCESS_ERR\n",
@@ -484,7 +414,7 @@ int run_client(const ConnectionOptions& options) {
         } else {
             require_refused(status, what, 1);
         }
-        side.endpoint.connection.disconnect();
+        side.endpoint.connection().disconnect();
     }
 
     // ---- 2. Rights: a READ-only window refuses a WRITE.
@@ -493,46 +423,39 @@ int run_client(const ConnectionOptions& options) {
         read_server_data(side, 2);
         require_refused(access(side, IBV_WR_RDMA_WRITE, side.window.address, 1, "RDMA WRITE"),
                         "an RDMA WRITE through the READ-only window", 2);
-        side.endpoint.connection.disconnect();
+        side.endpoint.connection().disconnect();
     }
 
     // ---- 3. Revoke: the window works until the server invalidates it.
     {
         ClientSide side = connect_for_window(options, BufferUse::kReadSource, 3);
         read_server_data(side, 3);
-        send_control_word(side.endpoint, kReadDone);
-        expect_control_word(side.endpoint, kRevoked, "the server's 'revoked'");
+        side.endpoint.send_word(kReadDone);
+        side.endpoint.expect_word(kRevoked, "the server's 'revoked'");
         require_refused(
             access(side, IBV_WR_RDMA_READ, side.window.address, side.window.length, "RDMA READ"),
             "an RDMA READ with the invalidated rkey", 3);
-        side.endpoint.connection.disconnect();
+        side.endpoint.connection().disconnect();
     }
     // ---- 4. Type 1: read through it, then a WRITE it does not allow (or the server says why
     // there is no window).
     {
-        Endpoint endpoint{Connection::resolve(options)};
-        prepare_control(endpoint);
-        endpoint.connection.connect();
-        auto bytes = receive_control(endpoint, "the type 1 window advertisement");
+        ControlEndpoint endpoint = control_endpoint(Connection::resolve(options));
+        endpoint.connection().connect();
+        auto bytes = endpoint.receive("the type 1 window advertisement");
         if (bytes.size() == 4 && load_be32(bytes) == kNoWindow) {
             fmt::print(
                 "client: [4] the server's device has no type 1 windows (the server says why)\n");
-            endpoint.connection.disconnect();
+            endpoint.connection().disconnect();
         } else {
-            RemoteBuffer window = decode_remote_buffer_or_throw(bytes, BufferUse::kReadSource);
-            if (window.length > options.size)
-                fail(fmt::format("the server's window has {} bytes, more than this client's -s {}",
-                                 window.length, options.size));
-            ClientSide side{std::move(endpoint), window, Buffer(window.length), {}};
-            side.data_mr.reset(ibv_reg_mr(side.endpoint.connection.pd(), side.data.data(),
-                                          side.data.size(), IBV_ACCESS_LOCAL_WRITE));
-            check_ptr(side.data_mr.get(), "ibv_reg_mr(data)");
-            fmt::print("client: [4] granted a {}-byte type 1 window, rkey {:#x}\n", window.length,
-                       window.rkey);
+            ClientSide side =
+                take_window(std::move(endpoint), bytes, BufferUse::kReadSource, options);
+            fmt::print("client: [4] granted a {}-byte type 1 window, rkey {:#x}\n",
+                       side.window.length, side.window.rkey);
             read_server_data(side, 4);
             require_refused(access(side, IBV_WR_RDMA_WRITE, side.window.address, 1, "RDMA WRITE"),
                             "an RDMA WRITE through the READ-only type 1 window", 4);
-            side.endpoint.connection.disconnect();
+            side.endpoint.connection().disconnect();
         }
     }
 
@@ -559,13 +482,11 @@ int main(int argc, char** argv) {
         cli.existing("--size").description(
             "region size; each window is its middle half (at least 4 bytes)");
         cli.parse_or_exit(argc, argv);
-        if (options.size < kMinSize) {
-            fmt::print(stderr,
-                       "memory-windows: --size: the region needs at least {} bytes, so that its "
-                       "middle half has bytes on either side (run with --help for usage)\n",
-                       kMinSize);
-            return 2;
-        }
+        if (options.size < kMinSize)
+            return cli.usage_error(fmt::format(
+                "--size: the region needs at least {} bytes, so that its middle half has bytes on "
+                "either side",
+                kMinSize));
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -439,14 +439,9 @@ int main(int argc, char** argv) {
             .show_default();
         cli.parse_or_exit(argc, argv);
         options.size_given = cli.given("--size");
-        if (options.size_given && options.size < kDatagramHeaderBytes) {
-            fmt::print(
-                stderr,
-                "multicast: --size: a datagram needs at least {} bytes for its header (run with "
-                "--help for usage)\n",
-                kDatagramHeaderBytes);
-            return 2;
-        }
+        if (options.size_given && options.size < kDatagramHeaderBytes)
+            return cli.usage_error(fmt::format(
+                "--size: a datagram needs at least {} bytes for its header", kDatagramHeaderBytes));
         return options.server ? run_receiver(options) : run_sender(options);
     });
 }

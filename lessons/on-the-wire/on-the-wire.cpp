@@ -12,6 +12,7 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
+#include "rdmalab/predicted_packets.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/tcp_exchange.hpp"
@@ -94,37 +95,18 @@ constexpr Reliability kReliability{.timeout = 14,
                                    .max_rd_atomic = 1,
                                    .max_dest_rd_atomic = 1};
 
-// ---- The prediction: the packets an operation makes.
-
-// One packet as a capture shows it: tshark's opcode name, its PSN, its payload, its headers.
-struct Packet {
-    bool from_client = true;
-    std::string opcode;
-    std::uint32_t psn = 0;
-    std::uint32_t payload = 0;
-    std::string headers;
-};
+// ---- The prediction: the packets an operation makes (PredictedPacket: predicted_packets.hpp).
 
 // What the server advertised: where each operation's target is.
 struct Targets {
     RemoteBuffer write, read, atomic;
 };
 
-std::uint32_t next_psn(std::uint32_t psn, std::uint32_t n = 1) {
-    return (psn + n) & 0xffffff;
-}
-
-// Names the packet of a message of n packets: "Only" alone, else First, Middle…, Last.
-std::string part(std::uint32_t i, std::uint32_t n) {
-    if (n == 1) return "Only";
-    return i == 0 ? "First" : (i + 1 == n ? "Last" : "Middle");
-}
-
 // The packets of one step. `psn` is the client's next send PSN: each request packet takes one,
 // and a READ takes one for each response packet it asks for (the responses carry them).
-std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& psn,
-                            std::uint32_t mtu, const Targets& to) {
-    std::vector<Packet> packets;
+std::vector<PredictedPacket> predict(std::size_t index, const Step& step, std::uint32_t& psn,
+                                     std::uint32_t mtu, const Targets& to) {
+    std::vector<PredictedPacket> packets;
     // The responder's AETH carries its MSN: the messages it has completed, this one included
     // (every step here is one message, and this connection carries nothing else).
     const std::uint32_t msn = static_cast<std::uint32_t>(index + 1);
@@ -140,7 +122,7 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
         case Op::kWriteImm: {
             const std::string base = step.op == Op::kSend ? "SEND " : "RDMA WRITE ";
             for (std::uint32_t i = 0; i < n; ++i) {
-                Packet p{true, base + part(i, n), psn, payload(i), ""};
+                PredictedPacket p{true, base + message_part(i, n), psn, payload(i), ""};
                 if (step.op != Op::kSend && i == 0) p.headers = reth(to.write);
                 if (step.op == Op::kWriteImm && i + 1 == n) {
                     p.opcode += " with Immediate";
@@ -160,7 +142,7 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
         case Op::kRead:
             packets.push_back({true, "RDMA READ Request", psn, 0, reth(to.read) + " · AckReq"});
             for (std::uint32_t i = 0; i < n; ++i) {
-                const std::string which = part(i, n);
+                const std::string which = message_part(i, n);
                 packets.push_back({false, "RDMA READ Response " + which, next_psn(psn, i),
                                    payload(i),
                                    which == "Middle" ? "" : fmt::format("AETH ACK msn {}", msn)});
@@ -186,34 +168,10 @@ std::vector<Packet> predict(std::size_t index, const Step& step, std::uint32_t& 
     return packets;
 }
 
-// One line a packet; a run of three or more alike Middle packets on one line ("× 14").
-void print_packets(const std::vector<Packet>& packets, std::uint32_t server_qpn,
-                   std::uint32_t client_qpn) {
-    for (std::size_t i = 0; i < packets.size();) {
-        const Packet& p = packets[i];
-        std::size_t run = 1;
-        while (i + run < packets.size() && packets[i + run].opcode == p.opcode &&
-               packets[i + run].from_client == p.from_client &&
-               packets[i + run].payload == p.payload && packets[i + run].headers.empty() &&
-               p.headers.empty())
-            ++run;
-        if (run < 3) run = 1;
-        const std::string psns =
-            run == 1
-                ? fmt::format("{}", p.psn)
-                : fmt::format("{}–{}", p.psn, next_psn(p.psn, static_cast<std::uint32_t>(run - 1)));
-        fmt::print("client:   {} {:<34} QP {:#08x} PSN {:>8} {:>5} B  {}\n",
-                   p.from_client ? "client → server" : "server → client",
-                   run == 1 ? p.opcode : fmt::format("{} × {}", p.opcode, run),
-                   p.from_client ? server_qpn : client_qpn, psns, p.payload,
-                   run == 1 ? p.headers : std::string("each"));
-        i += run;
-    }
-}
-
 // #region headers
 // What each header is for, said once, the first time a packet carries it.
-void explain_new_headers(const std::vector<Packet>& packets, std::set<std::string>& explained) {
+void explain_new_headers(const std::vector<PredictedPacket>& packets,
+                         std::set<std::string>& explained) {
     static const std::array<std::pair<const char*, const char*>, 6> kMeaning = {{
         {"BTH",
          "every packet: opcode, destination QP, PSN (24 bits, one per packet: the receiver "
@@ -229,7 +187,7 @@ void explain_new_headers(const std::vector<Packet>& packets, std::set<std::strin
         {"AtomicAckETH", "the 64-bit value the word held before the operation"},
     }};
     std::string all;
-    for (const Packet& p : packets) all += " " + p.headers + " ";
+    for (const PredictedPacket& p : packets) all += " " + p.headers + " ";
     for (const auto& [name, meaning] : kMeaning) {
         const bool present = name == std::string("BTH") ||
                              all.find(std::string(" ") + name + " ") != std::string::npos;
@@ -400,7 +358,7 @@ int run_client(const QpOptions& options) {
         const auto packets = predict(index, step, psn, mtu, to);
         fmt::print("client: step {}: {} of {} bytes -> {} packets expected on the wire:\n",
                    index + 1, op_name(step.op), step.size, packets.size());
-        print_packets(packets, server.qpn, r.qp->qp_num);
+        fmt::print("{}", format_predicted_packets("client", packets, server.qpn, r.qp->qp_num));
         explain_new_headers(packets, explained);
         predicted += packets.size();
 

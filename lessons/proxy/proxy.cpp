@@ -4,7 +4,8 @@
 // request into an RDMA WRITE to the peer (ibv_post_send), polls the CQ, and writes the
 // completion into a completion ring the producer waits on. This is the shape of NCCL's proxy
 // thread and of NVSHMEM's proxy transport. The server checks every byte of every request; the
-// client measures each request's latency and splits it into its legs.
+// client measures each request's latency and splits it into its legs. The producers (kernel and
+// host thread) and the latency report are in rdmalab_gpu: proxy_producer.hpp, proxy_latency.hpp.
 // Run: proxy server [-n N] [-s SIZE] | proxy client ADDR [-n N] [-s SIZE] [--in-flight K]
 //      [--mem host|cuda[:N]] | proxy no-nic [--mem host|cuda[:N]] (the ring alone, no NIC)
 #include "rdmalab/connection.hpp"
@@ -12,11 +13,11 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/gpu/memory.hpp"
 #include "rdmalab/gpu/options.hpp"
+#include "rdmalab/gpu/proxy_latency.hpp"
 #include "rdmalab/gpu/proxy_producer.hpp"
 #include "rdmalab/gpu/proxy_ring.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
-#include "rdmalab/percentile.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/verbs.hpp"
 
@@ -26,10 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
-#include <functional>
 #include <limits>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -56,97 +54,6 @@ struct Options {
     unsigned in_flight = 1;    // requests the producer may have outstanding
 };
 
-std::uint64_t now_ns() {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-            .count());
-}
-
-// The producer as a host thread: what a GPU kernel does in src/proxy_producer.cu, with C++
-// atomics instead of volatile and __threadfence_system(). For each request: wait for room,
-// write the bytes, fill the slot, ring its doorbell; meanwhile, read completions.
-void host_producer(std::byte* data, gpu::ProxyRings& rings, gpu::ProducerSample* samples,
-                   const gpu::ProducerPlan& plan) {
-    std::uint64_t consumed = 0;  // completions read (the completion ring's tail: ours alone)
-    std::uint32_t outcome = gpu::kProducerRunning;
-    // Reads what the proxy has published: the head index with acquire, so the completions
-    // written before it (release, by the proxy) are complete when read here.
-    auto consume = [&] {
-        const std::uint64_t published =
-            std::atomic_ref(rings.completions_published).load(std::memory_order_acquire);
-        if (published == consumed) return true;
-        const std::uint64_t seen = now_ns();
-        if (published < consumed || published > plan.requests || published - consumed > kProxySlots)
-            return false;
-        for (; consumed < published; ++consumed) {
-            const gpu::ProxyCompletion& completion = rings.completions[consumed % kProxySlots];
-            if (completion.sequence != consumed + 1 || completion.status != 0) return false;
-            samples[consumed].completion_seen_ns = seen;
-        }
-        return true;
-    };
-    // Every wait is bounded, and ends early if the proxy has given up.
-    auto wait_until = [&](auto ready, std::uint32_t timed_out) {
-        const std::uint64_t deadline = now_ns() + plan.timeout_ns;
-        for (unsigned polls = 0;;) {
-            if (!consume()) return outcome = gpu::kProducerBadCompletion;
-            if (ready()) return outcome;
-            if (std::atomic_ref(rings.proxy_stopped).load(std::memory_order_acquire) != 0)
-                return outcome = gpu::kProducerProxyStopped;
-            if (now_ns() > deadline) return outcome = timed_out;
-            if (++polls % 64 == 0) std::this_thread::yield();  // 2 CPUs in the lab: let others run
-        }
-    };
-    // #region host-producer
-    for (std::uint64_t k = 1; k <= plan.requests; ++k) {
-        gpu::ProxyRequest& slot = rings.requests[(k - 1) % kProxySlots];
-        auto room = [&] {
-            return k - 1 - consumed < plan.in_flight &&
-                   std::atomic_ref(slot.doorbell).load(std::memory_order_acquire) == 0;
-        };
-        if (wait_until(room, gpu::kProducerNoRoom) != gpu::kProducerRunning) break;
-        const std::uint64_t offset = (k - 1) * plan.length;
-        fill_pattern({data + offset, plan.length}, plan.seed + k);
-        slot.offset = offset;
-        slot.length = plan.length;
-        slot.sequence = k;
-        samples[k - 1].enqueued_ns = now_ns();
-        // The doorbell, with release: every write above — the request's bytes, the slot's
-        // fields — happens before it for whoever sees it with acquire. Without release the
-        // compiler (on any CPU) or the CPU itself (on Arm, as in a Grace Hopper) may make the
-        // doorbell visible first, and the proxy would send stale bytes or a stale offset.
-        std::atomic_ref(slot.doorbell).store(1, std::memory_order_release);
-    }
-    // #endregion host-producer
-    if (outcome == gpu::kProducerRunning)
-        wait_until([&] { return consumed == plan.requests; }, gpu::kProducerNoCompletion);
-    if (outcome == gpu::kProducerRunning) outcome = gpu::kProducerDone;
-    std::atomic_ref(rings.producer_state).store(outcome, std::memory_order_release);
-}
-
-const char* producer_outcome(std::uint32_t state) {
-    switch (state) {
-        case gpu::kProducerRunning:
-            return "still running";
-        case gpu::kProducerDone:
-            return "saw every completion";
-        case gpu::kProducerNoRoom:
-            return "timed out waiting for a free slot";
-        case gpu::kProducerNoCompletion:
-            return "timed out waiting for a completion";
-        case gpu::kProducerBadCompletion:
-            return "read a completion out of order or failed";
-        case gpu::kProducerProxyStopped:
-            return "stopped because the proxy stopped";
-    }
-    return "ended in an unknown state";
-}
-
-// What the proxy did with request k, in its clock (steady_clock).
-struct ProxyTimes {
-    std::uint64_t seen = 0, posted = 0, completed = 0, published = 0;
-};
-
 // The NIC side of the proxy: where a request's bytes are and where they go. Without it
 // (proxy no-nic) the proxy completes each request the moment it sees it.
 struct WritePath {
@@ -159,11 +66,11 @@ struct WritePath {
 // The proxy thread's loop: take every request whose doorbell is rung, post its WRITE, poll the
 // CQ, publish each completion. It never blocks: a real proxy serves many rings and many QPs
 // from one thread, and a blocking call on one would stall all of them.
-std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
-                                  std::size_t data_size, const WritePath* nic,
-                                  std::chrono::milliseconds timeout) {
+std::vector<gpu::ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
+                                       std::size_t data_size, const WritePath* nic,
+                                       std::chrono::milliseconds timeout) {
     // #region proxy-publish
-    std::vector<ProxyTimes> times(plan.requests);
+    std::vector<gpu::ProxyTimes> times(plan.requests);
     std::uint64_t taken = 0;      // requests taken (the request ring's tail: ours alone)
     std::uint64_t completed = 0;  // completions published (the completion ring's head)
     auto publish = [&](std::int32_t status) {
@@ -173,7 +80,7 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
         // Release: the completion is written before the index that announces it.
         std::atomic_ref(rings.completions_published)
             .store(completed + 1, std::memory_order_release);
-        times[completed].published = now_ns();
+        times[completed].published = gpu::host_clock_ns();
         ++completed;
     };
     // #endregion proxy-publish
@@ -187,7 +94,7 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
         gpu::ProxyRequest& slot = rings.requests[taken % kProxySlots];
         if (taken < plan.requests &&
             std::atomic_ref(slot.doorbell).load(std::memory_order_acquire) == 1) {
-            times[taken].seen = now_ns();
+            times[taken].seen = gpu::host_clock_ns();
             // Copied out and checked before use: a producer's bug must not become a WRITE of
             // the wrong bytes to the wrong place.
             const std::uint64_t sequence = slot.sequence, offset = slot.offset;
@@ -221,7 +128,7 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
                 write.wr.rdma.rkey = nic->remote.rkey;
                 ibv_send_wr* bad = nullptr;
                 check_ibv(ibv_post_send(nic->qp, &write, &bad), "ibv_post_send(RDMA_WRITE)");
-                times[taken].posted = now_ns();
+                times[taken].posted = gpu::host_clock_ns();
                 // #endregion proxy-post
             } else {
                 publish(0);  // no NIC: complete at once
@@ -236,7 +143,7 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
             const int found = ibv_poll_cq(nic->cq, 1, &wc);
             if (found < 0) fail("ibv_poll_cq failed");
             if (found == 1) {
-                times[completed].completed = now_ns();
+                times[completed].completed = gpu::host_clock_ns();
                 if (wc.wr_id != completed + 1)
                     fail(fmt::format("a completion for request {} arrived; request {} was due",
                                      wc.wr_id, completed + 1));
@@ -254,7 +161,7 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
         const std::uint32_t producer =
             std::atomic_ref(rings.producer_state).load(std::memory_order_acquire);
         if (producer != gpu::kProducerRunning && producer != gpu::kProducerDone)
-            fail(fmt::format("the producer {}", producer_outcome(producer)));
+            fail(fmt::format("the producer {}", gpu::producer_outcome(producer)));
         if (progress) {
             last_progress = Clock::now();
             idle_turns = 0;
@@ -273,9 +180,9 @@ std::vector<ProxyTimes> run_proxy(gpu::ProxyRings& rings, const gpu::ProducerPla
 
 // Runs the proxy loop; if it fails, tells the producer (proxy_stopped) before the error goes on,
 // so a producer waiting for room or a completion stops too.
-std::vector<ProxyTimes> proxy_or_stop(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
-                                      std::size_t data_size, const WritePath* nic,
-                                      std::chrono::milliseconds timeout) {
+std::vector<gpu::ProxyTimes> proxy_or_stop(gpu::ProxyRings& rings, const gpu::ProducerPlan& plan,
+                                           std::size_t data_size, const WritePath* nic,
+                                           std::chrono::milliseconds timeout) {
     try {
         return run_proxy(rings, plan, data_size, nic, timeout);
     } catch (...) {
@@ -284,106 +191,12 @@ std::vector<ProxyTimes> proxy_or_stop(gpu::ProxyRings& rings, const gpu::Produce
     }
 }
 
-// The producer of this run: a host thread, or a CUDA kernel.
-class Producer {
-  public:
-    Producer(gpu::DeviceMemory& data, gpu::ProxySharedMemory& shared,
-             const gpu::ProducerPlan& plan) {
-        if (data.spec().kind == gpu::MemoryKind::kHost) {
-            description_ = "a host thread (standing in for a GPU kernel)";
-            thread_ = std::jthread(host_producer, static_cast<std::byte*>(data.data()),
-                                   std::ref(shared.rings()), shared.samples(), plan);
-        } else {
-            kernel_.emplace(data, shared, plan);
-            description_ = kernel_->description();
-        }
-    }
-    // Waits for the producer to end; its outcome is in the rings.
-    void wait(std::chrono::milliseconds limit) {
-        if (kernel_) kernel_->wait(limit);
-        if (thread_.joinable()) thread_.join();  // it ends by itself: all its waits are bounded
-    }
-    bool same_clock_as_proxy() const { return !kernel_; }
-    const std::string& description() const { return description_; }
-
-  private:
-    std::string description_;
-    std::optional<gpu::GpuProxyProducer> kernel_;
-    std::jthread thread_;
-};
-
-// Each request's legs, in microseconds, as median and p99 over all requests (nearest rank:
-// each value was measured; the medians of the legs need not add up to the total's).
-void report_latency(std::string_view who, const std::vector<ProxyTimes>& proxy,
-                    const gpu::ProxySharedMemory& shared, bool same_clock, bool nic) {
-    const gpu::ProducerSample* samples = shared.samples();
-    struct Leg {
-        std::string name;
-        std::vector<double> us;
-    };
-    std::deque<Leg> legs;  // a deque: adding a leg keeps the references to earlier ones valid
-    auto leg = [&](std::string name) -> std::vector<double>& {
-        legs.push_back({std::move(name), {}});
-        return legs.back().us;
-    };
-    auto us = [](std::uint64_t from, std::uint64_t to) {
-        return (static_cast<double>(to) - static_cast<double>(from)) / 1000.0;
-    };
-    // The producer's clock and the proxy's are one clock only for a host producer: a GPU's
-    // %globaltimer is another, so its two ring crossings are measured together, as the
-    // producer's round trip minus the proxy's own time.
-    if (same_clock) {
-        auto& enqueue_to_seen = leg("producer enqueue → proxy sees the doorbell");
-        for (std::size_t k = 0; k < proxy.size(); ++k)
-            enqueue_to_seen.push_back(us(samples[k].enqueued_ns, proxy[k].seen));
-    }
-    if (nic) {
-        auto& post = leg("proxy sees it → ibv_post_send returned");
-        auto& write = leg("posted → completion polled (the WRITE)");
-        auto& publish = leg("completion polled → completion ring written");
-        for (const ProxyTimes& t : proxy) {
-            post.push_back(us(t.seen, t.posted));
-            write.push_back(us(t.posted, t.completed));
-            publish.push_back(us(t.completed, t.published));
-        }
-    } else {
-        auto& publish = leg("proxy sees it → completion ring written");
-        for (const ProxyTimes& t : proxy) publish.push_back(us(t.seen, t.published));
-    }
-    if (same_clock) {
-        auto& seen = leg("completion ring written → producer sees it");
-        for (std::size_t k = 0; k < proxy.size(); ++k)
-            seen.push_back(us(proxy[k].published, samples[k].completion_seen_ns));
-    } else {
-        auto& crossings = leg("both ring crossings (round trip − proxy time)");
-        for (std::size_t k = 0; k < proxy.size(); ++k)
-            crossings.push_back(us(samples[k].enqueued_ns, samples[k].completion_seen_ns) -
-                                us(proxy[k].seen, proxy[k].published));
-    }
-    auto& total = leg("total: the producer's round trip");
-    for (std::size_t k = 0; k < proxy.size(); ++k)
-        total.push_back(us(samples[k].enqueued_ns, samples[k].completion_seen_ns));
-
-    fmt::print("{}:   {:<46} {:>9} {:>9}  (µs)\n", who,
-               fmt::format("latency per request, {} requests", proxy.size()), "median", "p99");
-    for (const Leg& l : legs)
-        fmt::print("{}:   {:<46} {:>9.2f} {:>9.2f}\n", who, l.name, median(l.us),
-                   percentile(l.us, 0.99));
-    // And the rate: every request from the first enqueue to the last completion seen.
-    const double span_s =
-        us(samples[0].enqueued_ns, samples[proxy.size() - 1].completion_seen_ns) / 1e6;
-    fmt::print("{}: {} requests in {:.3f} ms by the producer's clock: {:.0f} requests/s\n", who,
-               proxy.size(), span_s * 1e3, static_cast<double>(proxy.size()) / span_s);
-    if (!same_clock)
-        fmt::print("{}: the producer's clock (%globaltimer) ticks in steps of {} ns\n", who,
-                   shared.rings().producer_clock_step_ns);
-}
-
 // Checks the producer ended well, after the proxy's loop.
 void require_producer_done(gpu::ProxyRings& rings) {
     const std::uint32_t state =
         std::atomic_ref(rings.producer_state).load(std::memory_order_acquire);
-    if (state != gpu::kProducerDone) fail(fmt::format("the producer {}", producer_outcome(state)));
+    if (state != gpu::kProducerDone)
+        fail(fmt::format("the producer {}", gpu::producer_outcome(state)));
 }
 
 gpu::ProducerPlan make_plan(const Options& options, std::uint32_t length,
@@ -462,7 +275,7 @@ int run_server(const ConnectionOptions& options, const Options& proxy_options,
 
 // What one run of the producer and the proxy gives back.
 struct ProxyRun {
-    std::vector<ProxyTimes> times;
+    std::vector<gpu::ProxyTimes> times;
     std::string producer_description;
     bool same_clock = true;  // false for a GPU producer: its clock is not this CPU's
 };
@@ -474,7 +287,7 @@ ProxyRun produce_and_proxy(std::string_view side, gpu::DeviceMemory& data,
                            const WritePath* nic, std::chrono::milliseconds timeout) {
     ProxyRun run;
     {
-        Producer producer(data, shared, plan);
+        gpu::ProxyProducer producer(data, shared, plan);
         run.producer_description = producer.description();
         run.same_clock = producer.same_clock_as_proxy();
         fmt::print("{}: producer: {}; rings: {}; {} requests of {} bytes, {} in flight\n", side,
@@ -528,7 +341,7 @@ int run_client(const ConnectionOptions& options, const Options& proxy_options,
     connection.wait_for_completion("the request count");
     connection.disconnect();
 
-    report_latency("client", times, shared, same_clock, true);
+    gpu::report_proxy_latency("client", times, shared, same_clock, true);
     if (device.starts_with("rxe"))
         fmt::print(
             "client: {} is Soft-RoCE: these are Soft-RoCE numbers (the \"NIC\" is kernel code on "
@@ -569,7 +382,7 @@ int run_no_nic(const ConnectionOptions& options, const Options& proxy_options,
                             "was to write",
                             *bad, k));
     }
-    report_latency("no-nic", times, shared, same_clock, false);
+    gpu::report_proxy_latency("no-nic", times, shared, same_clock, false);
     fmt::print(
         "no-nic: verified {} requests of {} bytes where the producer wrote them, in {}, checked by "
         "{}\n",

@@ -7,11 +7,15 @@
 // it has used what landed there — NCCL's ring does the same through its proxy thread.
 // Run, one rank per host (rank R of the list; under mpirun or srun R comes from the launcher):
 //   ring-allreduce --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [--segment BYTES] [--slots N]
+#include "rdmalab/allreduce_report.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
+#include "rdmalab/patient_connect.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/rank_hosts.hpp"
+#include "rdmalab/ring_schedule.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
@@ -21,11 +25,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace rdmalab;
@@ -45,25 +47,9 @@ struct RingOptions {
     double timeout_s = 20;  // longest wait for a neighbour
 };
 
-// The chunk of the vector each rank finishes: rank counts that do not divide the size give the
-// first chunks one element more.
-struct Chunk {
-    std::size_t first = 0;
-    std::size_t count = 0;
-};
-Chunk chunk_of(std::size_t elements, int ranks, int chunk) {
-    const std::size_t base = elements / ranks, extra = elements % ranks;
-    const auto c = static_cast<std::size_t>(chunk);
-    return {c * base + std::min(c, extra), base + (c < extra ? 1 : 0)};
-}
-
 // Rank r's input; small integers, so every sum is exact in float32 whatever the order of adding.
 float input(int rank, std::size_t i) {
     return static_cast<float>((rank + 1) * static_cast<int>(i % 251 + 1));
-}
-
-int modulo(int a, int n) {
-    return ((a % n) + n) % n;
 }
 
 // An ACK may wait behind a full queue on a slow link (one 64 KiB segment is 70 ms at 8 Mbit/s):
@@ -89,21 +75,8 @@ struct Link {
 // the left (it WRITEs into ours). Rank 0 connects first and accepts last; everyone else accepts
 // from the left first: each rank waits only for a rank that is already waiting for it.
 
-TcpExchange connect_with_patience(const std::string& address, std::uint16_t port,
-                                  std::chrono::milliseconds timeout) {
-    const auto give_up = Clock::now() + timeout;
-    for (;;) {
-        try {
-            return TcpExchange::connect_to(address, port, timeout);
-        } catch (const Error&) {
-            if (Clock::now() >= give_up) throw;  // the neighbour never started listening
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-    }
-}
-
-Link connect_right(const RingOptions& o, ibv_qp* qp, const PortAddress& local, std::string who) {
-    const int right = (o.rank + 1) % static_cast<int>(o.hosts.size());
+Link connect_right(const RingOptions& o, int right, ibv_qp* qp, const PortAddress& local,
+                   std::string who) {
     Link link{connect_with_patience(o.hosts[right], static_cast<std::uint16_t>(o.port + right),
                                     to_milliseconds(o.timeout_s)),
               right,
@@ -114,9 +87,8 @@ Link connect_right(const RingOptions& o, ibv_qp* qp, const PortAddress& local, s
     return link;
 }
 
-Link accept_left(const RingOptions& o, ibv_qp* qp, const PortAddress& local, const ibv_mr* slots,
-                 std::string who) {
-    const int left = modulo(o.rank - 1, static_cast<int>(o.hosts.size()));
+Link accept_left(const RingOptions& o, int left, ibv_qp* qp, const PortAddress& local,
+                 const ibv_mr* slots, std::string who) {
     Link link{TcpExchange::accept_one(static_cast<std::uint16_t>(o.port + o.rank), "",
                                       to_milliseconds(o.timeout_s)),
               left,
@@ -130,12 +102,10 @@ Link accept_left(const RingOptions& o, ibv_qp* qp, const PortAddress& local, con
 
 // ---- One allreduce: every WRITE, credit and completion of it.
 
+// The schedule (which chunk each step moves: ring_schedule.hpp), and the verbs objects.
 struct Ring {
     const RingOptions& o;
-    int ranks;
-    std::size_t elements;
-    std::size_t segment_elements;
-    std::size_t segments_per_step;
+    RingSchedule schedule;
     ibv_cq* cq;
     ibv_qp* to_right;
     ibv_qp* from_left;
@@ -149,26 +119,6 @@ struct Ring {
     std::vector<double> step_done_ms;  // when the last segment of each step had arrived here
 };
 
-// What step s moves: in reduce-scatter (s < n-1) rank r sends chunk r-s and receives chunk
-// r-s-1, which it adds to its own; in all-gather it sends chunk r+1-g and receives chunk r-g,
-// which it copies (g = s-(n-1)).
-int sent_chunk(const Ring& ring, std::size_t step) {
-    const int s = static_cast<int>(step);
-    return step < static_cast<std::size_t>(ring.ranks - 1)
-               ? modulo(ring.o.rank - s, ring.ranks)
-               : modulo(ring.o.rank + 1 - (s - (ring.ranks - 1)), ring.ranks);
-}
-int received_chunk(const Ring& ring, std::size_t step) {
-    return modulo(sent_chunk(ring, step) - 1, ring.ranks);
-}
-
-// The part of a chunk that segment k covers (empty where the chunk is shorter than the others).
-Chunk segment_of(const Ring& ring, int chunk, std::size_t k) {
-    const Chunk c = chunk_of(ring.elements, ring.ranks, chunk);
-    const std::size_t start = std::min(c.count, k * ring.segment_elements);
-    return {c.first + start, std::min(c.count - start, ring.segment_elements)};
-}
-
 void post_receive(ibv_qp* qp, WorkId id) {
     ibv_recv_wr wr{};  // no buffer: a WRITE WITH IMMEDIATE lands in the slot it names, and a
     wr.wr_id = id;     // credit is an immediate alone
@@ -178,8 +128,8 @@ void post_receive(ibv_qp* qp, WorkId id) {
 
 // Segment q (step q / S, segment q % S) goes to the right neighbour's slot q % slots.
 void write_segment(Ring& ring, std::uint32_t q) {
-    const std::size_t step = q / ring.segments_per_step, k = q % ring.segments_per_step;
-    const Chunk part = segment_of(ring, sent_chunk(ring, step), k);
+    const RingSchedule& s = ring.schedule;
+    const Chunk part = s.segment_of(s.sent_chunk(q / s.segments_per_step), q % s.segments_per_step);
     const std::uint32_t bytes = static_cast<std::uint32_t>(part.count * sizeof(float));
     ibv_sge sge{reinterpret_cast<std::uint64_t>(ring.data.data() + part.first), bytes,
                 ring.data_mr->lkey};
@@ -200,14 +150,15 @@ void write_segment(Ring& ring, std::uint32_t q) {
 // Segment q has landed in our slot q % slots: add it to our chunk (reduce-scatter) or copy it
 // (all-gather). After that the slot is free again.
 void use_segment(Ring& ring, std::uint32_t q, std::uint32_t byte_len) {
-    const std::size_t step = q / ring.segments_per_step, k = q % ring.segments_per_step;
-    const Chunk part = segment_of(ring, received_chunk(ring, step), k);
+    const RingSchedule& s = ring.schedule;
+    const std::size_t step = q / s.segments_per_step;
+    const Chunk part = s.segment_of(s.received_chunk(step), q % s.segments_per_step);
     if (byte_len != part.count * sizeof(float))
         fail(fmt::format("segment {} from rank {} holds {} bytes, not {}", q, ring.left.peer,
                          byte_len, part.count * sizeof(float)));
-    const float* slot = ring.slots + (q % ring.o.slots) * ring.segment_elements;
+    const float* slot = ring.slots + (q % ring.o.slots) * s.segment_elements;
     float* mine = ring.data.data() + part.first;
-    if (step < static_cast<std::size_t>(ring.ranks - 1))
+    if (s.reduces(step))
         for (std::size_t i = 0; i < part.count; ++i) mine[i] += slot[i];
     else
         std::copy(slot, slot + part.count, mine);
@@ -238,14 +189,14 @@ void check_neighbours(const Ring& ring) {
 // neighbour has a free slot: it has returned credit for all but fewer than `slots` of ours.
 // Segments arrive from the left in order (RC). No queue ever holds more than `slots` requests.
 double allreduce(Ring& ring) {
-    const std::uint32_t S = static_cast<std::uint32_t>(ring.segments_per_step);
-    const std::uint32_t total = 2 * static_cast<std::uint32_t>(ring.ranks - 1) * S;
+    const std::uint32_t S = static_cast<std::uint32_t>(ring.schedule.segments_per_step);
+    const std::uint32_t total = static_cast<std::uint32_t>(ring.schedule.steps()) * S;
     const std::uint32_t slots = ring.o.slots;
     std::uint32_t written = 0, writes_done = 0;  // WRITEs posted, and completed
     std::uint32_t arrived = 0, credited = 0;     // segments used here, and credit given for
     std::uint32_t credits_posted = 0, credits_done = 0;
     std::uint32_t used_by_right = 0;  // the latest credit: segments the right neighbour has used
-    ring.step_done_ms.assign(2 * (ring.ranks - 1), 0);
+    ring.step_done_ms.assign(ring.schedule.steps(), 0);
     const auto start = Clock::now();
     auto last_progress = start;
     // #region ring-gate
@@ -310,34 +261,29 @@ double allreduce(Ring& ring) {
 // A neighbour that has gone is named.
 void barrier(Ring& ring) {
     constexpr std::uint32_t kInStep = 0x52494e47;  // "RING"
-    for (Link* link : {&ring.right, &ring.left}) {
+    auto naming_the_rank = [&](Link* link, auto step) {
         try {
-            send_word(link->tcp, kInStep);
+            step(link->tcp);
         } catch (const Error& e) {
             fail(fmt::format("rank {} ({}) has gone: {}", link->peer, ring.o.hosts[link->peer],
                              e.what()));
         }
-    }
-    for (Link* link : {&ring.left, &ring.right}) {
-        try {
-            expect_word(link->tcp, kInStep, "the neighbour's barrier");
-        } catch (const Error& e) {
-            fail(fmt::format("rank {} ({}) has gone: {}", link->peer, ring.o.hosts[link->peer],
-                             e.what()));
-        }
-    }
+    };
+    for (Link* link : {&ring.right, &ring.left})
+        naming_the_rank(link, [&](TcpExchange& tcp) { send_word(tcp, kInStep); });
+    for (Link* link : {&ring.left, &ring.right})
+        naming_the_rank(
+            link, [&](TcpExchange& tcp) { expect_word(tcp, kInStep, "the neighbour's barrier"); });
 }
 
 int run(const RingOptions& o) {
     const int ranks = static_cast<int>(o.hosts.size());
     const std::string who = fmt::format("rank {}", o.rank);
     const std::size_t elements = o.size / sizeof(float);
-    const std::size_t segment_elements = o.segment / sizeof(float);
-    const std::size_t segments_per_step = std::max<std::size_t>(
-        1, (chunk_of(elements, ranks, 0).count + segment_elements - 1) / segment_elements);
+    const RingSchedule schedule = ring_schedule(o.rank, ranks, elements, o.segment / sizeof(float));
     fmt::print("{} of {} ({}): left rank {} ({}), right rank {} ({})\n", who, ranks,
-               o.hosts[o.rank], modulo(o.rank - 1, ranks), o.hosts[modulo(o.rank - 1, ranks)],
-               (o.rank + 1) % ranks, o.hosts[(o.rank + 1) % ranks]);
+               o.hosts[o.rank], schedule.left(), o.hosts[schedule.left()], schedule.right(),
+               o.hosts[schedule.right()]);
 
     // The port behind our address, a PD, one CQ for both links, and the two QPs.
     auto address = parse_ip_address(o.hosts[o.rank], 0);
@@ -376,17 +322,17 @@ int run(const RingOptions& o) {
     fmt::print(
         "{}: {} floats ({} bytes), {} segment(s) of up to {} bytes per step, {} slots of {} "
         "bytes\n",
-        who, elements, o.size, segments_per_step, o.segment, o.slots, o.segment);
+        who, elements, o.size, schedule.segments_per_step, o.segment, o.slots, o.segment);
 
     apply_transition(to_right.get(), init_transition(port.address, 0), who);
     apply_transition(from_left.get(), init_transition(port.address, IBV_ACCESS_REMOTE_WRITE), who);
     std::optional<Link> right, left;
     if (o.rank == 0) {
-        right = connect_right(o, to_right.get(), port.address, who);
-        left = accept_left(o, from_left.get(), port.address, slots_mr.get(), who);
+        right = connect_right(o, schedule.right(), to_right.get(), port.address, who);
+        left = accept_left(o, schedule.left(), from_left.get(), port.address, slots_mr.get(), who);
     } else {
-        left = accept_left(o, from_left.get(), port.address, slots_mr.get(), who);
-        right = connect_right(o, to_right.get(), port.address, who);
+        left = accept_left(o, schedule.left(), from_left.get(), port.address, slots_mr.get(), who);
+        right = connect_right(o, schedule.right(), to_right.get(), port.address, who);
     }
     if (right->remote.length < o.slots * o.segment)
         fail(
@@ -395,10 +341,7 @@ int run(const RingOptions& o) {
                         right->peer, right->remote.length, o.slots * o.segment));
 
     Ring ring{o,
-              ranks,
-              elements,
-              segment_elements,
-              segments_per_step,
+              schedule,
               cq.get(),
               to_right.get(),
               from_left.get(),
@@ -434,33 +377,13 @@ int run(const RingOptions& o) {
     }
     barrier(ring);  // no QP goes away while a neighbour still writes to it
 
-    // nccl-tests' measures: algbw = size / time; busbw = algbw × 2(n-1)/n, what each link carried.
-    std::sort(times.begin(), times.end());
-    const double median_ms = times[times.size() / 2];
-    const double algbw = static_cast<double>(o.size) / (median_ms / 1e3) / 1e6;
-    std::string steps;
-    double previous = 0;
-    for (double done : ring.step_done_ms) {
-        steps += fmt::format(" {:.2f}", done - previous);
-        previous = done;
-    }
-    fmt::print("{}: steps of the last allreduce (ms):{}\n", who, steps);
-    fmt::print(
-        "{}: {} bytes written to rank {} per allreduce ({:.3f} of the vector; 2(n-1)/n = {:.3f})\n",
-        who, ring.bytes_sent, right->peer, static_cast<double>(ring.bytes_sent) / o.size,
-        2.0 * (ranks - 1) / ranks);
-    fmt::print(
-        "{}: allreduce of {} bytes over {} ranks: median {:.2f} ms of {}, algbw {:.3g} MB/s, "
-        "busbw {:.3g} MB/s\n",
-        who, o.size, ranks, median_ms, times.size(), algbw, algbw * 2 * (ranks - 1) / ranks);
+    fmt::print("{}", format_allreduce_report(who, {.bytes = o.size,
+                                                   .ranks = ranks,
+                                                   .times_ms = times,
+                                                   .step_done_ms = ring.step_done_ms,
+                                                   .bytes_sent = ring.bytes_sent,
+                                                   .right = right->peer}));
     return 0;
-}
-
-// The rank from the launcher when --rank is not given: Open MPI, then Slurm.
-int launcher_rank() {
-    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-        if (const char* value = std::getenv(name)) return std::atoi(value);
-    return -1;
 }
 
 }  // namespace
@@ -501,14 +424,10 @@ int main(int argc, char** argv) {
             .range(1.0, 600.0)
             .show_default();
         cli.parse_or_exit(argc, argv);
-        for (std::size_t start = 0; start <= hosts.size();) {
-            const std::size_t comma = std::min(hosts.find(',', start), hosts.size());
-            o.hosts.push_back(hosts.substr(start, comma - start));
-            start = comma + 1;
-        }
+        o.hosts = split_hosts(hosts);
         o.size = *parse_size(size);
         o.segment = *parse_size(segment);
-        if (o.rank < 0) o.rank = launcher_rank();
+        if (o.rank < 0) o.rank = launcher_rank();  // from mpirun or srun
         if (o.hosts.size() < 2 || o.hosts.size() > 64)
             fail(fmt::format("--hosts names {} rank(s): a ring needs 2 to 64", o.hosts.size()));
         if (o.rank < 0 || o.rank >= static_cast<int>(o.hosts.size()))

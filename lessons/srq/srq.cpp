@@ -1,12 +1,12 @@
 // Lesson: srq — one Shared Receive Queue feeds the connections of several clients; completions
 // say which connection by QP number, and the SRQ limit event asks for a refill before it runs dry.
 // Run: srq server [--clients N] | srq client ADDR [-n MESSAGES]   (one client per terminal)
-#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/receive_slots.hpp"
+#include "rdmalab/send_slots.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 #include "srq_messages.hpp"
@@ -66,9 +66,7 @@ struct SharedQueues {
           slots_mr(
               check_ptr(ibv_reg_mr(pd.get(), slots.data(), slots.size(), IBV_ACCESS_LOCAL_WRITE),
                         "ibv_reg_mr(receive buffers)")),
-          outgoing(sizeof(Control) * options.clients),
-          outgoing_mr(check_ptr(ibv_reg_mr(pd.get(), outgoing.data(), outgoing.size(), 0),
-                                "ibv_reg_mr(outgoing)")) {}
+          outgoing(pd.get(), sizeof(Control), options.clients) {}
 
     // #region create-srq
     static ibv_srq* create_srq(ibv_pd* pd, std::uint32_t max_wr) {
@@ -125,8 +123,7 @@ struct SharedQueues {
     std::size_t slot_size;
     Buffer slots;
     MemoryRegion slots_mr;
-    Buffer outgoing;
-    MemoryRegion outgoing_mr;
+    SendSlots outgoing;  // one per client: our go, then our verdict (send_slots.hpp)
     std::uint32_t limit = std::max(1U, depth / 4);
     std::uint64_t posted = 0;  // receives in the SRQ, as far as the completions we polled tell
 };
@@ -144,27 +141,6 @@ struct ClientState {
     bool lost = false;     // it disconnected before its last message: the others go on
     unsigned pending = 0;  // our SENDs to it not yet completed
 };
-
-void send_control(SharedQueues& shared, ClientState& client, std::uint32_t a, std::uint32_t b,
-                  std::uint32_t c) {
-    std::span<std::byte> message{shared.outgoing.data() + (client.number - 1) * sizeof(Control),
-                                 sizeof(Control)};
-    ByteWriter out(message, "the control message");
-    out.u32(a);
-    out.u32(b);
-    out.u32(c);
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
-                .length = static_cast<std::uint32_t>(message.size()),
-                .lkey = shared.outgoing_mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = kSendWrId + client.number;  // apart from the SRQ's buffer numbers
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(client.connection->qp(), &wr, &bad), "ibv_post_send(SEND)");
-}
 
 // The server's state while it serves: the shared queues, each client's connection and progress,
 // and what the SRQ holds. run_server below goes through its steps in order.
@@ -213,8 +189,8 @@ class Server {
     // Step 2: everyone is here: tell each client to start (and how large a message may be).
     void send_go() {
         for (auto& client : clients_)
-            send(client, client.number, options_.clients,
-                 static_cast<std::uint32_t>(shared_->slot_size));
+            send(client, encode_go({client.number, options_.clients,
+                                    static_cast<std::uint32_t>(shared_->slot_size)}));
     }
 
     // Step 3: poll the shared CQ until every client is served; between polls, look for clients
@@ -263,8 +239,10 @@ class Server {
     }
 
   private:
-    void send(ClientState& client, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-        send_control(*shared_, client, a, b, c);
+    void send(ClientState& client, const Control& message) {
+        // wr_id kSendWrId + the client's number: apart from the SRQ's buffer numbers.
+        shared_->outgoing.send(client.connection->qp(), client.number - 1, message,
+                               kSendWrId + client.number);
         ++pending_sends_;
         ++client.pending;
     }
@@ -360,7 +338,7 @@ class Server {
         if (client.received == client.expected) {
             client.finished = true;
             ++finished_;
-            send(client, client.number, client.received, 0);  // "verified"
+            send(client, encode_verified({client.number, client.received}));
         }
     }
 
@@ -457,9 +435,7 @@ int run_client(const SrqOptions& options) {
     connection.require_size_fits(options.size);
 
     // Our NIC reads the messages (no access flags) and writes the server's two control messages.
-    Buffer messages(std::size_t{options.messages} * options.size);
-    MemoryRegion messages_mr{check_ptr(
-        ibv_reg_mr(connection.pd(), messages.data(), messages.size(), 0), "ibv_reg_mr(messages)")};
+    SendSlots messages(connection.pd(), options.size, options.messages);
     ReceiveSlots control(connection.pd(), connection.qp(), sizeof(Control), 2);  // go, verified
     connection.connect();
     fmt::print("client: connected over {}; waiting for the other clients\n",
@@ -477,22 +453,10 @@ int run_client(const SrqOptions& options) {
 
     // Message i: index and count, then the pattern for (our number, i). All posted at once.
     for (std::uint32_t i = 0; i < options.messages; ++i) {
-        std::span<std::byte> message{messages.data() + std::size_t{i} * options.size, options.size};
-        ByteWriter header(message, "the message header");
-        header.u32(i);
-        header.u32(options.messages);
+        std::span<std::byte> message = messages.slot(i);
+        write_message_header(message, {i, options.messages});
         fill_pattern(message.subspan(kMessageHeader), message_seed(number, i));
-        ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(message.data()),
-                    .length = static_cast<std::uint32_t>(message.size()),
-                    .lkey = messages_mr->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = i;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        ibv_send_wr* bad = nullptr;
-        check_ibv(ibv_post_send(connection.qp(), &wr, &bad), "ibv_post_send(SEND)");
+        messages.send(connection.qp(), i, message.size(), i);
     }
     std::uint32_t sent = 0;
     std::optional<ibv_wc> verdict;
@@ -506,9 +470,7 @@ int run_client(const SrqOptions& options) {
         else
             fail(fmt::format("unexpected completion (opcode {})", static_cast<int>(wc.opcode)));
     }
-    ByteReader answer(control.message(*verdict), "the server's verdict");
-    const std::uint32_t answered = answer.u32();  // our number
-    const std::uint32_t verified = answer.u32();
+    const auto [answered, verified] = read_verified(control.message(*verdict));  // our number?
     connection.wait_for_disconnect();  // the server hangs up once our verdict has completed
     if (answered != number || verified != options.messages)
         fail(fmt::format("the server verified {} of our {} messages", verified, options.messages));
@@ -527,14 +489,9 @@ int main(int argc, char** argv) {
         SrqOptions options;
         options.size = 256;
         cli.add_connection_options(options);
-        cli.existing("--size").check([](const std::string& text) {
-            auto size = parse_size(text);
-            return size && *size < kMessageHeader
-                       ? fmt::format(
-                             "'{}' is too small: every message starts with an {}-byte header", text,
-                             kMessageHeader)
-                       : std::string();
-        });
+        cli.existing("--size").size_at_least(
+            kMessageHeader,
+            fmt::format("every message starts with an {}-byte header", kMessageHeader));
         cli.option("-n,--iters", options.messages, "messages per client (client)")
             .range(1U, kMaxMessages)
             .show_default();

@@ -22,10 +22,19 @@ constexpr std::size_t kMessageHeader = 8;  // index and count, big-endian, then 
 // SRQ's buffers take), then later "verified" (your number, messages verified).
 using Control = std::array<std::byte, 12>;
 
-// The "go" message as the client reads it: the received bytes, checked before use.
+// The "go" message: written by the server; as the client reads it, the received bytes, checked
+// before use.
 struct Go {
     std::uint32_t number = 0, clients = 0, largest = 0;
 };
+inline Control encode_go(const Go& go) {
+    Control message{};
+    ByteWriter out(message, "the control message");
+    out.u32(go.number);
+    out.u32(go.clients);
+    out.u32(go.largest);
+    return message;
+}
 inline Go read_go(std::span<const std::byte> received) {
     if (received.size() != sizeof(Control)) fail("expected the server's 12-byte go message");
     ByteReader in(received, "the server's go message");
@@ -36,10 +45,35 @@ inline Go read_go(std::span<const std::byte> received) {
     return go;
 }
 
-// A client's message header as the server reads it: index and announced count, checked.
+// "verified": the client's number and how many of its messages the server verified (then a
+// zero word).
+struct Verified {
+    std::uint32_t number = 0, count = 0;
+};
+inline Control encode_verified(const Verified& verified) {
+    Control message{};
+    ByteWriter out(message, "the control message");
+    out.u32(verified.number);
+    out.u32(verified.count);
+    out.u32(0);
+    return message;
+}
+inline Verified read_verified(std::span<const std::byte> received) {
+    if (received.size() != sizeof(Control)) fail("expected the server's 12-byte verdict");
+    ByteReader in(received, "the server's verdict");
+    return {in.u32(), in.u32()};  // braced: read in order
+}
+
+// A client's message header: as the client writes it in front of the pattern, and as the server
+// reads it, index and announced count, checked.
 struct MessageHeader {
     std::uint32_t index = 0, count = 0;
 };
+inline void write_message_header(std::span<std::byte> message, const MessageHeader& header) {
+    ByteWriter out(message, "the message header");
+    out.u32(header.index);
+    out.u32(header.count);
+}
 inline MessageHeader read_message_header(std::span<const std::byte> message) {
     if (message.size() < kMessageHeader)
         fail(fmt::format("a message of {} bytes is shorter than its header", message.size()));

@@ -18,7 +18,6 @@
 #include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <array>
@@ -56,29 +55,10 @@ struct UdOptions : ConnectionOptions {
 
 // ---- The UD QP: created, then RESET → INIT → RTR → RTS with nothing about any peer.
 
-struct UdQueues {
-    ProtectionDomain pd;
-    CompletionQueue cq;
-    QueuePair qp;
-};
-
-UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
+QpQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
                           std::uint32_t receive_depth) {
-    UdQueues queues;
-    ibv_context* context = local.context.get();
-    queues.pd.reset(check_ptr(ibv_alloc_pd(context), "ibv_alloc_pd"));
-    queues.cq.reset(check_ptr(
-        ibv_create_cq(context, static_cast<int>(send_depth + receive_depth), nullptr, nullptr, 0),
-        "ibv_create_cq"));
-    ibv_qp_init_attr init{};
-    init.send_cq = queues.cq.get();
-    init.recv_cq = queues.cq.get();
-    init.qp_type = IBV_QPT_UD;
-    init.cap.max_send_wr = send_depth;
-    init.cap.max_recv_wr = receive_depth;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
-    queues.qp.reset(check_ptr(ibv_create_qp(queues.pd.get(), &init), "ibv_create_qp(UD)"));
+    // A PD, one CQ and a QP of type UD (qp_bringup.hpp), the same as for RC.
+    QpQueues queues = create_qp_queues(local.context.get(), IBV_QPT_UD, send_depth, receive_depth);
 
     // #region ud-qp
     // INIT: which port, which P_Key (index 0: the default partition) and which Q_Key this QP
@@ -106,15 +86,11 @@ UdQueues create_ud_queues(const LocalPort& local, std::uint32_t send_depth,
 }
 
 // No buffer and PSN 0: a UD QP offers no remote access, and nobody checks its PSNs.
-QpEndpoint local_endpoint(const LocalPort& local, const UdQueues& queues) {
-    return {.qp_type = IBV_QPT_UD,
-            .link_layer = local.address.link_layer,
-            .active_mtu = local.address.active_mtu,
-            .qpn = queues.qp->qp_num,
-            .psn = 0,
-            .lid = local.address.lid,
-            .gid = local.address.gid,
-            .qkey = kQkey};
+QpEndpoint ud_endpoint(const LocalPort& local, const QpQueues& queues) {
+    QpEndpoint ours = local_endpoint(queues.qp.get(), local.address);
+    ours.psn = 0;
+    ours.qkey = kQkey;
+    return ours;
 }
 
 // The one rule UD adds to SEND: a datagram is one packet, so it cannot exceed the path MTU
@@ -133,24 +109,17 @@ void require_fits_path_mtu(std::size_t size, int path_mtu, const QpEndpoint& our
 
 // ---- Server: pre-posted receives, each 40 + size bytes, recycled; count what arrives.
 
-bool peer_has_spoken(const TcpExchange& tcp) {
-    pollfd ready{.fd = tcp.fd(), .events = POLLIN, .revents = 0};
-    return poll(&ready, 1, 0) > 0;
-}
-
 int run_server(const UdOptions& options) {
     require_device_exists(options.device);  // before waiting for anyone
     auto tcp =
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
-    LocalPort local = open_port_for_address(tcp.local_address(), options.device, options.gid_index);
-    if (options.tclass >= 0)  // --tclass: into every address handle made from this port
-        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    LocalPort local = open_port_for_address(tcp.local_address(), options);  // and --tclass
     ibv_device_attr device{};
     check_ibv(ibv_query_device(local.context.get(), &device), "ibv_query_device");
     const std::uint32_t depth =
         std::min<std::uint32_t>(kMaxReceiveDepth, static_cast<std::uint32_t>(device.max_qp_wr));
-    UdQueues queues = create_ud_queues(local, 1, depth);
-    const QpEndpoint ours = local_endpoint(local, queues);
+    QpQueues queues = create_ud_queues(local, 1, depth);
+    const QpEndpoint ours = ud_endpoint(local, queues);
     const QpEndpoint client =
         exchange_endpoints(tcp, local.address, ours, PeerBuffer::kNone, "server");
     const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(client.active_mtu));
@@ -246,7 +215,7 @@ int run_server(const UdOptions& options) {
         }
         if (found > 0) continue;
         // The CQ is empty: has the client said it is done? (TCP: that word cannot be lost.)
-        if (!client_done && peer_has_spoken(tcp)) {
+        if (!client_done && tcp.readable()) {
             const auto [sent, qkey_used] = receive_words<2>(tcp);
             if (sent != count)
                 fail(fmt::format("the client says it sent {} of the {} planned", sent, count));
@@ -325,12 +294,10 @@ int run_server(const UdOptions& options) {
 int run_client(const UdOptions& options) {
     require_device_exists(options.device);
     auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
-    LocalPort local = open_port_for_address(tcp.local_address(), options.device, options.gid_index);
-    if (options.tclass >= 0)  // --tclass: into every address handle made from this port
-        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    LocalPort local = open_port_for_address(tcp.local_address(), options);  // and --tclass
     const std::uint32_t window = std::min(kSendWindow, options.count);
-    UdQueues queues = create_ud_queues(local, window, 1);
-    const QpEndpoint ours = local_endpoint(local, queues);
+    QpQueues queues = create_ud_queues(local, window, 1);
+    const QpEndpoint ours = ud_endpoint(local, queues);
     const QpEndpoint server =
         exchange_endpoints(tcp, local.address, ours, PeerBuffer::kNone, "client");
     const int path_mtu = std::min(mtu_bytes(ours.active_mtu), mtu_bytes(server.active_mtu));
@@ -471,14 +438,9 @@ int main(int argc, char** argv) {
                     "send with a Q_Key the server's QP does not accept");
         cli.parse_or_exit(argc, argv);
         options.size_given = cli.given("--size");
-        if (options.size_given && options.size < kDatagramHeaderBytes) {
-            fmt::print(
-                stderr,
-                "ud: --size: a datagram needs at least {} bytes for its header (run with --help "
-                "for usage)\n",
-                kDatagramHeaderBytes);
-            return 2;
-        }
+        if (options.size_given && options.size < kDatagramHeaderBytes)
+            return cli.usage_error(fmt::format(
+                "--size: a datagram needs at least {} bytes for its header", kDatagramHeaderBytes));
         return options.server ? run_server(options) : run_client(options);
     });
 }

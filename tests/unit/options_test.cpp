@@ -146,3 +146,44 @@ TEST(CommandLine, AnotherSubcommandBesideServerAndClient) {
         EXPECT_THROW(parse_line({"lesson", "no-nic", "server"}, options, cli), CLI::ParseError);
     }
 }
+
+TEST(CommandLine, SizeAtLeastRefusesSmallerSizesOnly) {
+    auto parse_line = [](std::vector<std::string> args) {
+        CommandLine cli{"test", "lesson"};
+        ConnectionOptions options;
+        cli.add_connection_options(options);
+        cli.existing("--size").size_at_least(8, "every message starts with an 8-byte header");
+        std::vector<char*> argv;
+        for (auto& arg : args) argv.push_back(arg.data());
+        cli.app().parse(static_cast<int>(argv.size()), argv.data());
+        return options.size;
+    };
+    EXPECT_EQ(parse_line({"lesson", "server", "-s", "8"}), 8u);
+    EXPECT_EQ(parse_line({"lesson", "server", "-s", "1K"}), 1024u);
+    EXPECT_EQ(parse_line({"lesson", "server"}), 4096u);  // the default is not checked
+    try {
+        parse_line({"lesson", "server", "-s", "4"});
+        FAIL() << "a size below the minimum was accepted";
+    } catch (const CLI::ValidationError& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "'4' is too small: every message starts with an 8-byte header"),
+                  std::string::npos)
+            << e.what();
+    }
+    // Garbage is the option's own check's to name, not this one's.
+    try {
+        parse_line({"lesson", "server", "-s", "abc"});
+        FAIL() << "garbage was accepted";
+    } catch (const CLI::ValidationError& e) {
+        EXPECT_EQ(std::string(e.what()).find("too small"), std::string::npos) << e.what();
+    }
+}
+
+TEST(CommandLine, UsageErrorPrintsOneLineAndReturnsTwo) {
+    CommandLine cli{"test", "lesson"};
+    testing::internal::CaptureStderr();
+    const int code = cli.usage_error("--size: the region needs at least 4 bytes");
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lesson: --size: the region needs at least 4 bytes (run with --help for usage)\n");
+    EXPECT_EQ(code, 2);
+}

@@ -125,3 +125,32 @@ TEST(TcpExchange, PeerClosedSeesTheEndWithoutWaiting) {
     client.receive_exact(word);
     EXPECT_EQ(word[0], std::byte{7});
 }
+
+// readable() never waits: false until the peer's bytes arrive, true while they wait unread.
+TEST(TcpExchange, ReadableOnceBytesWait) {
+    std::promise<void> may_send;
+    auto server = std::async(std::launch::async, [sending = may_send.get_future()]() mutable {
+        auto peer = TcpExchange::accept_one(kPort + 6, "127.0.0.1", 5000ms);
+        sending.wait_for(5s);
+        std::array<std::byte, 1> word{std::byte{5}};
+        peer.send_all(word);
+        std::array<std::byte, 1> done{};
+        peer.receive_exact(done);  // stay connected until the client has read
+    });
+    std::this_thread::sleep_for(100ms);
+    auto client = TcpExchange::connect_to("127.0.0.1", kPort + 6, 5000ms);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(client.readable());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 100ms);
+    may_send.set_value();
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (!client.readable() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(client.readable());
+    std::array<std::byte, 1> word{};
+    client.receive_exact(word);
+    EXPECT_EQ(word[0], std::byte{5});
+    EXPECT_FALSE(client.readable());
+    client.send_all(word);
+    server.get();
+}

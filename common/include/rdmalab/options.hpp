@@ -60,6 +60,9 @@ class OptionRef {
     OptionRef& choices(const std::vector<std::string>& allowed);
     // A check of the text given: returns "" if it is fine, else what is wrong.
     OptionRef& check(std::function<std::string(const std::string&)> validator);
+    // For a size (parse_size): one below minimum is refused, "'4' is too small: WHY". Text that
+    // is not a size is left to the option's own check.
+    OptionRef& size_at_least(std::size_t minimum, const std::string& why);
     OptionRef& description(const std::string& text);
     OptionRef& show_default();  // print the current value as the default in --help
     OptionRef& required();
@@ -95,6 +98,9 @@ class CommandLine {
     // Parses argv. --help prints usage and exits 0; bad input prints one line
     // "program: what is wrong (run with --help for usage)" and exits 2.
     void parse_or_exit(int argc, char** argv);
+    // Bad input only the program can see after parsing: prints "program: MESSAGE (run with
+    // --help for usage)" on stderr, as parse_or_exit does, and returns 2 for main to exit with.
+    int usage_error(const std::string& message) const;
     bool given(const std::string& name) const;  // after parsing: was the option on the line?
     CLI::App& app() { return *app_; }           // for code that includes CLI11 itself
 

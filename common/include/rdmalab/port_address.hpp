@@ -3,6 +3,7 @@
 // will address.
 #pragma once
 
+#include "rdmalab/options.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <sys/socket.h>
@@ -49,6 +50,9 @@ struct LocalPort {
 };
 LocalPort open_port_for_address(const sockaddr_storage& address, const std::string& device,
                                 int gid_index);
+// The same as a program's options ask: -d, --gid-index, and --tclass (when given) as the traffic
+// class of every address handle and QP made from the port.
+LocalPort open_port_for_address(const sockaddr_storage& address, const ConnectionOptions& options);
 
 // The first IPv4 address an RDMA port carries (from its RoCE v2 GIDs), on device if given.
 std::optional<std::string> first_rdma_ipv4_address(const std::string& device);

@@ -34,6 +34,16 @@ QpEndpoint connect_qp(ibv_qp* qp, TcpExchange& tcp, const PortAddress& local,
 
 // ---- The verbs objects of one hand-made connection.
 
+// A PD, one CQ for both queues (send_depth + receive_depth entries) and a QP of `type` on them,
+// one SGE per WR; every WR signaled only if it asks. Declared in creation order.
+struct QpQueues {
+    ProtectionDomain pd;
+    CompletionQueue cq;
+    QueuePair qp;
+};
+QpQueues create_qp_queues(ibv_context* context, ibv_qp_type type, std::uint32_t send_depth,
+                          std::uint32_t receive_depth);
+
 // Declared in creation order, so they are released in reverse (QP, CQ, PD, device).
 struct QpResources {
     Context context;
@@ -43,9 +53,8 @@ struct QpResources {
     PortAddress local;
 };
 
-// open_device, choose_port_address, ibv_alloc_pd, ibv_create_cq, ibv_create_qp (one CQ for
-// both queues, every WR signaled only if it asks). Throws if options.size does not fit the
-// device (max message, max MR, the record's 32-bit length).
+// open_device, choose_port_address, then create_qp_queues. Throws if options.size does not fit
+// the device (max message, max MR, the record's 32-bit length).
 QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
                                 std::uint32_t send_depth, std::uint32_t receive_depth,
                                 std::string_view who);

@@ -42,6 +42,9 @@ class TcpExchange {
     // True once the peer has closed (or reset) the connection; never waits. For a side that is
     // busy with something else — UD sends, which succeed whether or not anyone still listens.
     bool peer_closed() const;
+    // True when something waits to be received (bytes, or the end of the stream): a receive
+    // would not wait. Never waits itself.
+    bool readable() const;
 
     int fd() const { return fd_; }
     // This end's address and the peer's (getsockname, getpeername): the address the peer reached

@@ -4,6 +4,8 @@
 // fences, writes a request slot in mapped pinned host memory and rings its doorbell, then waits
 // for the proxy's completion by reading that memory: the model of NCCL's proxy thread and of
 // NVSHMEM's proxy transport. A HIP producer is not written: --mem rocm is refused in one line.
+// With host memory the producer is a host thread standing in for the kernel (host_producer,
+// src/host_proxy_producer.cpp); ProxyProducer starts whichever of the two the memory asks for.
 #pragma once
 
 #include "rdmalab/gpu/memory.hpp"
@@ -11,8 +13,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace rdmalab::gpu {
 
@@ -66,6 +71,34 @@ class GpuProxyProducer {
   private:
     struct State;
     std::unique_ptr<State> state_;
+};
+
+// The clock of the proxy thread and of a host producer (steady_clock), in nanoseconds: their
+// times can be subtracted. A kernel's (%globaltimer) is another clock.
+std::uint64_t host_clock_ns();
+
+// The producer as a host thread: what the kernel in src/proxy_producer.cu does, with C++
+// atomics instead of volatile and __threadfence_system(). Returns once every completion has been
+// seen or a wait gave up; either way its outcome is in rings.producer_state.
+void host_producer(std::byte* data, ProxyRings& rings, ProducerSample* samples,
+                   const ProducerPlan& plan);
+
+// How a producer ended (a ProducerState), for a message: "timed out waiting for a free slot".
+const char* producer_outcome(std::uint32_t state);
+
+// The producer of a run: a host thread (host_producer) for host memory, else a CUDA kernel.
+class ProxyProducer {
+  public:
+    ProxyProducer(DeviceMemory& data, ProxySharedMemory& shared, const ProducerPlan& plan);
+    // Waits for the producer to end; its outcome is in the rings.
+    void wait(std::chrono::milliseconds limit);
+    bool same_clock_as_proxy() const { return !kernel_; }
+    const std::string& description() const { return description_; }
+
+  private:
+    std::string description_;
+    std::optional<GpuProxyProducer> kernel_;
+    std::jthread thread_;
 };
 
 }  // namespace rdmalab::gpu

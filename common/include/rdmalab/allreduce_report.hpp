@@ -1,0 +1,29 @@
+// What a rank of the ring-allreduce lesson reports after its allreduces, in nccl-tests'
+// measures: algbw = bytes / time, and busbw = algbw × 2(n-1)/n, what each link of the ring
+// carried — comparable across rank counts, and with a link's own rate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmalab {
+
+// What one rank measured.
+struct AllreduceRuns {
+    std::size_t bytes = 0;  // the vector, per rank
+    int ranks = 2;
+    std::vector<double> times_ms;      // each allreduce's
+    std::vector<double> step_done_ms;  // the last allreduce: when each step had finished here
+    std::uint64_t bytes_sent = 0;      // written to the right neighbour in one allreduce
+    int right = 0;                     // the right neighbour's rank
+};
+
+// Three lines, each "who: …" and a newline: each step's own time, the bytes written against
+// 2(n-1)/n of the vector, and the median time (the upper middle one for an even count) with
+// algbw and busbw in MB/s.
+std::string format_allreduce_report(std::string_view who, const AllreduceRuns& runs);
+
+}  // namespace rdmalab
