@@ -3,6 +3,7 @@
 
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/signaled_send.hpp"
 #include "rdmalab/trace.hpp"
 
 #include <fmt/core.h>
@@ -17,18 +18,7 @@ ControlWord::ControlWord(ibv_pd* pd, Direction direction)
 
 void ControlWord::post_send(ibv_qp* qp, std::uint32_t value, std::uint64_t wr_id) {
     store_be32(bytes_, value);
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes_.data()),
-                .length = kSize,
-                .lkey = mr_->lkey};
-    ibv_send_wr send{};
-    send.wr_id = wr_id;
-    send.sg_list = &sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    trace::post_send(qp, &send);
-    check_ibv(ibv_post_send(qp, &send, &bad), "ibv_post_send(control word)");
+    post_signaled_send(qp, bytes_, mr_->lkey, wr_id, "control word");
 }
 
 void ControlWord::post_receive(ibv_qp* qp, std::uint64_t wr_id) {

@@ -2,7 +2,7 @@
 #include "rdmalab/send_slots.hpp"
 
 #include "rdmalab/error.hpp"
-#include "rdmalab/trace.hpp"
+#include "rdmalab/signaled_send.hpp"
 
 #include <fmt/core.h>
 
@@ -26,18 +26,7 @@ void SendSlots::send(ibv_qp* qp, std::size_t slot, std::size_t length, std::uint
     if (length > bytes.size())
         fail(fmt::format("a {}-byte message does not fit a {}-byte send slot", length,
                          bytes.size()));
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes.data()),
-                .length = static_cast<std::uint32_t>(length),
-                .lkey = mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    trace::post_send(qp, &wr);  // --trace records the WR (else: nothing)
-    check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(SEND)");
+    post_signaled_send(qp, bytes.first(length), mr_->lkey, wr_id, "SEND");
 }
 
 void SendSlots::send(ibv_qp* qp, std::size_t slot, std::span<const std::byte> message,

@@ -4,6 +4,7 @@
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/pattern.hpp"
+#include "rdmalab/signaled_send.hpp"
 #include "rdmalab/trace.hpp"
 
 #include <fmt/core.h>
@@ -86,18 +87,7 @@ void RoundSource::post_write(ibv_qp* qp, const QpEndpoint& server, std::uint64_t
 
 void RoundSource::post_done(ibv_qp* qp, std::uint64_t wr_id, std::uint32_t value) {
     store_be32(done_, value);
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(done_.data()),
-                .length = static_cast<std::uint32_t>(done_.size()),
-                .lkey = done_mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    trace::post_send(qp, &wr);  // --trace records the WR (else: nothing)
-    check_ibv(ibv_post_send(qp, &wr, &bad), "ibv_post_send(SEND)");
+    post_signaled_send(qp, done_, done_mr_->lkey, wr_id, "SEND");
 }
 
 void RoundSource::expect_verified(TcpExchange& tcp, int round) {
