@@ -84,13 +84,13 @@ TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_
 }
 
 TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port,
-                                    milliseconds timeout) {
+                                    milliseconds timeout, milliseconds startup_grace) {
     sockaddr_storage remote = address_or_fail(address, port);
     const socklen_t length =
         remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
     // A server started at the same moment may not listen yet (both sides of a lab command, or
     // of a job, start together): a refused connection is tried again for a short while.
-    const auto give_up = std::chrono::steady_clock::now() + std::min(timeout, kStartupGrace);
+    const auto give_up = std::chrono::steady_clock::now() + std::min(timeout, startup_grace);
     for (;;) {
         Socket connection(remote.ss_family);
         // Non-blocking connect, so the wait for an answer has a limit.

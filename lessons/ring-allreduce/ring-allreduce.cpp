@@ -11,7 +11,6 @@
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
-#include "rdmalab/patient_connect.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
 #include "rdmalab/rank_hosts.hpp"
@@ -77,8 +76,10 @@ struct Link {
 
 Link connect_right(const RingOptions& o, int right, ibv_qp* qp, const PortAddress& local,
                    std::string who) {
-    Link link{connect_with_patience(o.hosts[right], static_cast<std::uint16_t>(o.port + right),
-                                    to_milliseconds(o.timeout_s)),
+    // The right neighbour may still be connecting to its own: wait for it the whole timeout.
+    const auto timeout = to_milliseconds(o.timeout_s);
+    Link link{TcpExchange::connect_to(o.hosts[right], static_cast<std::uint16_t>(o.port + right),
+                                      timeout, /*startup_grace=*/timeout),
               right,
               {}};
     // We only write: the right neighbour's record must advertise its slots; ours advertises none.

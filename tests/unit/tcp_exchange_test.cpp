@@ -74,6 +74,14 @@ TEST(TcpExchange, ClientStartedBeforeItsServerConnects) {
     EXPECT_GE(std::chrono::steady_clock::now() - start, 700ms);
 }
 
+// The grace is the caller's: a short one reports a refusal sooner than kStartupGrace (a ring's
+// ranks pass their whole timeout instead, to wait for a neighbour that starts late).
+TEST(TcpExchange, StartupGraceIsTheCallers) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(TcpExchange::connect_to("127.0.0.1", kPort + 1, 5000ms, 300ms), Error);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, TcpExchange::kStartupGrace);
+}
+
 TEST(TcpExchange, ShortReadFromAClosingPeerThrows) {
     auto server = std::async(std::launch::async, [] {
         auto peer = TcpExchange::accept_one(kPort + 2, "127.0.0.1", 5000ms);

@@ -21,10 +21,12 @@ class TcpExchange {
     static TcpExchange accept_one(std::uint16_t port, const std::string& bind_address,
                                   std::chrono::milliseconds timeout);
     // Client: connect to address:port within timeout. A refused connection is tried again for
-    // up to kStartupGrace (the server may still be starting), then reported.
+    // up to startup_grace (the server may still be starting; at most timeout), then reported.
+    // Peers that start in any order, as a ring's ranks do, pass their whole timeout.
     static constexpr std::chrono::milliseconds kStartupGrace{3000};
     static TcpExchange connect_to(const std::string& address, std::uint16_t port,
-                                  std::chrono::milliseconds timeout);
+                                  std::chrono::milliseconds timeout,
+                                  std::chrono::milliseconds startup_grace = kStartupGrace);
 
     TcpExchange(TcpExchange&& other) noexcept;
     TcpExchange& operator=(TcpExchange&& other) noexcept;
