@@ -134,14 +134,6 @@ void add_connection_options(CLI::App& app, ConnectionOptions& options) {
     });
 }
 
-namespace {
-
-void print_usage_error(const std::string& program, const std::string& message) {
-    fmt::print(stderr, "{}: {} (run with --help for usage)\n", program, message);
-}
-
-}  // namespace
-
 void parse_or_exit(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
@@ -154,7 +146,7 @@ void parse_or_exit(CLI::App& app, int argc, char** argv) {
         std::string message = e.what();
         for (char& c : message)
             if (c == '\n') c = ' ';
-        print_usage_error(app.get_name(), message);
+        fmt::print(stderr, "{}: {} (run with --help for usage)\n", app.get_name(), message);
         std::exit(2);
     }
 }
@@ -280,11 +272,6 @@ void CommandLine::alias(const std::string& name) {
 
 void CommandLine::parse_or_exit(int argc, char** argv) {
     rdmalab::parse_or_exit(*app_, argc, argv);
-}
-
-int CommandLine::usage_error(const std::string& message) const {
-    print_usage_error(app_->get_name(), message);
-    return 2;
 }
 
 bool CommandLine::given(const std::string& name) const {

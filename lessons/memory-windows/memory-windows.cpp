@@ -479,14 +479,12 @@ int main(int argc, char** argv) {
                         "memory-windows"};
         ConnectionOptions options;
         cli.add_connection_options(options);
-        cli.existing("--size").description(
-            "region size; each window is its middle half (at least 4 bytes)");
+        cli.existing("--size")
+            .description("region size; each window is its middle half (at least 4 bytes)")
+            .size_at_least(kMinSize, fmt::format("the region needs at least {} bytes, so that its "
+                                                 "middle half has bytes on either side",
+                                                 kMinSize));
         cli.parse_or_exit(argc, argv);
-        if (options.size < kMinSize)
-            return cli.usage_error(fmt::format(
-                "--size: the region needs at least {} bytes, so that its middle half has bytes on "
-                "either side",
-                kMinSize));
         return options.server ? run_server(options) : run_client(options);
     });
 }

@@ -412,9 +412,13 @@ int main(int argc, char** argv) {
                         "multicast"};
         MulticastOptions options;
         cli.add_connection_options(options);
-        cli.existing("--size").description(
-            "client: bytes per datagram; server: the most it accepts (default: the port's active "
-            "MTU)");
+        cli.existing("--size")
+            .description(
+                "client: bytes per datagram; server: the most it accepts (default: the port's "
+                "active MTU)")
+            .size_at_least(kDatagramHeaderBytes,
+                           fmt::format("a datagram needs at least {} bytes for its header",
+                                       kDatagramHeaderBytes));
         cli.option("--group", options.group, "multicast group address")
             .check([](const std::string& text) {
                 return is_multicast(text)
@@ -439,9 +443,6 @@ int main(int argc, char** argv) {
             .show_default();
         cli.parse_or_exit(argc, argv);
         options.size_given = cli.given("--size");
-        if (options.size_given && options.size < kDatagramHeaderBytes)
-            return cli.usage_error(fmt::format(
-                "--size: a datagram needs at least {} bytes for its header", kDatagramHeaderBytes));
         return options.server ? run_receiver(options) : run_sender(options);
     });
 }

@@ -424,9 +424,13 @@ int main(int argc, char** argv) {
         UdOptions options;
         cli.add_connection_options(options);
         cli.existing("--port").description("TCP port of the out-of-band exchange");
-        cli.existing("--size").description(
-            "client: bytes per datagram; server: the most it accepts (default: the path MTU, the "
-            "most UD allows)");
+        cli.existing("--size")
+            .description(
+                "client: bytes per datagram; server: the most it accepts (default: the path MTU, "
+                "the most UD allows)")
+            .size_at_least(kDatagramHeaderBytes,
+                           fmt::format("a datagram needs at least {} bytes for its header",
+                                       kDatagramHeaderBytes));
         cli.existing("--gid-index")
             .description("source GID index (default: the RoCE v2 GID of the IP address)");
         // The client decides what is sent; the server learns the plan in the exchange.
@@ -438,9 +442,6 @@ int main(int argc, char** argv) {
                     "send with a Q_Key the server's QP does not accept");
         cli.parse_or_exit(argc, argv);
         options.size_given = cli.given("--size");
-        if (options.size_given && options.size < kDatagramHeaderBytes)
-            return cli.usage_error(fmt::format(
-                "--size: a datagram needs at least {} bytes for its header", kDatagramHeaderBytes));
         return options.server ? run_server(options) : run_client(options);
     });
 }

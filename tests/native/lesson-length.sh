@@ -17,7 +17,7 @@ limit=450
 #   srq: one shared receive queue serving several clients, the limit event's refill, and a
 #     client lost while the others are served;
 #   completion-events: busy polling against completion events, in four ping-pong modes.
-declare -A over=([memory-windows]=492 [srq]=507 [completion-events]=489)
+declare -A over=([memory-windows]=490 [srq]=507 [completion-events]=489)
 
 lessons=0
 for dir in "$repo"/lessons/*/; do

@@ -178,12 +178,3 @@ TEST(CommandLine, SizeAtLeastRefusesSmallerSizesOnly) {
         EXPECT_EQ(std::string(e.what()).find("too small"), std::string::npos) << e.what();
     }
 }
-
-TEST(CommandLine, UsageErrorPrintsOneLineAndReturnsTwo) {
-    CommandLine cli{"test", "lesson"};
-    testing::internal::CaptureStderr();
-    const int code = cli.usage_error("--size: the region needs at least 4 bytes");
-    EXPECT_EQ(testing::internal::GetCapturedStderr(),
-              "lesson: --size: the region needs at least 4 bytes (run with --help for usage)\n");
-    EXPECT_EQ(code, 2);
-}

@@ -98,9 +98,6 @@ class CommandLine {
     // Parses argv. --help prints usage and exits 0; bad input prints one line
     // "program: what is wrong (run with --help for usage)" and exits 2.
     void parse_or_exit(int argc, char** argv);
-    // Bad input only the program can see after parsing: prints "program: MESSAGE (run with
-    // --help for usage)" on stderr, as parse_or_exit does, and returns 2 for main to exit with.
-    int usage_error(const std::string& message) const;
     bool given(const std::string& name) const;  // after parsing: was the option on the line?
     CLI::App& app() { return *app_; }           // for code that includes CLI11 itself
 
