@@ -13,20 +13,20 @@ using namespace rdmalab::bench;
 
 namespace {
 
-std::vector<Record> sample() {
+std::vector<Record> sample_records() {
     return {Record{{"op", "write"}, {"size", 64}, {"result", {{"gib_per_s", 1.5}, {"mops", 0.25}}}},
             Record{{"op", "send"}, {"size", 4096}, {"note", "a, \"quoted\" note"}}};
 }
 
-std::string temp_path(const char* name) {
+std::string records_temp_path(const char* name) {
     return ::testing::TempDir() + name;
 }
 
 }  // namespace
 
 TEST(Records, JsonKeepsEveryRecordAndReadsBack) {
-    const std::string path = temp_path("records.json");
-    write_file(path, to_json(sample()));
+    const std::string path = records_temp_path("records.json");
+    write_file(path, to_json(sample_records()));
     auto back = read_json_file(path);
     ASSERT_EQ(back.size(), 2u);
     EXPECT_EQ(back[0]["result"]["gib_per_s"], 1.5);
@@ -35,7 +35,7 @@ TEST(Records, JsonKeepsEveryRecordAndReadsBack) {
 }
 
 TEST(Records, CsvHasTheUnionOfColumnsFlattenedAndQuoted) {
-    std::string csv = to_csv(sample());
+    std::string csv = to_csv(sample_records());
     std::istringstream lines(csv);
     std::string header, first, second;
     std::getline(lines, header);
@@ -55,18 +55,18 @@ TEST(Records, HostEnvironmentSaysWhereAndWhen) {
 }
 
 TEST(Records, ReadingSomethingElseFailsClearly) {
-    const std::string path = temp_path("not-results.json");
+    const std::string path = records_temp_path("not-results.json");
     write_file(path, "{\"rows\": []}");
     EXPECT_THROW(read_json_file(path), Error);
     write_file(path, "{ this is not json");
     EXPECT_THROW(read_json_file(path), Error);
     std::remove(path.c_str());
-    EXPECT_THROW(read_json_file(temp_path("does-not-exist.json")), Error);
+    EXPECT_THROW(read_json_file(records_temp_path("does-not-exist.json")), Error);
 }
 
 TEST(Records, ReadingJsonNestedTooDeepFailsClearly) {
     // Found by tests/fuzz: 50000 levels overflowed the stack while the file was parsed.
-    const std::string path = temp_path("deep.json");
+    const std::string path = records_temp_path("deep.json");
     write_file(path, R"({"records": [{"config": )" + std::string(50000, '[') +
                          std::string(50000, ']') + R"(, "result": {}}]})");
     EXPECT_THROW(read_json_file(path), Error);

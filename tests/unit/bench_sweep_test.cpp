@@ -15,7 +15,7 @@ std::vector<std::uint64_t> values(const std::string& text, std::uint64_t min = 1
     return parsed ? *parsed : std::vector<std::uint64_t>{};
 }
 
-std::string refusal(const std::string& text, std::uint64_t min = 1,
+std::string sweep_refusal(const std::string& text, std::uint64_t min = 1,
                     std::uint64_t max = 1ull << 40) {
     auto result = parse_values(text, min, max);
     auto* reason = std::get_if<std::string>(&result);
@@ -33,13 +33,13 @@ TEST(ParseValues, SingleListAndPowerOfTwoRange) {
 }
 
 TEST(ParseValues, RefusesGarbageBadRangesAndOutOfBounds) {
-    EXPECT_NE(refusal("abc").find("not a number"), std::string::npos);
-    EXPECT_NE(refusal("4,,8").find("not a number"), std::string::npos);
-    EXPECT_NE(refusal("3..64").find("powers of two"), std::string::npos);
-    EXPECT_NE(refusal("64..32").find("backwards"), std::string::npos);
-    EXPECT_NE(refusal("8192", 1, 4096).find("outside 1..4096"), std::string::npos);
-    EXPECT_NE(refusal("0").find("outside"), std::string::npos);
-    EXPECT_NE(refusal("1..8192", 1, 4096).find("outside"), std::string::npos);
+    EXPECT_NE(sweep_refusal("abc").find("not a number"), std::string::npos);
+    EXPECT_NE(sweep_refusal("4,,8").find("not a number"), std::string::npos);
+    EXPECT_NE(sweep_refusal("3..64").find("powers of two"), std::string::npos);
+    EXPECT_NE(sweep_refusal("64..32").find("backwards"), std::string::npos);
+    EXPECT_NE(sweep_refusal("8192", 1, 4096).find("outside 1..4096"), std::string::npos);
+    EXPECT_NE(sweep_refusal("0").find("outside"), std::string::npos);
+    EXPECT_NE(sweep_refusal("1..8192", 1, 4096).find("outside"), std::string::npos);
 }
 
 TEST(CrossProduct, FirstKnobVariesSlowest) {

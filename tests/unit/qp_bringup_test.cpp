@@ -12,7 +12,7 @@ using namespace rdmalab;
 
 namespace {
 
-QpEndpoint sample() {
+QpEndpoint sample_endpoint() {
     QpEndpoint endpoint{.qp_type = IBV_QPT_RC,
                         .link_layer = IBV_LINK_LAYER_ETHERNET,
                         .active_mtu = IBV_MTU_1024,
@@ -27,7 +27,7 @@ QpEndpoint sample() {
     return endpoint;
 }
 
-std::string refusal(std::span<const std::byte> bytes, ibv_qp_type type = IBV_QPT_RC,
+std::string endpoint_refusal(std::span<const std::byte> bytes, ibv_qp_type type = IBV_QPT_RC,
                     PeerBuffer buffer = PeerBuffer::kAdvertised) {
     auto result = decode_qp_endpoint(bytes, type, buffer);
     auto* reason = std::get_if<std::string>(&result);
@@ -41,7 +41,7 @@ bool mentions(const std::string& text, const std::string& part) {
 }  // namespace
 
 TEST(QpEndpoint, RoundTrips) {
-    const QpEndpoint in = sample();
+    const QpEndpoint in = sample_endpoint();
     const QpEndpoint out =
         decode_qp_endpoint_or_throw(encode_qp_endpoint(in), IBV_QPT_RC, PeerBuffer::kAdvertised);
     EXPECT_EQ(out.qp_type, in.qp_type);
@@ -57,7 +57,7 @@ TEST(QpEndpoint, RoundTrips) {
 }
 
 TEST(QpEndpoint, HasAFixedBigEndianLayout) {
-    const auto wire = encode_qp_endpoint(sample());
+    const auto wire = encode_qp_endpoint(sample_endpoint());
     const std::vector<std::uint8_t> expected = {
         'R',          'D',  'Q',  'P',  2,    IBV_QPT_RC, IBV_LINK_LAYER_ETHERNET,
         IBV_MTU_1024,                    // header
@@ -81,87 +81,87 @@ TEST(QpEndpoint, HasAFixedBigEndianLayout) {
 }
 
 TEST(QpEndpoint, RefusesAnyOtherSize) {
-    const auto wire = encode_qp_endpoint(sample());
-    EXPECT_TRUE(mentions(refusal(std::span(wire).first(55)), "55 bytes, expected 56"));
+    const auto wire = encode_qp_endpoint(sample_endpoint());
+    EXPECT_TRUE(mentions(endpoint_refusal(std::span(wire).first(55)), "55 bytes, expected 56"));
     std::vector<std::byte> longer(wire.begin(), wire.end());
     longer.push_back(std::byte{0});
-    EXPECT_TRUE(mentions(refusal(longer), "57 bytes"));
-    EXPECT_TRUE(mentions(refusal({}), "0 bytes"));
+    EXPECT_TRUE(mentions(endpoint_refusal(longer), "57 bytes"));
+    EXPECT_TRUE(mentions(endpoint_refusal({}), "0 bytes"));
 }
 
 TEST(QpEndpoint, RefusesBadMagicVersionAndReservedBytes) {
-    const auto wire = encode_qp_endpoint(sample());
+    const auto wire = encode_qp_endpoint(sample_endpoint());
     auto bad = wire;
     bad[1] = std::byte{'X'};
-    EXPECT_TRUE(mentions(refusal(bad), "magic"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "magic"));
     bad = wire;
     bad[4] = std::byte{1};  // version 1 had no Q_Key
-    EXPECT_TRUE(mentions(refusal(bad), "version 1, expected 2"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "version 1, expected 2"));
     bad = wire;
     bad[19] = std::byte{1};
-    EXPECT_TRUE(mentions(refusal(bad), "reserved"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "reserved"));
 }
 
 TEST(QpEndpoint, RefusesAnotherTransport) {
-    const auto wire = encode_qp_endpoint(sample());
-    EXPECT_TRUE(mentions(refusal(wire, IBV_QPT_UC), "the peer's QP is RC"));
-    auto uc = sample();
+    const auto wire = encode_qp_endpoint(sample_endpoint());
+    EXPECT_TRUE(mentions(endpoint_refusal(wire, IBV_QPT_UC), "the peer's QP is RC"));
+    auto uc = sample_endpoint();
     uc.qp_type = IBV_QPT_UC;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(uc), IBV_QPT_RC), "the peer's QP is UC"));
-    EXPECT_EQ(refusal(encode_qp_endpoint(uc), IBV_QPT_UC), "(accepted)");
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(uc), IBV_QPT_RC), "the peer's QP is UC"));
+    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(uc), IBV_QPT_UC), "(accepted)");
 }
 
 TEST(QpEndpoint, RefusesUnknownLinkLayerAndMtu) {
-    const auto wire = encode_qp_endpoint(sample());
+    const auto wire = encode_qp_endpoint(sample_endpoint());
     auto bad = wire;
     bad[6] = std::byte{0};
-    EXPECT_TRUE(mentions(refusal(bad), "link layer"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "link layer"));
     bad = wire;
     bad[7] = std::byte{0};
-    EXPECT_TRUE(mentions(refusal(bad), "MTU code 0"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "MTU code 0"));
     bad[7] = std::byte{6};
-    EXPECT_TRUE(mentions(refusal(bad), "MTU code 6"));
+    EXPECT_TRUE(mentions(endpoint_refusal(bad), "MTU code 6"));
     bad[7] = static_cast<std::byte>(IBV_MTU_4096);
-    EXPECT_EQ(refusal(bad), "(accepted)");
+    EXPECT_EQ(endpoint_refusal(bad), "(accepted)");
 }
 
 TEST(QpEndpoint, QpnAndPsnAre24Bits) {
-    auto endpoint = sample();
+    auto endpoint = sample_endpoint();
     endpoint.qpn = 0xffffff;
     endpoint.psn = 0xffffff;
-    EXPECT_EQ(refusal(encode_qp_endpoint(endpoint)), "(accepted)");
+    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(endpoint)), "(accepted)");
     endpoint.qpn = 0x1000000;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(endpoint)), "QPN 0x1000000"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(endpoint)), "QPN 0x1000000"));
     endpoint.qpn = 1;  // the GSI QP, never a connected one
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(endpoint)), "QPN 0x1"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(endpoint)), "QPN 0x1"));
     endpoint.qpn = 0x12;
     endpoint.psn = 0x1000000;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(endpoint)), "PSN 0x1000000"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(endpoint)), "PSN 0x1000000"));
     endpoint.psn = 0;
-    EXPECT_EQ(refusal(encode_qp_endpoint(endpoint)), "(accepted)");
+    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(endpoint)), "(accepted)");
 }
 
 TEST(QpEndpoint, ChecksTheAdvertisedBuffer) {
-    auto endpoint = sample();
+    auto endpoint = sample_endpoint();
     endpoint.length = 0;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(endpoint)), "length 0"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(endpoint)), "length 0"));
     endpoint.length = 4096;
     endpoint.address = ~0ull - 100;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(endpoint)), "wraps"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(endpoint)), "wraps"));
 }
 
 TEST(QpEndpoint, RefusesABufferWhereNoneBelongs) {
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(sample()), IBV_QPT_RC, PeerBuffer::kNone),
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(sample_endpoint()), IBV_QPT_RC, PeerBuffer::kNone),
                          "none was expected"));
-    auto endpoint = sample();
+    auto endpoint = sample_endpoint();
     endpoint.address = 0;
     endpoint.rkey = 0;
     endpoint.length = 0;
-    EXPECT_EQ(refusal(encode_qp_endpoint(endpoint), IBV_QPT_RC, PeerBuffer::kNone), "(accepted)");
+    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(endpoint), IBV_QPT_RC, PeerBuffer::kNone), "(accepted)");
 }
 
 TEST(QpEndpoint, CarriesAUdQkeyAndRefusesOthers) {
-    QpEndpoint ud = sample();
+    QpEndpoint ud = sample_endpoint();
     ud.qp_type = IBV_QPT_UD;
     ud.address = ud.rkey = ud.length = 0;
     ud.qkey = 0x1ab2c3d4;
@@ -171,14 +171,14 @@ TEST(QpEndpoint, CarriesAUdQkeyAndRefusesOthers) {
     EXPECT_EQ(decode_qp_endpoint_or_throw(wire, IBV_QPT_UD, PeerBuffer::kNone).qkey, 0x1ab2c3d4u);
     ud.qkey = 0x80000001;  // controlled: only privileged senders may use it
     EXPECT_TRUE(
-        mentions(refusal(encode_qp_endpoint(ud), IBV_QPT_UD, PeerBuffer::kNone), "controlled key"));
-    QpEndpoint rc = sample();
+        mentions(endpoint_refusal(encode_qp_endpoint(ud), IBV_QPT_UD, PeerBuffer::kNone), "controlled key"));
+    QpEndpoint rc = sample_endpoint();
     rc.qkey = 7;
-    EXPECT_TRUE(mentions(refusal(encode_qp_endpoint(rc)), "only a UD QP has one"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(rc)), "only a UD QP has one"));
 }
 
 TEST(QpEndpoint, ThrowsTheReason) {
-    auto wire = encode_qp_endpoint(sample());
+    auto wire = encode_qp_endpoint(sample_endpoint());
     wire[0] = std::byte{0};
     EXPECT_THROW(decode_qp_endpoint_or_throw(wire, IBV_QPT_RC, PeerBuffer::kAdvertised), Error);
 }
@@ -212,7 +212,7 @@ TEST(QpTransitions, UcLeavesOutTheRcOnlyAttributes) {
     PortAddress local{};
     local.gid_index = 1;
     local.active_mtu = IBV_MTU_4096;
-    QpEndpoint remote = sample();  // MTU 1024: the path MTU is the smaller one
+    QpEndpoint remote = sample_endpoint();  // MTU 1024: the path MTU is the smaller one
     const Reliability reliability{};
     const auto rc = rtr_transition(IBV_QPT_RC, local, remote, reliability);
     const auto uc = rtr_transition(IBV_QPT_UC, local, remote, reliability);
@@ -232,7 +232,7 @@ TEST(QpTransitions, InfiniBandWithoutGidUsesTheLid) {
     PortAddress local{};
     local.link_layer = IBV_LINK_LAYER_INFINIBAND;
     local.gid_index = -1;
-    QpEndpoint remote = sample();
+    QpEndpoint remote = sample_endpoint();
     remote.link_layer = IBV_LINK_LAYER_INFINIBAND;
     const auto rtr = rtr_transition(IBV_QPT_RC, local, remote, Reliability{});
     EXPECT_EQ(rtr.attributes.ah_attr.is_global, 0);

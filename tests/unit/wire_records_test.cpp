@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint16_t kPort = 18797;
+constexpr std::uint16_t kRecordsPort = 18797;
 
 // Lower-case hex of any range of bytes.
 template <typename Bytes>
@@ -138,14 +138,14 @@ TEST(WireRecords, DatagramHeader) {
 }
 
 TEST(WireRecords, ControlWordOverTcp) {
-    EXPECT_EQ(sent_over_tcp(kPort, 4, [](TcpExchange& tcp) { send_word(tcp, 0x01020304u); }),
+    EXPECT_EQ(sent_over_tcp(kRecordsPort, 4, [](TcpExchange& tcp) { send_word(tcp, 0x01020304u); }),
               "01020304");
 }
 
 TEST(WireRecords, BenchControlMessageOverTcp) {
     // A 4-byte big-endian length, then the JSON text.
     const std::string text = R"({"a":1})";
-    EXPECT_EQ(sent_over_tcp(kPort + 1, 4 + text.size(),
+    EXPECT_EQ(sent_over_tcp(kRecordsPort + 1, 4 + text.size(),
                             [](TcpExchange& tcp) {
                                 bench::ControlChannel channel(std::move(tcp));
                                 channel.send(bench::Record{{"a", 1}});
