@@ -16,7 +16,7 @@ std::vector<std::uint64_t> values(const std::string& text, std::uint64_t min = 1
 }
 
 std::string sweep_refusal(const std::string& text, std::uint64_t min = 1,
-                    std::uint64_t max = 1ull << 40) {
+                          std::uint64_t max = 1ull << 40) {
     auto result = parse_values(text, min, max);
     auto* reason = std::get_if<std::string>(&result);
     return reason ? *reason : "(accepted)";

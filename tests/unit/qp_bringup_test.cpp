@@ -28,7 +28,7 @@ QpEndpoint sample_endpoint() {
 }
 
 std::string endpoint_refusal(std::span<const std::byte> bytes, ibv_qp_type type = IBV_QPT_RC,
-                    PeerBuffer buffer = PeerBuffer::kAdvertised) {
+                             PeerBuffer buffer = PeerBuffer::kAdvertised) {
     auto result = decode_qp_endpoint(bytes, type, buffer);
     auto* reason = std::get_if<std::string>(&result);
     return reason ? *reason : std::string("(accepted)");
@@ -107,7 +107,8 @@ TEST(QpEndpoint, RefusesAnotherTransport) {
     EXPECT_TRUE(mentions(endpoint_refusal(wire, IBV_QPT_UC), "the peer's QP is RC"));
     auto uc = sample_endpoint();
     uc.qp_type = IBV_QPT_UC;
-    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(uc), IBV_QPT_RC), "the peer's QP is UC"));
+    EXPECT_TRUE(
+        mentions(endpoint_refusal(encode_qp_endpoint(uc), IBV_QPT_RC), "the peer's QP is UC"));
     EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(uc), IBV_QPT_UC), "(accepted)");
 }
 
@@ -151,13 +152,15 @@ TEST(QpEndpoint, ChecksTheAdvertisedBuffer) {
 }
 
 TEST(QpEndpoint, RefusesABufferWhereNoneBelongs) {
-    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(sample_endpoint()), IBV_QPT_RC, PeerBuffer::kNone),
-                         "none was expected"));
+    EXPECT_TRUE(mentions(
+        endpoint_refusal(encode_qp_endpoint(sample_endpoint()), IBV_QPT_RC, PeerBuffer::kNone),
+        "none was expected"));
     auto endpoint = sample_endpoint();
     endpoint.address = 0;
     endpoint.rkey = 0;
     endpoint.length = 0;
-    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(endpoint), IBV_QPT_RC, PeerBuffer::kNone), "(accepted)");
+    EXPECT_EQ(endpoint_refusal(encode_qp_endpoint(endpoint), IBV_QPT_RC, PeerBuffer::kNone),
+              "(accepted)");
 }
 
 TEST(QpEndpoint, CarriesAUdQkeyAndRefusesOthers) {
@@ -170,8 +173,8 @@ TEST(QpEndpoint, CarriesAUdQkeyAndRefusesOthers) {
     EXPECT_EQ(std::to_integer<int>(wire[55]), 0xd4);
     EXPECT_EQ(decode_qp_endpoint_or_throw(wire, IBV_QPT_UD, PeerBuffer::kNone).qkey, 0x1ab2c3d4u);
     ud.qkey = 0x80000001;  // controlled: only privileged senders may use it
-    EXPECT_TRUE(
-        mentions(endpoint_refusal(encode_qp_endpoint(ud), IBV_QPT_UD, PeerBuffer::kNone), "controlled key"));
+    EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(ud), IBV_QPT_UD, PeerBuffer::kNone),
+                         "controlled key"));
     QpEndpoint rc = sample_endpoint();
     rc.qkey = 7;
     EXPECT_TRUE(mentions(endpoint_refusal(encode_qp_endpoint(rc)), "only a UD QP has one"));
