@@ -263,9 +263,9 @@ async function runChecks(context, baseUrl, options) {
   if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
   const measuredAt1280 = new Map([...visited].filter(([, info]) => info.diagrams).map(([key, info]) => [key, info.diagrams]));
   await checkDiagrams(page, baseUrl, diagramPages, 1280, measuredAt1280);
-  await checkDiagrams(page, baseUrl, diagramPages, 390);
-  // 4c. On a phone, every box wider than the screen says that it scrolls.
-  await checkScrollCues(page, baseUrl, ['/', ...courseChapters().map((chapter) => chapter.link)]);
+  // 4c. On a phone, diagrams again, and every box wider than the screen says that it scrolls: one
+  // visit a page for both (the two checks visited 13 and 35 pages, 97 s of the run, 2026-11-27).
+  await checkPhone(page, baseUrl, diagramPages, ['/', ...courseChapters().map((chapter) => chapter.link)]);
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
@@ -480,32 +480,37 @@ function measureDiagramsInPage() {
   return { found, count, diagrams: svgs.length };
 }
 
+// The diagrams on one page, measured at the viewport's width: their labels' sizes and clipping,
+// and whether the page scrolls sideways.
+async function measureDiagrams(page, key, width) {
+  await waitForCondition(page, `the diagrams on ${key} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
+  const result = await page.evaluate(measureDiagramsInPage);
+  const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  if (pageWidth > width) result.found.push(`the page scrolls sideways (${pageWidth} px)`);
+  return result;
+}
+
+function reportDiagrams(width, pages, { texts, diagrams, problems }) {
+  if (!texts) fail(`diagrams at ${width} px: no diagram text found`);
+  else if (problems.length) fail(`diagrams at ${width} px: ${problems.length} problem(s): ${problems.slice(0, 6).join('; ')}`);
+  else pass(`diagrams at ${width} px: ${texts} labels in ${diagrams} diagrams on ${pages} pages, none below 11 px or clipped`);
+}
+
 async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
-  const problems = [];
-  let texts = 0;
-  let diagrams = 0;
+  const tally = { texts: 0, diagrams: 0, problems: [] };
   try {
     await page.setViewportSize({ width, height: width > 800 ? 800 : 844 });
     for (const key of keys) {
-      if (measured.has(key)) {
-        const result = measured.get(key);
-        texts += result.count;
-        diagrams += result.diagrams;
-        problems.push(...result.found.map((problem) => `${key} ${problem}`));
-        continue;
+      let result = measured.get(key);
+      if (!result) {
+        await visitPage(page, `${baseUrl}${key}`);
+        result = await measureDiagrams(page, key, width);
       }
-      await visitPage(page, `${baseUrl}${key}`);
-      await waitForCondition(page, `the diagrams on ${key} to render`, () => [...document.querySelectorAll('.mermaid')].every((block) => block.querySelector('svg')));
-      const result = await page.evaluate(measureDiagramsInPage);
-      texts += result.count;
-      diagrams += result.diagrams;
-      problems.push(...result.found.map((problem) => `${key} ${problem}`));
-      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (pageWidth > width) problems.push(`${key}: the page scrolls sideways (${pageWidth} px)`);
+      tally.texts += result.count;
+      tally.diagrams += result.diagrams;
+      tally.problems.push(...result.found.map((problem) => `${key} ${problem}`));
     }
-    if (!texts) fail(`diagrams at ${width} px: no diagram text found`);
-    else if (problems.length) fail(`diagrams at ${width} px: ${problems.length} problem(s): ${problems.slice(0, 6).join('; ')}`);
-    else pass(`diagrams at ${width} px: ${texts} labels in ${diagrams} diagrams on ${keys.length} pages, none below 11 px or clipped`);
+    reportDiagrams(width, keys.length, tally);
   } catch (error) {
     fail(`diagrams at ${width} px: ${error.message.split('\n')[0]}`);
   } finally {
@@ -513,56 +518,39 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   }
 }
 
-
-// The rate-per-flow figures (RateTimeline): every figure draws one solid line per recorded flow,
-// a figure of the reaction's run also its dashed R_C lines, each line with points across the
-// run, and axis numbers; the data come from bench/results at build time.
-async function checkRateTimelines(page, baseUrl, keys) {
-  for (const key of keys) {
-    try {
-      await visitPage(page, `${baseUrl}${key}`);
-      const figures = await page.evaluate(() => [...document.querySelectorAll('.rate-timeline')].map((figure) => {
-        const paths = [...figure.querySelectorAll('svg path')];
-        return {
-          solid: paths.filter((p) => !p.getAttribute('stroke-dasharray')).map((p) => (p.getAttribute('d').match(/L/g) || []).length),
-          dashed: paths.filter((p) => p.getAttribute('stroke-dasharray')).length,
-          ticks: figure.querySelectorAll('.rate-timeline-axis text').length,
-          legend: figure.querySelectorAll('.rate-timeline-legend li').length,
-        };
-      }));
-      const problems = [];
-      figures.forEach((f, i) => {
-        if (f.solid.length < 2) problems.push(`figure ${i + 1} draws ${f.solid.length} flow(s)`);
-        if (f.solid.some((points) => points < 20)) problems.push(`figure ${i + 1} has a line of under 20 points`);
-        if (f.dashed && f.dashed !== f.solid.length) problems.push(`figure ${i + 1}: ${f.dashed} dashed lines for ${f.solid.length} flows`);
-        if (f.ticks < 6) problems.push(`figure ${i + 1} has ${f.ticks} axis labels`);
-        if (f.legend !== f.solid.length + 1) problems.push(`figure ${i + 1}'s legend has ${f.legend} entries`);
-      });
-      if (!figures.some((f) => f.dashed > 0)) problems.push('no figure shows the reaction point\'s rate (dashed)');
-      if (problems.length) fail(`rate figures on ${key}: ${problems.join('; ')}`);
-      else pass(`rate figures on ${key}: ${figures.length} figures, ${figures.map((f) => f.solid.length).join('+')} flows drawn, R_C dashed where DCQCN ran`);
-    } catch (error) {
-      fail(`rate figures on ${key}: ${error.message.split('\n')[0]}`);
-    }
-  }
-}
-async function checkScrollCues(page, baseUrl, links) {
-  const problems = [];
+// At 390 px, in one visit a page: the diagrams (diagramKeys) as checkDiagrams measures them, and on
+// cueLinks every box wider than the screen saying that it scrolls (theme/scroll-cues.js marks them
+// 150 ms after the page settles: the check waits up to 2 s for the marks, then measures).
+async function checkPhone(page, baseUrl, diagramKeys, cueLinks) {
+  const width = 390;
+  const diagramTally = { texts: 0, diagrams: 0, problems: [] };
+  const cueProblems = [];
   let wide = 0;
+  let diagramsDone = false;
   try {
-    await page.setViewportSize({ width: 390, height: 844 });
-    for (const link of links) {
-      await visitPage(page, `${baseUrl}${link}`);
-      // The cues are placed a moment after the content settles (theme/scroll-cues.js).
-      await page.waitForTimeout(400);
-      const result = await page.evaluate(scrollCuesInPage);
-      wide += result.wide;
-      problems.push(...result.problems.map((problem) => `${link} ${problem}`));
+    await page.setViewportSize({ width, height: 844 });
+    for (const key of [...new Set([...cueLinks, ...diagramKeys])]) {
+      await visitPage(page, `${baseUrl}${key}`);
+      if (diagramKeys.includes(key)) {
+        const result = await measureDiagrams(page, key, width);
+        diagramTally.texts += result.count;
+        diagramTally.diagrams += result.diagrams;
+        diagramTally.problems.push(...result.found.map((problem) => `${key} ${problem}`));
+      }
+      if (cueLinks.includes(key)) {
+        await page.waitForFunction(`(${scrollCuesInPage})().problems.length === 0`, null, { timeout: 2000 }).catch(() => {});
+        const result = await page.evaluate(scrollCuesInPage);
+        wide += result.wide;
+        cueProblems.push(...result.problems.map((problem) => `${key} ${problem}`));
+      }
     }
+    reportDiagrams(width, diagramKeys.length, diagramTally);
+    diagramsDone = true;
     if (!wide) fail('scroll cues at 390 px: no box wider than the screen found (the check measured nothing)');
-    else if (problems.length) fail(`scroll cues at 390 px: ${problems.length} of ${wide} wide boxes give no sign: ${problems.slice(0, 6).join('; ')}`);
-    else pass(`scroll cues at 390 px: all ${wide} boxes wider than the screen on ${links.length} pages say that they scroll`);
+    else if (cueProblems.length) fail(`scroll cues at 390 px: ${cueProblems.length} of ${wide} wide boxes give no sign: ${cueProblems.slice(0, 6).join('; ')}`);
+    else pass(`scroll cues at 390 px: all ${wide} boxes wider than the screen on ${cueLinks.length} pages say that they scroll`);
   } catch (error) {
+    if (!diagramsDone) fail(`diagrams at ${width} px: ${error.message.split('\n')[0]}`);
     fail(`scroll cues at 390 px: ${error.message.split('\n')[0]}`);
   } finally {
     await page.setViewportSize({ width: 1280, height: 800 });
