@@ -518,6 +518,35 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   }
 }
 
+async function checkRateTimelines(page, baseUrl, keys) {
+  for (const key of keys) {
+    try {
+      await visitPage(page, `${baseUrl}${key}`);
+      const figures = await page.evaluate(() => [...document.querySelectorAll('.rate-timeline')].map((figure) => {
+        const paths = [...figure.querySelectorAll('svg path')];
+        return {
+          solid: paths.filter((p) => !p.getAttribute('stroke-dasharray')).map((p) => (p.getAttribute('d').match(/L/g) || []).length),
+          dashed: paths.filter((p) => p.getAttribute('stroke-dasharray')).length,
+          ticks: figure.querySelectorAll('.rate-timeline-axis text').length,
+          legend: figure.querySelectorAll('.rate-timeline-legend li').length,
+        };
+      }));
+      const problems = [];
+      figures.forEach((f, i) => {
+        if (f.solid.length < 2) problems.push(`figure ${i + 1} draws ${f.solid.length} flow(s)`);
+        if (f.solid.some((points) => points < 20)) problems.push(`figure ${i + 1} has a line of under 20 points`);
+        if (f.dashed && f.dashed !== f.solid.length) problems.push(`figure ${i + 1}: ${f.dashed} dashed lines for ${f.solid.length} flows`);
+        if (f.ticks < 6) problems.push(`figure ${i + 1} has ${f.ticks} axis labels`);
+        if (f.legend !== f.solid.length + 1) problems.push(`figure ${i + 1}'s legend has ${f.legend} entries`);
+      });
+      if (!figures.some((f) => f.dashed > 0)) problems.push('no figure shows the reaction point\'s rate (dashed)');
+      if (problems.length) fail(`rate figures on ${key}: ${problems.join('; ')}`);
+      else pass(`rate figures on ${key}: ${figures.length} figures, ${figures.map((f) => f.solid.length).join('+')} flows drawn, R_C dashed where DCQCN ran`);
+    } catch (error) {
+      fail(`rate figures on ${key}: ${error.message.split('\n')[0]}`);
+    }
+  }
+}
 // At 390 px, in one visit a page: the diagrams (diagramKeys) as checkDiagrams measures them, and on
 // cueLinks every box wider than the screen saying that it scrolls (theme/scroll-cues.js marks them
 // 150 ms after the page settles: the check waits up to 2 s for the marks, then measures).
