@@ -25,3 +25,7 @@ ce_share_of() {  # ce_share_of FLOWS_TSV: CE-marked packets / packets of all its
     awk -F '\t' '$1 ~ /^#/ || $1 == "src" { next } { packets += $4; ce += $8 }
                  END { printf "%.1f", packets ? 100 * ce / packets : 0 }' "$1"
 }
+goodput_of() {  # goodput_of FLOWS_TSV: the goodput of all its streams together, in Mbit/s
+    awk -F '\t' '$1 ~ /^#/ || $1 == "src" { next } { sum += $14 }
+                 END { printf "%.1f", sum }' "$1"
+}

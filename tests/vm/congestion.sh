@@ -81,25 +81,39 @@ for run in none dcqcn; do
     check "dcqcn $run: the WRITEs reach host 3 (${writes[$run]:-0} packets)" [ "${writes[$run]:-0}" -ge 1000 ]
     check "dcqcn $run: host 3's notification point sent CNPs (${cnps[$run]:-0})" [ "${cnps[$run]:-0}" -ge 10 ]
 done
-check "dcqcn: with the reaction, under half the share of WRITE packets arrives marked CE (${marked[dcqcn]:-?} of ${writes[dcqcn]:-?}, against ${marked[none]:-?} of ${writes[none]:-?})" \
-    [ $((2 * ${marked[dcqcn]:-0} * ${writes[none]:-0})) -lt $((${marked[none]:-0} * ${writes[dcqcn]:-0})) ]
-check "dcqcn: with the reaction, no packet was sent again (${again[dcqcn]:-?}; without: ${again[none]:-?})" \
-    [ "${again[dcqcn]:-}" = 0 ]
-# Jain's index as rdma-wire --flows prints it for the run's three streams. The lab is not symmetric:
-# host 1 is the switch itself (its flow meets the queue without crossing a link) and host 2 runs two
-# senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-1.00
-# in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
-# reaction, where the window alone shares the port).
-# The floor catches a model that starves a flow.
-fairness=$(jain_of "$scratch/flows-dcqcn.tsv")
-check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.8 (${fairness:-none})" \
-    awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.8) }'
-# The senders' timelines: each row's mean time from post to completion (the queue's delay and
-# the rest of the round trip), averaged over every row of a run's three flows.
-slow=$(mean_completion_of "$out"/dcqcn/none/client-*.tsv)
-fast=$(mean_completion_of "$out"/dcqcn/dcqcn/client-*.tsv)
-check "dcqcn: with the reaction, WRITEs complete in under half the time (${fast:-?} ms against ${slow:-?} ms)" \
-    awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 2 * fast < slow) }'
+# The comparison below judges a control loop in real time, so it needs the wire to be the
+# bottleneck. The lab is emulated: where the host's CPUs are busy with other work, the guests
+# cannot fill the port, host 2's senders start seconds late, and the marks, the fairness and the
+# completion times measure the host's load, not DCQCN. Without a reaction the three flows carry
+# about 15 Mbit/s of payload on a quiet 2-core machine (2026-11-27); beside two busy loops they
+# carried 9.9 and the checks below failed. So the port must first be shown busy: at least 12 Mbit/s
+# (60 % of its 20), or one check says so and the comparison is not judged: the test fails, naming
+# the cause.
+carried=$(goodput_of "$scratch/flows-none.tsv")
+busy=0
+awk -v m="${carried:-0}" 'BEGIN { exit !(m >= 12) }' && busy=1
+check "dcqcn none: the three flows keep the 20 mbit port busy (${carried:-?} Mbit/s of payload, at least 12; less: the host's CPUs were busy elsewhere, and this boot cannot judge DCQCN)" [ "$busy" = 1 ]
+if [ "$busy" = 1 ]; then
+    check "dcqcn: with the reaction, under half the share of WRITE packets arrives marked CE (${marked[dcqcn]:-?} of ${writes[dcqcn]:-?}, against ${marked[none]:-?} of ${writes[none]:-?})" \
+        [ $((2 * ${marked[dcqcn]:-0} * ${writes[none]:-0})) -lt $((${marked[none]:-0} * ${writes[dcqcn]:-0})) ]
+    check "dcqcn: with the reaction, no packet was sent again (${again[dcqcn]:-?}; without: ${again[none]:-?})" \
+        [ "${again[dcqcn]:-}" = 0 ]
+    # Jain's index as rdma-wire --flows prints it for the run's three streams. The lab is not symmetric:
+    # host 1 is the switch itself (its flow meets the queue without crossing a link) and host 2 runs two
+    # senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-1.00
+    # in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
+    # reaction, where the window alone shares the port).
+    # The floor catches a model that starves a flow.
+    fairness=$(jain_of "$scratch/flows-dcqcn.tsv")
+    check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.8 (${fairness:-none})" \
+        awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.8) }'
+    # The senders' timelines: each row's mean time from post to completion (the queue's delay and
+    # the rest of the round trip), averaged over every row of a run's three flows.
+    slow=$(mean_completion_of "$out"/dcqcn/none/client-*.tsv)
+    fast=$(mean_completion_of "$out"/dcqcn/dcqcn/client-*.tsv)
+    check "dcqcn: with the reaction, WRITEs complete in under half the time (${fast:-?} ms against ${slow:-?} ms)" \
+        awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 2 * fast < slow) }'
+fi
 # --aqm's refusals: one line, exit 2, no boot.
 lab=$repo/lab/lab.sh
 expect_failure aqm-without-host 2 "must be like 2:20mbit" "$lab" --hosts 3 --aqm 20mbit -- true
