@@ -490,6 +490,13 @@ async function measureDiagrams(page, key, width) {
   return result;
 }
 
+// Adds one page's measured diagrams to a pass's tally, each problem named by its page.
+function addDiagrams(tally, key, result) {
+  tally.texts += result.count;
+  tally.diagrams += result.diagrams;
+  tally.problems.push(...result.found.map((problem) => `${key} ${problem}`));
+}
+
 function reportDiagrams(width, pages, { texts, diagrams, problems }) {
   if (!texts) fail(`diagrams at ${width} px: no diagram text found`);
   else if (problems.length) fail(`diagrams at ${width} px: ${problems.length} problem(s): ${problems.slice(0, 6).join('; ')}`);
@@ -506,9 +513,7 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
         await visitPage(page, `${baseUrl}${key}`);
         result = await measureDiagrams(page, key, width);
       }
-      tally.texts += result.count;
-      tally.diagrams += result.diagrams;
-      tally.problems.push(...result.found.map((problem) => `${key} ${problem}`));
+      addDiagrams(tally, key, result);
     }
     reportDiagrams(width, keys.length, tally);
   } catch (error) {
@@ -518,6 +523,9 @@ async function checkDiagrams(page, baseUrl, keys, width, measured = new Map()) {
   }
 }
 
+// The rate-per-flow figures (RateTimeline): every figure draws one solid line per recorded flow,
+// a figure of the reaction's run also its dashed R_C lines, each line with points across the
+// run, and axis numbers; the data come from bench/results at build time.
 async function checkRateTimelines(page, baseUrl, keys) {
   for (const key of keys) {
     try {
@@ -547,6 +555,7 @@ async function checkRateTimelines(page, baseUrl, keys) {
     }
   }
 }
+
 // At 390 px, in one visit a page: the diagrams (diagramKeys) as checkDiagrams measures them, and on
 // cueLinks every box wider than the screen saying that it scrolls (theme/scroll-cues.js marks them
 // 150 ms after the page settles: the check waits up to 2 s for the marks, then measures).
@@ -560,12 +569,7 @@ async function checkPhone(page, baseUrl, diagramKeys, cueLinks) {
     await page.setViewportSize({ width, height: 844 });
     for (const key of [...new Set([...cueLinks, ...diagramKeys])]) {
       await visitPage(page, `${baseUrl}${key}`);
-      if (diagramKeys.includes(key)) {
-        const result = await measureDiagrams(page, key, width);
-        diagramTally.texts += result.count;
-        diagramTally.diagrams += result.diagrams;
-        diagramTally.problems.push(...result.found.map((problem) => `${key} ${problem}`));
-      }
+      if (diagramKeys.includes(key)) addDiagrams(diagramTally, key, await measureDiagrams(page, key, width));
       if (cueLinks.includes(key)) {
         await page.waitForFunction(`(${scrollCuesInPage})().problems.length === 0`, null, { timeout: 2000 }).catch(() => {});
         const result = await page.evaluate(scrollCuesInPage);

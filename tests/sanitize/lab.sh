@@ -15,7 +15,7 @@ mkdir -p "$results"
 # Both builds' bin/ through the lab's cached, read-only view of the repository (lab/guest-init.sh):
 # nothing rebuilds them during this boot, and each of the pass's several hundred process starts
 # then reads its binary from the guest's page cache, not over 9p (an ASan lesson's `--help`:
-# 0.7 s from the cache, 1.3-1.6 s over the share, measured in the lab).
+# 0.7-1.0 s from the cache, 1.1-1.6 s over the share, measured in the lab).
 repo=$(cd "$here/../.." && pwd)
 for build in "$san" "$default"; do
     view=/run/rdmalab-repo-view/${build#"$repo"/}/bin
