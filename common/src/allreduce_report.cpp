@@ -7,18 +7,26 @@
 
 namespace rdmalab {
 
-std::string format_allreduce_report(std::string_view who, const AllreduceRuns& runs) {
-    const int ranks = runs.ranks;
+AllreduceMeasures measure_allreduce(const AllreduceRuns& runs) {
+    AllreduceMeasures measures;
     std::vector<double> times = runs.times_ms;
     std::sort(times.begin(), times.end());
-    const double median_ms = times.empty() ? 0 : times[times.size() / 2];
-    const double algbw = static_cast<double>(runs.bytes) / (median_ms / 1e3) / 1e6;
-    std::string steps;
+    measures.median_ms = times.empty() ? 0 : times[times.size() / 2];
+    measures.algbw_mb_s = static_cast<double>(runs.bytes) / (measures.median_ms / 1e3) / 1e6;
+    measures.busbw_mb_s = measures.algbw_mb_s * 2 * (runs.ranks - 1) / runs.ranks;
     double previous = 0;
     for (double done : runs.step_done_ms) {
-        steps += fmt::format(" {:.2f}", done - previous);
+        measures.step_ms.push_back(done - previous);
         previous = done;
     }
+    return measures;
+}
+
+std::string format_allreduce_report(std::string_view who, const AllreduceRuns& runs) {
+    const int ranks = runs.ranks;
+    const AllreduceMeasures measures = measure_allreduce(runs);
+    std::string steps;
+    for (double step : measures.step_ms) steps += fmt::format(" {:.2f}", step);
     std::string text = fmt::format("{}: steps of the last allreduce (ms):{}\n", who, steps);
     text += fmt::format(
         "{}: {} bytes written to rank {} per allreduce ({:.3f} of the vector; 2(n-1)/n = {:.3f})\n",
@@ -27,7 +35,8 @@ std::string format_allreduce_report(std::string_view who, const AllreduceRuns& r
     text += fmt::format(
         "{}: allreduce of {} bytes over {} ranks: median {:.2f} ms of {}, algbw {:.3g} MB/s, "
         "busbw {:.3g} MB/s\n",
-        who, runs.bytes, ranks, median_ms, times.size(), algbw, algbw * 2 * (ranks - 1) / ranks);
+        who, runs.bytes, ranks, measures.median_ms, runs.times_ms.size(), measures.algbw_mb_s,
+        measures.busbw_mb_s);
     return text;
 }
 

@@ -8,6 +8,7 @@
 // Run, one rank per host (rank R of the list; under mpirun or srun R comes from the launcher):
 //   ring-allreduce --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [--segment BYTES] [--slots N]
 #include "rdmalab/allreduce_report.hpp"
+#include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -44,6 +45,7 @@ struct RingOptions {
     std::uint16_t port = kDefaultPort;  // rank R listens on port + R
     std::string device;
     double timeout_s = 20;  // longest wait for a neighbour
+    std::string json;       // --json: this rank's record file
 };
 
 // Rank r's input; small integers, so every sum is exact in float32 whatever the order of adding.
@@ -378,12 +380,14 @@ int run(const RingOptions& o) {
     }
     barrier(ring);  // no QP goes away while a neighbour still writes to it
 
-    fmt::print("{}", format_allreduce_report(who, {.bytes = o.size,
-                                                   .ranks = ranks,
-                                                   .times_ms = times,
-                                                   .step_done_ms = ring.step_done_ms,
-                                                   .bytes_sent = ring.bytes_sent,
-                                                   .right = right->peer}));
+    const AllreduceRuns runs{.bytes = o.size,
+                             .ranks = ranks,
+                             .times_ms = times,
+                             .step_done_ms = ring.step_done_ms,
+                             .bytes_sent = ring.bytes_sent,
+                             .right = right->peer};
+    fmt::print("{}", format_allreduce_report(who, runs));
+    if (!o.json.empty()) bench::write_allreduce_records(o.json, runs, {o.rank, o.segment, o.slots});
     return 0;
 }
 
@@ -424,6 +428,7 @@ int main(int argc, char** argv) {
         cli.option("--timeout", o.timeout_s, "seconds to wait for a neighbour")
             .range(1.0, 600.0)
             .show_default();
+        cli.option("--json", o.json, "write this rank's measurement there, as a record");
         cli.parse_or_exit(argc, argv);
         o.hosts = split_hosts(hosts);
         o.size = *parse_size(size);

@@ -5,7 +5,8 @@
 # on three lab hosts.)
 source "$(dirname "$0")/lib.sh" "$@"
 
-# ring NAME RANKS ARGS...: RANKS ranks at once; each leaves NAME/rR.out and NAME/rR.rc.
+# ring NAME RANKS ARGS...: RANKS ranks at once; each leaves NAME/rR.out, NAME/rR.rc and its
+# record, NAME/rR.json (--json).
 ring() {
     local name=$1 ranks=$2 r hosts=$addr
     shift 2
@@ -13,7 +14,8 @@ ring() {
     mkdir -p "$scratch/$name"
     for ((r = 0; r < ranks; r++)); do
         (
-            timeout -k 5 120 "$bin/ring-allreduce" --rank "$r" --hosts "$hosts" "$@" >"$scratch/$name/r$r.out" 2>&1
+            timeout -k 5 120 "$bin/ring-allreduce" --rank "$r" --hosts "$hosts" --json "$scratch/$name/r$r.json" "$@" \
+                >"$scratch/$name/r$r.out" 2>&1
             echo $? >"$scratch/$name/r$r.rc"
         ) &
     done
@@ -21,7 +23,8 @@ ring() {
 }
 
 # ring_verified NAME RANKS ELEMENTS ITERS: every rank exits 0 having verified every sum of every
-# allreduce, and reports its busbw and what it wrote to its right neighbour.
+# allreduce, and reports its busbw and what it wrote to its right neighbour; its record (read with
+# rdma-bench records, as every record is) names the ring and holds each allreduce's time.
 ring_verified() {
     local name=$1 ranks=$2 elements=$3 iters=$4 r
     for ((r = 0; r < ranks; r++)); do
@@ -30,6 +33,9 @@ ring_verified() {
             count_is "$iters" "$scratch/$name/r$r.out" "^rank $r: allreduce [0-9]+: [0-9.]+ ms, all $elements sums verified$"
         check "$name: rank $r reports algbw and busbw" has_line "$scratch/$name/r$r.out" \
             "^rank $r: allreduce of $((elements * 4)) bytes over $ranks ranks: median [0-9.]+ ms of $iters, algbw [0-9.e+-]+ MB/s, busbw [0-9.e+-]+ MB/s$"
+        check "$name: rank $r's record is of a ring of $ranks" record_has "$scratch/$name/r$r.json" config/ranks "^$ranks$"
+        check "$name: rank $r's record holds its $iters allreduce times" \
+            records_match "$iters" "$scratch/$name/r$r.json" 'result/times_ms/*' '^[0-9]'
         rc_is "$scratch/$name/r$r.rc" 0 || tail -n 5 "$scratch/$name/r$r.out"
     done
 }
@@ -44,6 +50,7 @@ ring_verified three 3 250 2
 for r in 0 1 2; do
     check "three: rank $r wrote 2(n-1)/n of the vector to its right neighbour" has_line "$scratch/three/r$r.out" \
         "^rank $r: 13(32|36) bytes written to rank $(((r + 1) % 3)) per allreduce"
+    check "three: rank $r's record says the same" record_has "$scratch/three/r$r.json" result/bytes_to_right '^13(32|36)$'
 done
 check "three: a step time for each of the 2(n-1) = 4 steps" \
     has_line "$scratch/three/r0.out" '^rank 0: steps of the last allreduce \(ms\):( [0-9.]+){4}$'

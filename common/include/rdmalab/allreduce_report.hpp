@@ -21,6 +21,16 @@ struct AllreduceRuns {
     int right = 0;                     // the right neighbour's rank
 };
 
+// What the report gives: the median time (the upper middle one for an even count), algbw and
+// busbw in MB/s (10^6 bytes a second), and each step's own time in the last allreduce.
+struct AllreduceMeasures {
+    double median_ms = 0;
+    double algbw_mb_s = 0;
+    double busbw_mb_s = 0;
+    std::vector<double> step_ms;
+};
+AllreduceMeasures measure_allreduce(const AllreduceRuns& runs);
+
 // Three lines, each "who: …" and a newline: each step's own time, the bytes written against
 // 2(n-1)/n of the vector, and the median time (the upper middle one for an even count) with
 // algbw and busbw in MB/s.
