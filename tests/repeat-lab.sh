@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Flake hunting: the lab label (or the lab tests matching REGEX) N times, each run in a lab boot of
-# its own as ./rdmalab test runs it, and the pass count. A test that fails once in N runs is a bug
+# its own as ./rdmalab test --all runs it, and the pass count. A test that fails once in N runs is a bug
 # to find, never a retry to add.
 #   tests/repeat-lab.sh N [REGEX]      (after ./rdmalab build)
 # Prints one line per run (its failed tests named) and "lab label: P of N runs passed"; each run's
