@@ -19,11 +19,10 @@ Record allreduce_record(const AllreduceRuns& runs, const AllreduceSettings& sett
                   {"segment", settings.segment},
                   {"slots", settings.slots},
                   {"iterations", runs.times_ms.size()}};
-    Record result{
-        {"median_ms", measures.median_ms},   {"algbw_mb_s", measures.algbw_mb_s},
-        {"busbw_mb_s", measures.busbw_mb_s}, {"times_ms", runs.times_ms},
-        {"step_ms", measures.step_ms},       {"bytes_to_right", runs.bytes_sent},
-        {"right_rank", runs.right},          {"link_share", 2.0 * (runs.ranks - 1) / runs.ranks}};
+    Record result{{"median_ms", measures.median_ms},   {"algbw_mb_s", measures.algbw_mb_s},
+                  {"busbw_mb_s", measures.busbw_mb_s}, {"times_ms", runs.times_ms},
+                  {"step_ms", measures.step_ms},       {"bytes_to_right", runs.bytes_sent},
+                  {"right_rank", runs.right},          {"link_share", measures.link_share}};
     return Record{{"tool", kTool},
                   {"config", std::move(config)},
                   {"result", std::move(result)},

@@ -13,7 +13,8 @@ AllreduceMeasures measure_allreduce(const AllreduceRuns& runs) {
     std::sort(times.begin(), times.end());
     measures.median_ms = times.empty() ? 0 : times[times.size() / 2];
     measures.algbw_mb_s = static_cast<double>(runs.bytes) / (measures.median_ms / 1e3) / 1e6;
-    measures.busbw_mb_s = measures.algbw_mb_s * 2 * (runs.ranks - 1) / runs.ranks;
+    measures.link_share = 2.0 * (runs.ranks - 1) / runs.ranks;
+    measures.busbw_mb_s = measures.algbw_mb_s * measures.link_share;
     double previous = 0;
     for (double done : runs.step_done_ms) {
         measures.step_ms.push_back(done - previous);
@@ -31,7 +32,7 @@ std::string format_allreduce_report(std::string_view who, const AllreduceRuns& r
     text += fmt::format(
         "{}: {} bytes written to rank {} per allreduce ({:.3f} of the vector; 2(n-1)/n = {:.3f})\n",
         who, runs.bytes_sent, runs.right, static_cast<double>(runs.bytes_sent) / runs.bytes,
-        2.0 * (ranks - 1) / ranks);
+        measures.link_share);
     text += fmt::format(
         "{}: allreduce of {} bytes over {} ranks: median {:.2f} ms of {}, algbw {:.3g} MB/s, "
         "busbw {:.3g} MB/s\n",

@@ -22,11 +22,13 @@ struct AllreduceRuns {
 };
 
 // What the report gives: the median time (the upper middle one for an even count), algbw and
-// busbw in MB/s (10^6 bytes a second), and each step's own time in the last allreduce.
+// busbw in MB/s (10^6 bytes a second), the share of the vector each link carries, 2(n-1)/n
+// (busbw = algbw × link_share), and each step's own time in the last allreduce.
 struct AllreduceMeasures {
     double median_ms = 0;
     double algbw_mb_s = 0;
     double busbw_mb_s = 0;
+    double link_share = 0;
     std::vector<double> step_ms;
 };
 AllreduceMeasures measure_allreduce(const AllreduceRuns& runs);
