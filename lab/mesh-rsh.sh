@@ -2,7 +2,7 @@
 # Open MPI's remote-start agent for the lab (mpirun --mca plm_rsh_agent lab/mesh-rsh.sh): where
 # a cluster uses ssh, the lab's guests have no sshd. Open MPI calls it as `AGENT HOST CMD...`;
 # it hands CMD to the guest at HOST (198.51.100.I) through $RDMALAB_SHARED/rsh/I/, where that
-# guest's runner (lab/mesh-run.sh) runs it, and returns its output and exit status, as ssh would.
+# guest's runner (lab/mpi-hosts.sh) runs it, and returns its output and exit status, as ssh would.
 set -uo pipefail
 shared=${RDMALAB_SHARED:?mesh-rsh: RDMALAB_SHARED is not set (run inside the lab with --hosts)}
 # Open MPI may put ssh-style options before the host (e.g. -x): skip them.

@@ -10,7 +10,7 @@ set -uo pipefail
 lab_steps=(devices hello-rdma rdma-write rdma-read send-recv cm-simple write-imm scatter-gather atomics rendezvous credit-ring
            completion-events solicited-events post-api selective-signaling srq async-events ud multicast memory-windows
            send-invalidate registration-cost qp-state-machine uc error-recovery threads gpu-write gpu-read proxy ring-allreduce
-           dcqcn rdma-bench)
+           recursive-doubling dcqcn rdma-bench)
 wire_steps=(on-the-wire loss-and-retransmission link-failure)
 native_steps=(efa-rdm)
 usage="usage: tour.sh BUILD_BIN_DIR lab|wire|native RESULT_FILE, or tour.sh --steps lab|wire|native"
@@ -124,6 +124,24 @@ ring_step() {
     for r in 1 2; do grep -E "^rank $r: (allreduce of|.*bytes written)" "$dir/rank-$r.out" | show; done
 }
 
+# recursive-doubling: three ranks on this host (rank 2 folds into rank 0); rank 0's output in
+# full, the others' plans and results.
+doubling_step() {
+    local dir=$scratch/doubling r hosts=$RDMALAB_ADDR,$RDMALAB_ADDR,$RDMALAB_ADDR pids=()
+    mkdir -p "$dir"
+    for r in 0 1 2; do
+        timeout -k 5 90 "$RDMALAB_BIN/recursive-doubling" --rank "$r" --hosts "$hosts" -s 16K -n 3 \
+            >"$dir/rank-$r.out" 2>&1 &
+        pids+=($!)
+    done
+    for r in 0 1 2; do
+        wait "${pids[$r]}"
+        rcs+=($?)
+    done
+    show "$dir/rank-0.out"
+    for r in 1 2; do grep -E "^rank $r( of |: (allreduce of|.*bytes written))" "$dir/rank-$r.out" | show; done
+}
+
 # run_step NAME: what the step shows, and how it runs.
 run_step() {
     rcs=()
@@ -228,6 +246,9 @@ run_step() {
         ring-allreduce)
             heading ring-allreduce "a collective: three ranks sum their vectors in a ring, reduce-scatter then all-gather, as RDMA WRITEs with immediate and credits"
             ring_step ;;
+        recursive-doubling)
+            heading recursive-doubling "the small vectors' allreduce: ranks swap whole vectors with rank XOR 2^k, log2(n) steps; with three, rank 2 folds into rank 0 and gets the sum back"
+            doubling_step ;;
         dcqcn)
             heading dcqcn "DCQCN as a model: the server reads its own packets' ECN bits and answers marks with CNPs, the client paces its WRITEs by DCQCN's rate; on one host rxe loops the packets inside the kernel, so nothing is marked or copied here (the marking queue takes three hosts: bench/dcqcn.sh)"
             pair dcqcn -- -D 1 ;;

@@ -131,7 +131,8 @@ std::string xml_escape(const std::string& text) {
 
 std::vector<Series> series_from_records(const std::vector<Record>& records,
                                         const std::string& x_key, const std::string& y_key,
-                                        const std::vector<std::string>& series_keys) {
+                                        const std::vector<std::string>& series_keys,
+                                        const std::string& low_key, const std::string& high_key) {
     std::vector<Series> series;
     std::map<std::string, std::size_t> index;
     for (const Record& record : records) {
@@ -150,24 +151,38 @@ std::vector<Series> series_from_records(const std::vector<Record>& records,
         }
         auto [it, added] = index.emplace(label, series.size());
         if (added) series.push_back(Series{label, {}});
+        // The record's own spread, where it states one; else its value alone.
+        auto bound = [&](const std::string& key) {
+            const Record* value = key.empty() ? nullptr : find_dotted(record, key);
+            return value && value->is_number() ? value->get<double>() : y->get<double>();
+        };
         series[it->second].points.emplace_back(x->get<double>(), y->get<double>());
+        series[it->second].ranges.emplace_back(bound(low_key), bound(high_key));
     }
     // A configuration measured several times (repeated runs) is drawn at the median of its values,
-    // with its lowest and highest as the point's range.
+    // with its lowest and highest (or the records' own spread, where wider) as the point's range.
     for (Series& s : series) {
-        std::sort(s.points.begin(), s.points.end());
+        std::vector<std::size_t> order(s.points.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t a, std::size_t b) { return s.points[a] < s.points[b]; });
         std::vector<std::pair<double, double>> merged;
         std::vector<std::pair<double, double>> ranges;
-        for (std::size_t i = 0; i < s.points.size();) {
+        for (std::size_t i = 0; i < order.size();) {
             std::size_t j = i;
             std::vector<double> ys;
-            while (j < s.points.size() && s.points[j].first == s.points[i].first)
-                ys.push_back(s.points[j++].second);
+            double low = INFINITY, high = -INFINITY;
+            while (j < order.size() && s.points[order[j]].first == s.points[order[i]].first) {
+                ys.push_back(s.points[order[j]].second);
+                low = std::min(low, s.ranges[order[j]].first);
+                high = std::max(high, s.ranges[order[j]].second);
+                ++j;
+            }
             std::sort(ys.begin(), ys.end());
             const std::size_t n = ys.size();
-            merged.emplace_back(s.points[i].first,
+            merged.emplace_back(s.points[order[i]].first,
                                 n % 2 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2);
-            ranges.emplace_back(ys.front(), ys.back());
+            ranges.emplace_back(std::min(low, ys.front()), std::max(high, ys.back()));
             i = j;
         }
         s.points = std::move(merged);
@@ -316,7 +331,14 @@ std::string render_svg(const Chart& chart) {
 }
 
 void plot_files(const PlotOptions& p, const std::string& tool_version) {
-    static const std::map<std::string, std::pair<std::string, std::string>> kMeasures = {
+    // What each --y draws: the y key and its label; against message size, or for allreduce
+    // records against the vector's size, with each record's own spread.
+    struct Measure {
+        std::string y_key, y_label;
+        std::string x_key = "config.size", x_label = "message size (bytes)";
+        std::string low_key = {}, high_key = {};
+    };
+    static const std::map<std::string, Measure> kMeasures = {
         {"gib", {"result.gib_per_s", "throughput (GiB/s, 2^30 B/s)"}},
         {"gbps", {"result.gb_per_s", "throughput (Gb/s, 10^9 bit/s)"}},
         {"mops", {"result.mops", "message rate (millions of operations/s)"}},
@@ -324,11 +346,17 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
         {"recv-gib", {"result.receiver.gib_per_s", "receiver-side throughput (GiB/s)"}},
         {"lat", {"result.latency.median_us", "median latency (µs)"}},
         {"lat-p99", {"result.latency.p99_us", "p99 latency (µs)"}},
+        {"busbw",
+         {"result.busbw_mb_s", "allreduce busbw (MB/s, 10^6 B/s; nccl-tests' measure)",
+          "config.bytes", "vector size per rank (bytes)", "result.busbw_min_mb_s",
+          "result.busbw_max_mb_s"}},
     };
-    auto measure = kMeasures.find(p.y);
-    if (measure == kMeasures.end())
+    auto found = kMeasures.find(p.y);
+    if (found == kMeasures.end())
         fail(fmt::format(
-            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99", p.y));
+            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99, busbw",
+            p.y));
+    const Measure& measure = found->second;
     std::vector<Record> records;
     for (const std::string& input : p.inputs)
         for (Record& r : read_json_file(input)) records.push_back(std::move(r));
@@ -341,7 +369,7 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
             keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
     } else if (const Record& first = member(records.front(), "config"); first.is_object()) {
         for (const auto& [key, value] : first.items()) {
-            if (key == "size") continue;
+            if ("config." + key == measure.x_key) continue;
             for (const Record& r : records)
                 if (member(member(r, "config"), key) != value) {
                     keys.push_back("config." + key);
@@ -350,11 +378,12 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
         }
     }
     Chart chart;
-    chart.series = series_from_records(records, "config.size", measure->second.first, keys);
+    chart.series = series_from_records(records, measure.x_key, measure.y_key, keys, measure.low_key,
+                                       measure.high_key);
     if (chart.series.empty())
-        fail(fmt::format("no record has both config.size and {}", measure->second.first));
-    chart.x_label = "message size (bytes)";
-    chart.y_label = measure->second.second;
+        fail(fmt::format("no record has both {} and {}", measure.x_key, measure.y_key));
+    chart.x_label = measure.x_label;
+    chart.y_label = measure.y_label;
     // The environment as the first record states it; any part missing or of another type is "?".
     const Record& env = member(records.front(), "environment");
     std::string provider = text_of(env, "provider", "?");

@@ -228,7 +228,8 @@ int main(int argc, char** argv) {
         plot_cmd->add_option("-o,--output", plot_options.output, "SVG file to write")->required();
         plot_cmd
             ->add_option("--y", plot_options.y,
-                         "gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99")
+                         "gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99 (rdma-bench records), "
+                         "busbw (allreduce records)")
             ->capture_default_str();
         plot_cmd->add_option("--series", plot_options.series,
                              "config keys that name a line (default: every knob that varies)");

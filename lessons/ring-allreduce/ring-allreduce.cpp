@@ -48,11 +48,6 @@ struct RingOptions {
     std::string json;       // --json: this rank's record file
 };
 
-// Rank r's input; small integers, so every sum is exact in float32 whatever the order of adding.
-float input(int rank, std::size_t i) {
-    return static_cast<float>((rank + 1) * static_cast<int>(i % 251 + 1));
-}
-
 // An ACK may wait behind a full queue on a slow link (one 64 KiB segment is 70 ms at 8 Mbit/s):
 // 4.096 µs × 2^18 ≈ 1.1 s before resending, not the 67 ms of timeout 14, which would resend what
 // is merely queued. NCCL waits longer still (NCCL_IB_TIMEOUT, default 20: 4.3 s).
@@ -364,17 +359,12 @@ int run(const RingOptions& o) {
     }
     std::vector<double> times;
     for (unsigned iteration = 0; iteration < o.iterations; ++iteration) {
-        for (std::size_t i = 0; i < elements; ++i) data[i] = input(o.rank, i);
+        for (std::size_t i = 0; i < elements; ++i) data[i] = allreduce_input(o.rank, i);
         barrier(ring);
         ring.bytes_sent = 0;
         times.push_back(allreduce(ring));
-        for (std::size_t i = 0; i < elements; ++i) {
-            float expected = 0;
-            for (int r = 0; r < ranks; ++r) expected += input(r, i);
-            if (data[i] != expected)
-                fail(fmt::format("element {} is {} after the allreduce, not {}", i, data[i],
-                                 expected));
-        }
+        // Small integers (allreduce_input): every sum is exact in float32, in any order of adding.
+        if (auto mismatch = allreduce_mismatch(data, ranks)) fail(*mismatch);
         fmt::print("{}: allreduce {}: {:.2f} ms, all {} sums verified\n", who, iteration + 1,
                    times.back(), elements);
     }

@@ -50,7 +50,7 @@ ring_verified three 3 250 2
 for r in 0 1 2; do
     check "three: rank $r wrote 2(n-1)/n of the vector to its right neighbour" has_line "$scratch/three/r$r.out" \
         "^rank $r: 13(32|36) bytes written to rank $(((r + 1) % 3)) per allreduce"
-    check "three: rank $r's record says the same" record_has "$scratch/three/r$r.json" result/bytes_to_right '^13(32|36)$'
+    check "three: rank $r's record says the same" record_has "$scratch/three/r$r.json" result/bytes_sent '^13(32|36)$'
 done
 check "three: a step time for each of the 2(n-1) = 4 steps" \
     has_line "$scratch/three/r0.out" '^rank 0: steps of the last allreduce \(ms\):( [0-9.]+){4}$'

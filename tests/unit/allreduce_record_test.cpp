@@ -44,14 +44,34 @@ TEST(AllreduceRecord, HoldsTheReportsMeasuresAndHowTheRankRan) {
     EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/median_ms").get<double>(), 10);
     EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/algbw_mb_s").get<double>(), 100);
     EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/busbw_mb_s").get<double>(), 150);
+    // The spread: the slowest allreduce (30 ms) and the fastest (5 ms).
+    EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/busbw_min_mb_s").get<double>(),
+                     50);
+    EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/busbw_max_mb_s").get<double>(),
+                     300);
     EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/link_share").get<double>(), 1.5);
-    EXPECT_EQ(allreduce_value(document, "records/0/result/bytes_to_right"), 1'500'000);
+    EXPECT_EQ(allreduce_value(document, "records/0/result/bytes_sent"), 1'500'000);
     EXPECT_EQ(allreduce_value(document, "records/0/result/right_rank"), 2);
     EXPECT_EQ(select_values(document, parse_path("records/0/result/times_ms/*")).size(), 3U);
     const auto steps = select_values(document, parse_path("records/0/result/step_ms/*"));
     ASSERT_EQ(steps.size(), 3U);
     EXPECT_DOUBLE_EQ(steps[1].get<double>(), 2);
     EXPECT_EQ(allreduce_value(document, "records/0/environment/host"), "h1");
+}
+
+TEST(AllreduceRecord, AnAlgorithmWithoutARightNeighbourSaysSo) {
+    AllreduceRuns runs = kFourRanks;
+    runs.right.reset();
+    const Record document{
+        {"records",
+         {allreduce_record(
+             runs, {.rank = 0, .algorithm = "recursive doubling", .tool = "recursive-doubling 1"},
+             Record{})}}};
+    EXPECT_EQ(allreduce_value(document, "records/0/tool"), "recursive-doubling 1");
+    EXPECT_EQ(allreduce_value(document, "records/0/config/algorithm"), "recursive doubling");
+    EXPECT_TRUE(allreduce_value(document, "records/0/result/right_rank").is_null());
+    // busbw is nccl-tests' measure for any algorithm: algbw × 2(n-1)/n.
+    EXPECT_DOUBLE_EQ(allreduce_value(document, "records/0/result/busbw_mb_s").get<double>(), 150);
 }
 
 TEST(AllreduceRecord, TheFileIsWhatTheReaderOfRecordsReads) {
@@ -61,7 +81,7 @@ TEST(AllreduceRecord, TheFileIsWhatTheReaderOfRecordsReads) {
     const auto records = read_json_file(path);
     std::remove(path.c_str());
     ASSERT_EQ(records.size(), 1U);
-    EXPECT_EQ(records[0]["tool"], "ring-allreduce 1");
+    EXPECT_EQ(records[0]["tool"], "ring-allreduce 2");
     EXPECT_TRUE(records[0]["environment"].contains("kernel"));
     EXPECT_DOUBLE_EQ(records[0]["result"]["busbw_mb_s"].get<double>(), 150);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 using namespace rdmalab;
 
@@ -32,4 +33,39 @@ TEST(AllreduceReport, MedianOfAnEvenCountIsTheUpperMiddle) {
                                                            .right = 1});
     EXPECT_NE(text.find("median 4.00 ms of 4, algbw 250 MB/s, busbw 250 MB/s"), std::string::npos)
         << text;
+}
+
+TEST(AllreduceReport, PartnersInsteadOfANeighbourAndNothingUncounted) {
+    // Recursive doubling over 4 ranks writes the whole vector twice, to two partners.
+    std::string text = format_allreduce_report("rank 3", {.bytes = 1000,
+                                                          .ranks = 4,
+                                                          .times_ms = {2},
+                                                          .step_done_ms = {1, 2},
+                                                          .bytes_sent = 2000,
+                                                          .right = std::nullopt});
+    EXPECT_NE(text.find("rank 3: 2000 bytes written to its partners per allreduce (2.000 of the "
+                        "vector; 2(n-1)/n = 1.500)\n"),
+              std::string::npos)
+        << text;
+    // MPI neither times its steps nor says what it sent: those lines are left out.
+    text = format_allreduce_report("rank 0", {.bytes = 1000,
+                                              .ranks = 2,
+                                              .times_ms = {1},
+                                              .step_done_ms = {},
+                                              .bytes_sent = 0,
+                                              .right = std::nullopt});
+    EXPECT_EQ(text,
+              "rank 0: allreduce of 1000 bytes over 2 ranks: median 1.00 ms of 1, algbw 1 MB/s, "
+              "busbw 1 MB/s\n");
+}
+
+TEST(AllreduceInputs, EverySumIsExactAndAWrongElementIsNamed) {
+    std::vector<float> data(1000);
+    for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = allreduce_input(0, i) + allreduce_input(1, i) + allreduce_input(2, i);
+    EXPECT_FALSE(allreduce_mismatch(data, 3));
+    data[500] += 1;
+    ASSERT_TRUE(allreduce_mismatch(data, 3));
+    EXPECT_EQ(*allreduce_mismatch(data, 3), "element 500 is 1501 after the allreduce, not 1500");
+    EXPECT_TRUE(allreduce_mismatch(data, 2));  // two ranks' sum is not three's
 }

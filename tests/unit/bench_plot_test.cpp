@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 using namespace rdmalab::bench;
 
@@ -50,6 +52,46 @@ TEST(SeriesFromRecords, RepeatedRunsBecomeTheirMedian) {
     ASSERT_EQ(series[0].ranges.size(), 2u);                      // and each one's spread
     EXPECT_EQ(series[0].ranges[0], std::make_pair(1.0, 3.0));
     EXPECT_EQ(series[0].ranges[1], std::make_pair(4.0, 8.0));
+}
+
+TEST(SeriesFromRecords, ARecordsOwnSpreadWidensItsRange) {
+    // Allreduce records: one per size, each with the busbw of its slowest and fastest allreduce.
+    std::vector<Record> records = {
+        {{"config", {{"bytes", 4096}, {"algorithm", "ring"}}},
+         {"result", {{"busbw_mb_s", 10.0}, {"busbw_min_mb_s", 6.0}, {"busbw_max_mb_s", 11.0}}}},
+        {{"config", {{"bytes", 8192}, {"algorithm", "ring"}}}, {"result", {{"busbw_mb_s", 20.0}}}},
+    };
+    auto series =
+        series_from_records(records, "config.bytes", "result.busbw_mb_s", {"config.algorithm"},
+                            "result.busbw_min_mb_s", "result.busbw_max_mb_s");
+    ASSERT_EQ(series.size(), 1u);
+    EXPECT_EQ(series[0].label, "algorithm=ring");
+    ASSERT_EQ(series[0].ranges.size(), 2u);
+    EXPECT_EQ(series[0].ranges[0], std::make_pair(6.0, 11.0));
+    EXPECT_EQ(series[0].ranges[1], std::make_pair(20.0, 20.0));  // no spread stated: none drawn
+}
+
+TEST(PlotFiles, BusbwDrawsAllreduceRecordsAgainstTheirSize) {
+    const std::string input = ::testing::TempDir() + "allreduce-records.json";
+    const std::string output = ::testing::TempDir() + "allreduce-records.svg";
+    write_file(input, R"({"records": [
+        {"config": {"algorithm": "ring", "bytes": 4096}, "result": {"busbw_mb_s": 5,
+         "busbw_min_mb_s": 4, "busbw_max_mb_s": 6}},
+        {"config": {"algorithm": "ring", "bytes": 65536}, "result": {"busbw_mb_s": 50}},
+        {"config": {"algorithm": "MPI_Allreduce", "bytes": 4096}, "result": {"busbw_mb_s": 7}}]})");
+    PlotOptions p;
+    p.inputs = {input};
+    p.output = output;
+    p.y = "busbw";
+    plot_files(p, "test");
+    std::ifstream file(output);
+    const std::string svg{std::istreambuf_iterator<char>(file), {}};
+    std::remove(input.c_str());
+    std::remove(output.c_str());
+    EXPECT_EQ(count(svg, "<polyline"), 2u) << svg;  // the algorithm varies: a line each
+    EXPECT_EQ(count(svg, "class=\"spread\""), 1u);  // ring at 4 KiB has a spread
+    EXPECT_NE(svg.find("vector size per rank (bytes)"), std::string::npos);
+    EXPECT_NE(svg.find(">MPI_Allreduce<"), std::string::npos);  // the legend (factored)
 }
 
 TEST(RenderSvg, RepeatedRunsDrawABandAndSingleRunsNone) {

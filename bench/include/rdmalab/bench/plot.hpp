@@ -30,10 +30,14 @@ struct Chart {
 // Groups records into series by the values of series_keys, taking x and y from dotted keys
 // ("size", "result.gib_per_s"). Records missing x or y are skipped; several records of one
 // series at the same x (repeated runs) become one point at their median, and their lowest and
-// highest values become that point's range.
+// highest values become that point's range. Where low_key and high_key are given, a record that
+// holds them (the spread of the runs it summarises: an allreduce record's slowest and fastest)
+// widens its point's range to them.
 std::vector<Series> series_from_records(const std::vector<Record>& records,
                                         const std::string& x_key, const std::string& y_key,
-                                        const std::vector<std::string>& series_keys);
+                                        const std::vector<std::string>& series_keys,
+                                        const std::string& low_key = {},
+                                        const std::string& high_key = {});
 
 // The default title: every operation the records hold, in first-seen order, then the measure
 // ("write, send — throughput (GiB/s)").
@@ -56,8 +60,10 @@ std::string xml_escape(const std::string& text);
 
 // What `rdma-bench plot` draws: records from --json files, one measure against message size.
 struct PlotOptions {
-    // inputs: JSON files; y: gib, gbps, mops, recv-mops, recv-gib, lat or lat-p99; series:
-    // config keys naming a line (default: every knob that varies); title: default from the data.
+    // inputs: JSON files; y: gib, gbps, mops, recv-mops, recv-gib, lat or lat-p99 (rdma-bench's
+    // records, against config.size), or busbw (allreduce records, against config.bytes, with
+    // each record's spread); series: config keys naming a line (default: every knob that
+    // varies); title: default from the data.
     std::vector<std::string> inputs;
     std::string output;
     std::string y = "gib";

@@ -1,0 +1,102 @@
+# Lab test: recursive-doubling — the ranks of an allreduce on the lab host (rank R listens for
+# link L on port 18515 + R × links + L): every sum verified over 2 and 4 ranks (powers of two:
+# swaps only) and 3 and 5 (ranks folded in and the result sent back), at a size of no round
+# number; each rank's steps and bytes are what the algorithm says, read from its record; a rank
+# killed mid-run makes every other rank exit within its timeout, naming a rank; bad arguments
+# refused.
+source "$(dirname "$0")/lib.sh" "$@"
+
+# doubling NAME RANKS ARGS...: RANKS ranks at once; each leaves NAME/rR.out, NAME/rR.rc and its
+# record, NAME/rR.json.
+doubling() {
+    local name=$1 ranks=$2 r hosts=$addr
+    shift 2
+    for ((r = 1; r < ranks; r++)); do hosts+=",$addr"; done
+    mkdir -p "$scratch/$name"
+    for ((r = 0; r < ranks; r++)); do
+        (
+            timeout -k 5 120 "$bin/recursive-doubling" --rank "$r" --hosts "$hosts" --json "$scratch/$name/r$r.json" "$@" \
+                >"$scratch/$name/r$r.out" 2>&1
+            echo $? >"$scratch/$name/r$r.rc"
+        ) &
+    done
+    wait
+}
+
+# verified NAME RANKS ELEMENTS ITERS: every rank exits 0 having verified every sum of every
+# allreduce and reports its busbw; its record says which algorithm ran and holds each time.
+verified() {
+    local name=$1 ranks=$2 elements=$3 iters=$4 r
+    for ((r = 0; r < ranks; r++)); do
+        check "$name: rank $r exits 0" rc_is "$scratch/$name/r$r.rc" 0
+        check "$name: rank $r verified all $elements sums, $iters times" \
+            count_is "$iters" "$scratch/$name/r$r.out" "^rank $r: allreduce [0-9]+: [0-9.]+ ms, all $elements sums verified$"
+        check "$name: rank $r reports algbw and busbw" has_line "$scratch/$name/r$r.out" \
+            "^rank $r: allreduce of $((elements * 4)) bytes over $ranks ranks: median [0-9.]+ ms of $iters, algbw [0-9.e+-]+ MB/s, busbw [0-9.e+-]+ MB/s$"
+        check "$name: rank $r's record is recursive doubling over $ranks" \
+            record_has "$scratch/$name/r$r.json" config/algorithm '^recursive doubling$'
+        check "$name: rank $r's record holds its $iters allreduce times" \
+            records_match "$iters" "$scratch/$name/r$r.json" 'result/times_ms/*' '^[0-9]'
+        rc_is "$scratch/$name/r$r.rc" 0 || tail -n 5 "$scratch/$name/r$r.out"
+    done
+}
+
+# steps NAME RANK COUNT VECTORS BYTES: the rank took COUNT steps and wrote VECTORS whole vectors
+# of BYTES.
+steps() {
+    local name=$1 r=$2 count=$3 vectors=$4 bytes=$(($4 * $5))
+    check "$name: rank $r took $count step(s)" records_match "$count" "$scratch/$name/r$r.json" 'result/step_ms/*' '^[0-9]'
+    check "$name: rank $r wrote $vectors vector(s) ($bytes bytes)" record_has "$scratch/$name/r$r.json" result/bytes_sent "^$bytes$"
+}
+
+# Two ranks: one swap each. 1,000 bytes: 250 floats.
+doubling two 2 -s 1000 -n 3
+verified two 2 250 3
+steps two 0 1 1 1000
+# Four: two swaps each, with rank XOR 1, then rank XOR 2.
+doubling four 4 -s 256K -n 2
+verified four 4 65536 2
+for r in 0 1 2 3; do steps four $r 2 2 262144; done
+check "four: rank 1 swaps with rank 0, then rank 3" has_line "$scratch/four/r1.out" '^rank 1 of 4 \(.*\): swap with rank 0, swap with rank 3$'
+# Three: rank 2 folds into rank 0, ranks 0 and 1 swap, rank 0 sends the sum back.
+doubling three 3 -s 1000 -n 2
+verified three 3 250 2
+steps three 0 3 2 1000
+steps three 1 1 1 1000
+steps three 2 2 1 1000
+check "three: rank 0 folds, swaps and returns the sum" has_line "$scratch/three/r0.out" '^rank 0 of 3 \(.*\): fold from rank 2, swap with rank 1, result to rank 2$'
+# Five: rank 4 folds into rank 0; ranks 0..3 swap twice.
+doubling five 5 -s 4100 -n 2
+verified five 5 1025 2
+steps five 0 4 3 4100
+steps five 4 2 1 4100
+
+# A rank killed mid-run: the others end within their timeout (5 s) with one line naming a rank.
+mkdir -p "$scratch/killed"
+hosts=$addr,$addr,$addr,$addr
+started=$SECONDS
+for r in 0 1 2 3; do
+    (
+        timeout -k 5 60 "$bin/recursive-doubling" --rank "$r" --hosts "$hosts" -s 64K -n 1000 --timeout 5 \
+            >"$scratch/killed/r$r.out" 2>"$scratch/killed/r$r.err"
+        echo $? >"$scratch/killed/r$r.rc"
+    ) &
+done
+for _ in $(seq 600); do grep -q '^rank 3: allreduce 1:' "$scratch/killed/r3.out" 2>/dev/null && break; sleep 0.1; done
+pkill -KILL -f -- "recursive-doubling --rank 3 --hosts $hosts" || true
+wait
+took=$((SECONDS - started))
+for r in 0 1 2; do
+    check "killed: rank $r exits 1" rc_is "$scratch/killed/r$r.rc" 1
+    check "killed: rank $r says why in one line, naming a rank" \
+        bash -c "[ \"\$(grep -c . '$scratch/killed/r$r.err')\" = 1 ] && grep -qE '^recursive-doubling: .*rank [0-9]' '$scratch/killed/r$r.err'"
+    cat "$scratch/killed/r$r.err"
+done
+check "killed: the others ended within their timeout ($took s, limit 5 s after the kill plus start-up)" [ "$took" -lt $((40 * ${RDMALAB_TIME_SCALE:-1})) ]
+check "killed: no rank left running" bash -c "! pgrep -f -- 'recursive-doublin[g] --rank' >/dev/null"
+
+expect_failure bad-size 2 "'3X' is not a size" "$bin/recursive-doubling" --hosts "$addr,$addr" --rank 0 -s 3X
+expect_failure one-rank 1 'an allreduce needs 2 to 64' "$bin/recursive-doubling" --hosts "$addr" --rank 0
+expect_failure no-rank 1 'is not a place among 2 ranks' "$bin/recursive-doubling" --hosts "$addr,$addr"
+expect_failure odd-size 1 'multiple of 4 bytes' "$bin/recursive-doubling" --hosts "$addr,$addr" --rank 0 -s 6
+finish
