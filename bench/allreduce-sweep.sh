@@ -71,6 +71,9 @@ started=$SECONDS
     bench/allreduce-sweep.sh --in-lab "$bin" "$work/out" "$iters" "${sizes[@]}" >"$work/lab.log" 2>&1 ||
     { tail -n 20 "$work/lab.log"; echo "allreduce-sweep: the lab run failed (log above)" >&2; exit 1; }
 took=$((SECONDS - started))
+# How the guests ran: the lab says so as it boots (TCG emulation where KVM cannot run them).
+accel="KVM"
+grep -q "TCG emulation" "$work/lab.log" && accel="TCG emulation (no KVM)"
 
 # Every run must have ended well on every rank it had (MPI's: rank 0's mpirun).
 failed=0
@@ -124,7 +127,7 @@ ring_file=$results/sweep/ring-allreduce-${sizes[0]}.json
     echo "<!-- Written by bench/allreduce-sweep.sh $max $iters $hosts; do not edit by hand. -->"
     echo "Made $(date -u +%Y-%m-%d) at commit $made_at by \`bench/allreduce-sweep.sh $max $iters $hosts\` in ${took} s:"
     echo "$hosts lab hosts ($(value "$ring_file" environment/kernel), Soft-RoCE \`rxe\`, one rank per host,"
-    echo "QEMU guests without KVM on $(bash "$repo/lab/results.sh" machine)); MPI is"
+    echo "QEMU guests under $accel; the machine: $(bash "$repo/lab/results.sh" machine)); MPI is"
     echo "$(value "$results/sweep/mpi-allreduce-${sizes[0]}.json" environment/mpi) over TCP (\`--mca btl self,tcp\`)."
     echo "busbw is nccl-tests' measure (algbw × 2(n−1)/n) at the median of $iters allreduces, each verified;"
     echo "in brackets the slowest to the fastest of them."
