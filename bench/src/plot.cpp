@@ -394,10 +394,15 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
             : fmt::format("{} ({})", text_of(env, "device", "?"), provider);
     const Record& mtu = member(env, "path_mtu");
     const std::string lab = text_of(env, "lab", "no");
-    chart.caption = fmt::format("{}{} · path MTU {} · kernel {} · host {} · {} · {}", device,
-                                lab == "no" ? "" : " in the " + lab,
-                                mtu.is_number() ? mtu.dump() : "0", text_of(env, "kernel", "?"),
-                                text_of(env, "host", "?"), text_of(env, "date", "?"), tool_version);
+    // Records that name no device (an allreduce's, MPI's) leave the device and MTU out.
+    const bool names_device = env.contains("provider") || env.contains("device");
+    chart.caption = fmt::format(
+        "{}{}kernel {} · host {} · {} · {}",
+        names_device ? device + (lab == "no" ? "" : " in the " + lab) + " · " : std::string(),
+        names_device ? fmt::format("path MTU {} · ", mtu.is_number() ? mtu.dump() : "0")
+                     : std::string(),
+        text_of(env, "kernel", "?"), text_of(env, "host", "?"), text_of(env, "date", "?"),
+        tool_version);
     if (member(env, "lab_faults").is_string()) {
         const std::string faults = text_of(env, "lab_faults", "");
         bool same = true;

@@ -92,6 +92,7 @@ TEST(PlotFiles, BusbwDrawsAllreduceRecordsAgainstTheirSize) {
     EXPECT_EQ(count(svg, "class=\"spread\""), 1u);  // ring at 4 KiB has a spread
     EXPECT_NE(svg.find("vector size per rank (bytes)"), std::string::npos);
     EXPECT_NE(svg.find(">MPI_Allreduce<"), std::string::npos);  // the legend (factored)
+    EXPECT_EQ(svg.find("path MTU"), std::string::npos);         // the records name no device
 }
 
 TEST(RenderSvg, RepeatedRunsDrawABandAndSingleRunsNone) {
