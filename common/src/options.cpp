@@ -192,6 +192,13 @@ OptionRef& OptionRef::size_at_least(std::size_t minimum, const std::string& why)
     });
 }
 
+OptionRef& OptionRef::is_size() {
+    return check([](const std::string& text) {
+        return parse_size(text) ? std::string()
+                                : fmt::format("'{}' is not a size (examples: 4096, 64K, 1M)", text);
+    });
+}
+
 OptionRef& OptionRef::description(const std::string& text) {
     option_->description(text);
     return *this;

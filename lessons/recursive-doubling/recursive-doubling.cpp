@@ -341,10 +341,7 @@ int main(int argc, char** argv) {
         cli.option("--hosts", hosts, "the ranks' addresses in rank order, comma-separated")
             .required();
         cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
-            .check([](const std::string& text) {
-                return parse_size(text) ? std::string()
-                                        : "'" + text + "' is not a size (examples: 4096, 64K, 1M)";
-            })
+            .is_size()
             .show_default();
         cli.option("-n,--iters", o.iterations, "allreduces to run (the median is reported)")
             .range(1, 1000)

@@ -394,15 +394,11 @@ int main(int argc, char** argv) {
         cli.option("--hosts", hosts, "the ring's addresses in rank order, comma-separated")
             .required();
         std::string size = "1M", segment = "64K";
-        auto a_size = [](const std::string& text) {
-            return parse_size(text) ? std::string()
-                                    : "'" + text + "' is not a size (examples: 4096, 64K, 1M)";
-        };
         cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
-            .check(a_size)
+            .is_size()
             .show_default();
         cli.option("--segment", segment, "bytes per WRITE (a multiple of 4)")
-            .check(a_size)
+            .is_size()
             .show_default();
         cli.option("--slots", o.slots, "receive slots per link: segments in flight")
             .range(1, 64)

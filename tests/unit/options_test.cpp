@@ -178,3 +178,25 @@ TEST(CommandLine, SizeAtLeastRefusesSmallerSizesOnly) {
         EXPECT_EQ(std::string(e.what()).find("too small"), std::string::npos) << e.what();
     }
 }
+
+TEST(CommandLine, IsSizeRefusesTextThatIsNotASize) {
+    auto parse_line = [](std::vector<std::string> args) {
+        CommandLine cli{"test", "tool"};
+        std::string size = "64K";
+        cli.option("-s,--size", size, "bytes").is_size();
+        std::vector<char*> argv;
+        for (auto& arg : args) argv.push_back(arg.data());
+        cli.app().parse(static_cast<int>(argv.size()), argv.data());
+        return size;
+    };
+    EXPECT_EQ(parse_line({"tool", "-s", "1M"}), "1M");
+    EXPECT_EQ(parse_line({"tool"}), "64K");
+    try {
+        parse_line({"tool", "-s", "3X"});
+        FAIL() << "'3X' was accepted as a size";
+    } catch (const CLI::ValidationError& e) {
+        EXPECT_NE(std::string(e.what()).find("'3X' is not a size (examples: 4096, 64K, 1M)"),
+                  std::string::npos)
+            << e.what();
+    }
+}

@@ -60,6 +60,9 @@ class OptionRef {
     OptionRef& choices(const std::vector<std::string>& allowed);
     // A check of the text given: returns "" if it is fine, else what is wrong.
     OptionRef& check(std::function<std::string(const std::string&)> validator);
+    // For a size (parse_size): text that is not one is refused, "'3X' is not a size (examples:
+    // 4096, 64K, 1M)".
+    OptionRef& is_size();
     // For a size (parse_size): one below minimum is refused, "'4' is too small: WHY". Text that
     // is not a size is left to the option's own check.
     OptionRef& size_at_least(std::size_t minimum, const std::string& why);
