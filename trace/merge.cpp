@@ -215,30 +215,45 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     // Clock offsets onto hosts[0]'s clock. For packets A→B, rx_B − tx_A = delay + θ (θ: B's
     // clock minus A's); for B→A, rx_A − tx_B = delay − θ. With the smallest delay alike both
     // ways, θ = (min(rx_B − tx_A) − min(rx_A − tx_B)) / 2 — the NTP estimate. Packets seen
-    // exactly once on each side (no retransmission to confuse them) are used.
-    std::vector<std::int64_t> offset(hosts.size(), 0);
+    // exactly once on each side (no retransmission to confuse them) are used. A host that never
+    // talks to the reference (a ring of four: rank 0 and rank 2) is placed through one that
+    // does: offsets add up along the pairs that exchanged packets both ways.
+    const std::size_t n = hosts.size();
+    constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
+    std::vector<std::vector<std::int64_t>> transit(n, std::vector<std::int64_t>(n, kNone));
+    for (const auto& [key, txs] : sent) {
+        auto rx = received.find(key);
+        if (txs.size() != 1 || rx == received.end() || rx->second.size() != 1) continue;
+        const wire::Packet& p = *txs[0].packet;
+        const auto src = host_of_address.find(p.src), dst = host_of_address.find(p.dst);
+        if (src == host_of_address.end() || dst == host_of_address.end()) continue;
+        auto& smallest = transit[src->second][dst->second];
+        smallest = std::min(smallest, rx->second[0].t - txs[0].t);
+    }
+    std::vector<std::int64_t> offset(n, 0);
+    std::vector<std::size_t> placed{0};  // hosts on the reference clock, in the order placed
+    for (std::size_t next = 0; next < placed.size(); ++next) {
+        const std::size_t a = placed[next];
+        for (std::size_t b = 0; b < n; ++b) {
+            if (std::find(placed.begin(), placed.end(), b) != placed.end() ||
+                transit[a][b] == kNone || transit[b][a] == kNone)
+                continue;
+            offset[b] = offset[a] + (transit[a][b] - transit[b][a]) / 2;
+            placed.push_back(b);
+        }
+    }
     json clock = {{"reference", hosts[0].name},
                   {"method",
                    "each host's events and packets share its CLOCK_REALTIME (capture inside the "
                    "guest); other hosts are shifted onto the reference by the NTP estimate from "
-                   "the packets seen both ways (half the difference of the smallest one-way "
-                   "transit times)"},
-                  {"offsets_ns", json::object()}};
-    for (std::size_t b = 1; b < hosts.size(); ++b) {
-        constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
-        std::int64_t to_b = kNone, to_a = kNone;
-        for (const auto& [key, txs] : sent) {
-            auto rx = received.find(key);
-            if (txs.size() != 1 || rx == received.end() || rx->second.size() != 1) continue;
-            const wire::Packet& p = *txs[0].packet;
-            const auto src = host_of_address.find(p.src), dst = host_of_address.find(p.dst);
-            if (src == host_of_address.end() || dst == host_of_address.end()) continue;
-            const std::int64_t transit = rx->second[0].t - txs[0].t;
-            if (src->second == 0 && dst->second == b) to_b = std::min(to_b, transit);
-            if (src->second == b && dst->second == 0) to_a = std::min(to_a, transit);
-        }
-        if (to_b != kNone && to_a != kNone) offset[b] = (to_b - to_a) / 2;
+                   "the packets seen both ways between them and a host already placed (half the "
+                   "difference of the smallest one-way transit times)"},
+                  {"offsets_ns", json::object()},
+                  {"unaligned", json::array()}};
+    for (std::size_t b = 1; b < n; ++b) {
         clock["offsets_ns"][hosts[b].name] = offset[b];
+        if (std::find(placed.begin(), placed.end(), b) == placed.end())
+            clock["unaligned"].push_back(hosts[b].name);
     }
 
     // The packets: each sender's copy paired with the receiver's (the latest unpaired copy sent
@@ -331,6 +346,21 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
         receive_violations;
     std::size_t posts_checked = 0, completions_checked = 0, receives_checked = 0;
     for (std::size_t h = 0; h < hosts.size(); ++h) {
+        // The host at the other end of each of this host's QPs: whoever sent packets to it. QP
+        // numbers are per host, so with three hosts or more two peers can own the same number;
+        // what this host sent is matched to the peer its QP is connected to. UD (packets from
+        // several hosts): no single peer, no filter.
+        constexpr std::size_t kSeveral = SIZE_MAX;
+        std::map<std::uint32_t, std::size_t> peer_of;
+        for (const auto& p : packets) {
+            if (p.to != h || !p.from) continue;
+            auto [at, added] = peer_of.try_emplace(p.record->qpn, *p.from);
+            if (!added && at->second != *p.from) at->second = kSeveral;
+        }
+        auto goes_to_peer = [&](std::uint32_t qp, const Packet& p) {
+            const auto peer = peer_of.find(qp);
+            return peer == peer_of.end() || peer->second == kSeveral || p.to == peer->second;
+        };
         std::map<std::uint32_t, std::vector<std::size_t>> posts;  // local QP → post_send events
         std::map<std::uint32_t, std::uint32_t> dest_of;
         std::map<std::uint32_t, std::vector<std::size_t>> recv_posts, recv_done;
@@ -366,7 +396,7 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
             bool unacknowledged = false;  // UD, UC: no ACK completes a send
             for (std::size_t i = 0; i < packets.size(); ++i) {
                 if (packets[i].from != h || qpn_of(i) != dest || is_response(opcode_of(i)) ||
-                    !packets[i].tx)
+                    !packets[i].tx || !goes_to_peer(qp, packets[i]))
                     continue;
                 const std::string transport = packets[i].record->transport();
                 unacknowledged = unacknowledged || transport == "UD" || transport == "UC";
@@ -462,7 +492,8 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
                         events[post_ids[m]].t - first_tx, messages[m].first_psn));
             }
             for (std::size_t i = 0; i < packets.size(); ++i)
-                if (packets[i].from == h && qpn_of(i) == dest && packets[i].record->sent_again) {
+                if (packets[i].from == h && qpn_of(i) == dest && packets[i].record->sent_again &&
+                    goes_to_peer(qp, packets[i])) {
                     auto owner = wr_of_psn.find(psn_of(i));
                     if (owner != wr_of_psn.end()) out_packets[i]["wr"] = owner->second;
                 }

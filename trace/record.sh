@@ -7,16 +7,20 @@
 # FAULTS are the lab's, passed to it as they are (lab/lab.sh --help): --loss [I:]P%,
 # --delay [I:]MS, --rate [I:]RATE, --link-down I@SEC[+SEC] or I@signal[+SEC]; and
 # --signal-on TEXT: give the link-down signal once the client prints a line containing TEXT.
+# --ranks N (2..4): a collective lesson instead (ring-allreduce, recursive-doubling), one rank on
+# each of N lab hosts, rank R on host R+1, its ARGS given to every rank (trace/guest-ranks.sh).
 # The environment (kernel, QEMU, rdma-core, tshark, commit, date, faults) goes into "meta".
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: rdmalab trace [--bin DIR] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@WHEN[+SEC]] [--signal-on TEXT] -o OUT.json LESSON [SERVER_ARGS...] [-- CLIENT_ARGS...]"
+usage="usage: rdmalab trace [--bin DIR] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--link-down I@WHEN[+SEC]] [--signal-on TEXT] -o OUT.json LESSON [SERVER_ARGS...] [-- CLIENT_ARGS...]
+       rdmalab trace [--bin DIR] [--loss|--delay|--rate …] --ranks N -o OUT.json LESSON [ARGS...]"
 die() { echo "trace: $*" >&2; exit 2; }
 
 bin=$repo/build/bin
 out=""
 faults=()      # the lab's fault options, as given (lab.sh checks their values)
 signal_on=""   # the client's line that gives the link-down signal
+ranks=""       # --ranks N: a collective lesson, one rank per lab host
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; shift 2 ;;
@@ -24,6 +28,8 @@ while [ $# -gt 0 ]; do
             [ $# -ge 2 ] || die "$1 needs a value ($usage)"; faults+=("$1" "$2"); shift 2 ;;
         --signal-on) [ $# -ge 2 ] && [ -n "$2" ] || die "--signal-on needs the text of a client's line"
             signal_on=$2; shift 2 ;;
+        --ranks) [ $# -ge 2 ] && [[ $2 =~ ^[2-4]$ ]] || die "--ranks needs a number of ranks from 2 to 4 (the lab's hosts)"
+            ranks=$2; shift 2 ;;
         -o|--output) [ $# -ge 2 ] || die "-o needs a file name"; out=$2; shift 2 ;;
         -h|--help) echo "$usage"; exit 0 ;;
         -*) die "unknown option '$1' ($usage)" ;;
@@ -41,6 +47,8 @@ for ((i = 0; i < ${#faults[@]}; i += 2)); do
 done
 [ -z "$signal_on" ] || [ -n "$signal_host" ] || die "--signal-on needs --link-down 1@signal or 2@signal"
 [ -n "$signal_on" ] || [ -z "$signal_host" ] || die "--link-down $signal_host@signal needs --signal-on TEXT (who gives the signal)"
+[ -z "$ranks" ] || [ -z "$signal_on" ] || die "--signal-on watches a client's output: a run of --ranks has none"
+hosts=${ranks:-2}
 [ -x "$bin/$lesson" ] || die "$bin/$lesson: no such lesson built (./rdmalab build)"
 [ -x "$bin/trace-merge" ] || die "$bin/trace-merge is missing (./rdmalab build)"
 [ -x "$bin/rdma-wire" ] || die "$bin/rdma-wire is missing (./rdmalab build)"
@@ -58,16 +66,17 @@ guest_options=()
 for ((i = 0; i < ${#faults[@]}; i += 2)); do
     [ "${faults[i]}" = --link-down ] && guest_options+=(--any-interface) && break
 done
+guest=(bash "$repo/trace/guest.sh" "${guest_options[@]}" "$bin" "$work" "$lesson" "${args[@]}")
+[ -z "$ranks" ] || guest=(bash "$repo/trace/guest-ranks.sh" "$bin" "$work" "$lesson" "${args[@]}")
 rc=0
-"$repo/lab/lab.sh" --hosts 2 --timeout 180 "${faults[@]}" -- \
-    bash "$repo/trace/guest.sh" "${guest_options[@]}" "$bin" "$work" "$lesson" "${args[@]}" \
+"$repo/lab/lab.sh" --hosts "$hosts" --timeout 180 "${faults[@]}" -- "${guest[@]}" \
     >"$work/lab.out" 2>"$work/lab.err" || rc=$?
 if [ "$rc" != 0 ]; then
     echo "trace: the run failed (lab exit $rc):" >&2
     tail -n 5 "$work/lab.err" "$work"/run/*.out 2>/dev/null >&2
     exit 1
 fi
-for h in 1 2; do
+for ((h = 1; h <= hosts; h++)); do
     [ -s "$work/host$h.events.jsonl" ] || { echo "trace: host $h wrote no trace" >&2; exit 1; }
     "$bin/rdma-wire" "$work/host$h.pcap" --json "$work/host$h.packets.json" --quiet || exit 1
 done
@@ -75,9 +84,18 @@ done
 # The environment, as JSON strings.
 jstr() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
 kernel=$(basename "$(ls /boot/vmlinuz-* | sort -V | tail -n 1)")
+# Who each host was: the server and the client, or the ranks.
+roles='"server": "host1", "client": "host2"'
+if [ -n "$ranks" ]; then
+    roles="\"ranks\": $ranks, \"roles\": {"
+    for ((h = 1; h <= hosts; h++)); do
+        [ "$h" = 1 ] || roles+=", "
+        roles+="\"host$h\": \"rank $((h - 1))\""
+    done
+    roles+="}"
+fi
 {
-    printf '{"lesson": %s, "arguments": %s, "server": "host1", "client": "host2",\n' \
-        "$(jstr "$lesson")" "$(jstr "${args[*]}")"
+    printf '{"lesson": %s, "arguments": %s, %s,\n' "$(jstr "$lesson")" "$(jstr "${args[*]}")" "$roles"
     printf ' "environment": {"recorded": %s, "commit": %s, "guest_kernel": %s,\n' \
         "$(jstr "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" \
         "$(jstr "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)")" \
@@ -88,8 +106,10 @@ kernel=$(basename "$(ls /boot/vmlinuz-* | sort -V | tail -n 1)")
         "$(jstr "$(tshark --version | head -n 1)")"
     printf '  "faults": %s,\n' "$(jstr "$(sed -n 's/^lab: faults: //p' "$work/lab.err" | head -n 1)")"
     printf '  "lab": %s}}\n' \
-        "$(jstr "two QEMU guests (software emulation, one vCPU each) on a virtual link, Soft-RoCE (rdma_rxe) on each; packets captured inside each guest with dumpcap")"
+        "$(jstr "$hosts QEMU guests (software emulation, one vCPU each) on $([ "$hosts" = 2 ] && echo "a virtual link" || echo "a star of virtual links whose centre, host 1, bridges them"), Soft-RoCE (rdma_rxe) on each; packets captured inside each guest with dumpcap")"
 } >"$work/meta.json"
-"$bin/trace-merge" -o "$out" --meta "$work/meta.json" \
-    --host host1 198.51.100.1 "$work/host1.events.jsonl" "$work/host1.packets.json" \
-    --host host2 198.51.100.2 "$work/host2.events.jsonl" "$work/host2.packets.json"
+merge_hosts=()
+for ((h = 1; h <= hosts; h++)); do
+    merge_hosts+=(--host "host$h" "198.51.100.$h" "$work/host$h.events.jsonl" "$work/host$h.packets.json")
+done
+"$bin/trace-merge" -o "$out" --meta "$work/meta.json" "${merge_hosts[@]}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The recorded traces the site's chapters play (docs/public/traces/*.json), each regenerated
-# from a fresh run in the lab by ./rdmalab trace (two lab guests each, one run at a time); each
-# file carries its environment in "meta". The arguments keep each run to a few dozen packets.
+# from a fresh run in the lab by ./rdmalab trace (two lab guests each, three for the allreduce;
+# one run at a time); each file carries its environment in "meta". The arguments keep each run
+# to a few dozen packets.
 #   trace/site-traces.sh [BUILD_BIN_DIR] [NAME...]    (names: only those traces, e.g. atomics)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +12,7 @@ wanted=("$@")
 out=$repo/docs/public/traces
 mkdir -p "$out"
 known=(rdma-write rdma-read send-recv write-imm atomics selective-signaling rendezvous
-    credit-ring loss-and-retransmission link-failure)
+    credit-ring loss-and-retransmission link-failure ring-allreduce)
 for name in "${wanted[@]}"; do
     [[ " ${known[*]} " == *" $name "* ]] || { echo "site-traces: no trace named '$name' (${known[*]})" >&2; exit 2; }
 done
@@ -49,3 +50,7 @@ record loss-and-retransmission --loss 2:20% \
 # IBV_WC_RNR_RETRY_EXC_ERR; the QP recovered both times.
 record link-failure --link-down 1@signal+3 --signal-on 'until the link dies' \
     link-failure -s 1K -- -s 1K
+# ring-allreduce, one allreduce of 3 KiB per rank over three hosts: 1 KiB chunks, so each of the
+# 4 steps is one WRITE WITH IMMEDIATE per link (one packet at the path MTU), and 2 slots per link
+# returned by credits (SENDs with immediate).
+record ring-allreduce --ranks 3 ring-allreduce -s 3K --segment 1K --slots 2 -n 1

@@ -58,6 +58,21 @@ std::optional<sockaddr_storage> parse_ip_address(const std::string& text, std::u
 
 namespace {
 
+void add_trace_option(CLI::App& app) {
+    // Opened while parsing, so a file that cannot be written is a one-line usage error.
+    app.add_option_function<std::string>(
+           "--trace",
+           [](const std::string& path) {
+               try {
+                   trace::open(path);
+               } catch (const std::exception& e) {
+                   throw CLI::ValidationError("--trace", e.what());
+               }
+           },
+           "write this process's verbs calls, completions and steps to FILE as JSON lines")
+        ->type_name("FILE");
+}
+
 void add_shared_options(CLI::App& app, ConnectionOptions& options) {
     app.add_option("-d,--ib-dev", options.device,
                    "RDMA device to use (default: the one the address is on)");
@@ -86,18 +101,7 @@ void add_shared_options(CLI::App& app, ConnectionOptions& options) {
     app.add_option("--timeout", options.timeout_s, "seconds to wait for each step of a connection")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
-    // Opened while parsing, so a file that cannot be written is a one-line usage error.
-    app.add_option_function<std::string>(
-           "--trace",
-           [](const std::string& path) {
-               try {
-                   trace::open(path);
-               } catch (const std::exception& e) {
-                   throw CLI::ValidationError("--trace", e.what());
-               }
-           },
-           "write this process's verbs calls, completions and steps to FILE as JSON lines")
-        ->type_name("FILE");
+    add_trace_option(app);
 }
 
 }  // namespace
@@ -242,6 +246,10 @@ template OptionRef CommandLine::option<std::uint16_t>(const std::string&, std::u
 template OptionRef CommandLine::option<double>(const std::string&, double&, const std::string&);
 template OptionRef CommandLine::option<std::string>(const std::string&, std::string&,
                                                     const std::string&);
+
+void CommandLine::add_trace_option() {
+    rdmalab::add_trace_option(*app_);
+}
 
 OptionRef CommandLine::flag(const std::string& names, bool& value, const std::string& help) {
     return OptionRef(app_->add_flag(names, value, help));

@@ -17,6 +17,7 @@
 #include "rdmalab/rank_hosts.hpp"
 #include "rdmalab/ring_schedule.hpp"
 #include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
@@ -121,6 +122,7 @@ void post_receive(ibv_qp* qp, WorkId id) {
     ibv_recv_wr wr{};  // no buffer: a WRITE WITH IMMEDIATE lands in the slot it names, and a
     wr.wr_id = id;     // credit is an immediate alone
     ibv_recv_wr* bad = nullptr;
+    trace::post_recv(qp, &wr);  // --trace records the WR (else: nothing)
     check_ibv(ibv_post_recv(qp, &wr, &bad), "ibv_post_recv");
 }
 
@@ -141,6 +143,7 @@ void write_segment(Ring& ring, std::uint32_t q) {
     wr.wr.rdma.remote_addr = ring.right.remote.address + (q % ring.o.slots) * ring.o.segment;
     wr.wr.rdma.rkey = ring.right.remote.rkey;
     ibv_send_wr* bad = nullptr;
+    trace::post_send(ring.to_right, &wr);
     check_ibv(ibv_post_send(ring.to_right, &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     ring.bytes_sent += bytes;
 }
@@ -171,6 +174,7 @@ void send_credit(Ring& ring, std::uint32_t used) {
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.imm_data = to_be32(used);
     ibv_send_wr* bad = nullptr;
+    trace::post_send(ring.from_left, &wr);
     check_ibv(ibv_post_send(ring.from_left, &wr, &bad), "ibv_post_send(SEND_WITH_IMM, a credit)");
 }
 
@@ -221,6 +225,7 @@ double allreduce(Ring& ring) {
         }
         last_progress = Clock::now();
         for (const ibv_wc& wc : std::span(wcs, static_cast<std::size_t>(n))) {
+            trace::completion(wc);
             const bool right_link = wc.wr_id == kDataWrite || wc.wr_id == kCreditArrived;
             if (wc.status != IBV_WC_SUCCESS)
                 fail(fmt::format("the link to rank {} ({}): {}",
@@ -236,9 +241,13 @@ double allreduce(Ring& ring) {
                     fail(fmt::format("rank {} sent segment {} where {} was due", ring.left.peer, q,
                                      arrived));
                 use_segment(ring, q, wc.byte_len);
-                if (++arrived % S == 0)
+                if (++arrived % S == 0) {
                     ring.step_done_ms[arrived / S - 1] =
                         std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                    trace::step(fmt::format(
+                        "step {} of {} ({}) all in", arrived / S, total / S,
+                        ring.schedule.reduces(arrived / S - 1) ? "reduce-scatter" : "all-gather"));
+                }
                 post_receive(ring.from_left, kDataArrived);  // `slots` stay posted, always
             }
             // #endregion ring-arrival
@@ -415,6 +424,7 @@ int main(int argc, char** argv) {
             .range(1.0, 600.0)
             .show_default();
         cli.option("--json", o.json, "write this rank's measurement there, as a record");
+        cli.add_trace_option();
         cli.parse_or_exit(argc, argv);
         o.hosts = split_hosts(hosts);
         o.size = *parse_size(size);

@@ -203,6 +203,106 @@ TEST(TraceMerge, AnUnsignaledWrGetsNoSuccessfulCompletion) {
     }
 }
 
+// Three hosts, each with its own clock (host2 1 s ahead of host1, host3 3 s ahead), and a run
+// given as one list of exchanges on host1's clock: each a request (WRITE Only or SEND Only) and
+// the ACK that answers it.
+struct ThreeHostRun {
+    struct Exchange {
+        int from, to;           // hosts 1..3
+        int local_qp, peer_qp;  // the requester's QP, the responder's
+        int opcode;             // 10: WRITE Only, 4: SEND Only
+        const char* name;
+        int psn;
+        std::int64_t posted_us;  // the request leaves 10 µs later, arrives 10 µs after that;
+                                 // its ACK leaves 10 µs after that, arrives 10 µs later
+    };
+    std::vector<Exchange> exchanges;
+
+    std::vector<HostInput> hosts() const {
+        const char* address[] = {"", kH1, kH2, "198.51.100.3"};
+        const std::int64_t skew_us[] = {0, 0, kSkewUs, 3 * kSkewUs};
+        std::vector<rdmalab::wire::Packet> seen[4];
+        std::string events[4];
+        for (int h = 1; h <= 3; ++h) events[h] = std::string(kHeader) + "\n";
+        auto capture = [&](int src, int dst, int opcode, const char* name, int qpn, int psn,
+                           std::int64_t tx, std::int64_t rx) {
+            for (const auto& [h, at] : {std::pair{src, tx}, std::pair{dst, rx}}) {
+                auto p = packet(address[src], address[dst], opcode, name, psn, at + skew_us[h]);
+                p.qpn = static_cast<std::uint32_t>(qpn);
+                seen[h].push_back(p);
+            }
+        };
+        for (const auto& x : exchanges) {
+            const std::string wr = std::to_string(x.psn);
+            events[x.from] +=
+                event(x.posted_us + skew_us[x.from],
+                      R"("event":"post_send","qp_num":)" + std::to_string(x.local_qp) +
+                          R"(,"dest_qp":)" + std::to_string(x.peer_qp) + R"(,"wr_id":)" + wr +
+                          R"(,"opcode":")" + (x.opcode == 10 ? "RDMA_WRITE" : "SEND") +
+                          R"(","length":8)") +
+                "\n";
+            capture(x.from, x.to, x.opcode, x.name, x.peer_qp, x.psn, x.posted_us + 10,
+                    x.posted_us + 20);
+            capture(x.to, x.from, 17, "Acknowledge", x.local_qp, x.psn, x.posted_us + 30,
+                    x.posted_us + 40);
+            events[x.from] +=
+                event(x.posted_us + 45 + skew_us[x.from],
+                      R"("event":"completion","qp_num":)" + std::to_string(x.local_qp) +
+                          R"(,"wr_id":)" + wr + R"(,"ok":true,"opcode":")" +
+                          (x.opcode == 10 ? "RDMA_WRITE" : "SEND") + R"(")") +
+                "\n";
+        }
+        std::vector<HostInput> hosts;
+        for (int h = 1; h <= 3; ++h)
+            hosts.push_back({"host" + std::to_string(h), address[h],
+                             parse_events(events[h], "h" + std::to_string(h)),
+                             parse_packets(rdmalab::wire::write_document(seen[h]), "p")});
+        return hosts;
+    }
+};
+
+TEST(TraceMerge, ThreeHostsAHostThatNeverTalksToTheReferenceIsPlacedThroughOneThatDoes) {
+    // host1 ↔ host2 and host2 ↔ host3 only, as ranks 0 and 2 of a ring of four never meet.
+    const ThreeHostRun run{{{1, 2, 17, 18, 10, "RDMA WRITE Only", 100, 1000},
+                            {2, 3, 17, 18, 10, "RDMA WRITE Only", 200, 1100}}};
+    json merged = merge(run.hosts(), json::object());
+    EXPECT_EQ(merged["clock"]["offsets_ns"]["host2"], kSkewUs * 1000);
+    EXPECT_EQ(merged["clock"]["offsets_ns"]["host3"], 3 * kSkewUs * 1000);
+    EXPECT_TRUE(merged["clock"]["unaligned"].empty());
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    for (std::uint64_t wr : {100, 200}) {
+        const json* post = find_post(merged, wr);
+        ASSERT_NE(post, nullptr);
+        EXPECT_TRUE(post->contains("acked_by")) << wr;
+        EXPECT_TRUE(post->contains("completion")) << wr;
+    }
+}
+
+TEST(TraceMerge, ThreeHostsTwoPeersWithTheSameQpNumberAreNotConfused) {
+    // QP numbers are per host: host1's QP 17 writes to host2's QP 18 while its QP 19 sends to
+    // host3's QP 18, interleaved. Each WR owns its own packet, and no host is left unaligned.
+    const ThreeHostRun run{{{1, 2, 17, 18, 10, "RDMA WRITE Only", 100, 1000},
+                            {1, 3, 19, 18, 4, "SEND Only", 300, 1005},
+                            {1, 2, 17, 18, 10, "RDMA WRITE Only", 101, 1100},
+                            {1, 3, 19, 18, 4, "SEND Only", 301, 1105}}};
+    json merged = merge(run.hosts(), json::object());
+    std::vector<std::string> failures;
+    EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
+    EXPECT_TRUE(merged["clock"]["unaligned"].empty());
+    for (std::uint64_t wr : {100, 101, 300, 301}) {
+        const json* post = find_post(merged, wr);
+        ASSERT_NE(post, nullptr);
+        ASSERT_TRUE(post->contains("packets")) << wr;
+        ASSERT_EQ((*post)["packets"].size(), 1u) << wr;
+        const json& sent = merged["packets"][(*post)["packets"][0].get<std::size_t>()];
+        EXPECT_EQ(sent["psn"], wr);
+        EXPECT_EQ(sent["to"], wr < 300 ? "host2" : "host3");
+        ASSERT_TRUE(post->contains("acked_by")) << wr;
+        EXPECT_EQ(merged["packets"][(*post)["acked_by"].get<std::size_t>()]["psn"], wr);
+    }
+}
+
 TEST(TraceMerge, BadInputIsOneClearError) {
     EXPECT_THROW(parse_events("", "a"), trace_merge::InputError);
     EXPECT_THROW(parse_events("{\"format\":\"something-else\"}\n", "a"), trace_merge::InputError);

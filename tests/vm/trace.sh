@@ -2,7 +2,8 @@
 # capture inside each guest, merged into one timeline. The run must pass trace-merge's causal
 # checks and hold the story the rdma-write chapter tells: the WRITE's post, its First/Middle/Last
 # packets, the ACK, the completion, the "done" SEND and the server's receive completion. Then the
-# loss lesson traced under the lab's --loss (passed through), and bad input: one line, exit 2.
+# loss lesson traced under the lab's --loss (passed through), a ring allreduce over three hosts
+# (--ranks 3), and bad input: one line, exit 2.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
@@ -68,6 +69,35 @@ for part in fault resent writes; do
     check "trace loss: the timeline has the $part" grep -qw "$part" <<<"$loss"
 done
 
+# A collective over three hosts (--ranks 3): one ring allreduce of 3 KiB per rank, 1 KiB
+# chunks. Each host's capture must hold all its own packets (the star's centre captures on its
+# bridge), the clocks must all be placed, and the ring must be in the file as the lesson runs
+# it: each rank's 4 WRITEs WITH IMMEDIATE go to its right neighbour, one packet each, each
+# acknowledged and completed by that ACK; each rank's 4 arrivals come from its left neighbour.
+rc=0
+"$repo/trace/record.sh" --bin "$bin" --ranks 3 -o "$scratch/ring.json" ring-allreduce -s 3K \
+    --segment 1K --slots 2 -n 1 >"$scratch/ring.out" 2>"$scratch/ring.err" || rc=$?
+check "trace --ranks 3 ring-allreduce: exits 0 (every rank verified, every causal check passed)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || tail -n 8 "$scratch/ring.out" "$scratch/ring.err"
+ring=$(node -e '
+const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const out = [];
+const hosts = ["host1", "host2", "host3"];
+if (t.hosts.map(h => h.name).join() === hosts.join() && t.meta.roles.host2 === "rank 1") out.push("hosts");
+if (t.clock.unaligned.length === 0 && t.packets.every(p => p.tx_ns !== null && p.rx_ns !== null)) out.push("captured");
+const right = (h) => hosts[(hosts.indexOf(h) + 1) % 3], left = (h) => hosts[(hosts.indexOf(h) + 2) % 3];
+const writes = t.events.filter(e => e.event === "post_send" && e.opcode === "RDMA_WRITE_WITH_IMM");
+if (writes.length === 12 && hosts.every(h => writes.filter(w => w.host === h).length === 4) &&
+    writes.every(w => w.packets && w.packets.length === 1 && t.packets[w.packets[0]].to === right(w.host) &&
+      w.acked_by !== undefined && t.events[w.completion] && t.events[w.completion].caused_by === w.acked_by)) out.push("writes");
+const arrivals = t.events.filter(e => e.event === "completion" && e.opcode === "RECV_RDMA_WITH_IMM");
+if (arrivals.length === 12 && arrivals.every(e => e.caused_by !== undefined && t.packets[e.caused_by].from === left(e.host))) out.push("arrivals");
+if (hosts.every(h => t.events.some(e => e.event === "step" && e.host === h && e.text === "step 4 of 4 (all-gather) all in"))) out.push("steps");
+console.log(out.join(" "));' "$scratch/ring.json" 2>&1)
+for part in hosts captured writes arrivals steps; do
+    check "trace --ranks 3 ring-allreduce: the timeline has the $part" grep -qw "$part" <<<"$ring"
+done
+
 # Bad input: one line, exit 2, nothing written.
 merge=$bin/trace-merge
 printf 'not json\n' >"$scratch/bad.jsonl"
@@ -93,4 +123,9 @@ rc=0
 "$repo/trace/record.sh" --bin "$bin" --signal-on 'x' -o "$scratch/x.json" link-failure \
     >/dev/null 2>"$scratch/signal.err" || rc=$?
 check "trace: --signal-on without a link-down signal is a usage error (exit 2)" [ "$rc" = 2 ]
+rc=0
+"$repo/trace/record.sh" --bin "$bin" --ranks 5 -o "$scratch/x.json" ring-allreduce \
+    >/dev/null 2>"$scratch/ranks.err" || rc=$?
+check "trace: --ranks 5 is a usage error (exit 2)" [ "$rc" = 2 ]
+check "trace: which names the range" has_line "$scratch/ranks.err" 'from 2 to 4'
 finish

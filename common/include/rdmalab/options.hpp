@@ -89,6 +89,9 @@ class CommandLine {
     template <typename T>
     OptionRef option(const std::string& names, T& value, const std::string& help);
     OptionRef flag(const std::string& names, bool& value, const std::string& help);
+    // "--trace FILE" (trace.hpp), as the connection options have it: for programs that make
+    // their connections themselves.
+    void add_trace_option();
     OptionRef existing(const std::string& name);  // an option added before (to re-describe)
     void remove(const std::string& name);
     CommandLine subcommand(const std::string& name);  // "server" or "client"
