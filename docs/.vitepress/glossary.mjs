@@ -22,7 +22,7 @@ export const GLOSSARY = [
   {
     id: 'allreduce', term: 'allreduce', expansion: 'all-reduce', forms: ['allreduce', 'allreduces', 'all-reduce'],
     definition: 'A collective operation: every rank contributes a vector and every rank ends with their element-wise reduction (a sum of gradients, in training). A ring does it as a reduce-scatter then an all-gather, 2(n-1) steps in which each link carries 2(n-1)/n of the vector.',
-    see: [{ text: 'How NCCL uses RDMA', link: '/collectives#ring' }],
+    see: [{ text: 'A ring allreduce on verbs', link: '/collectives#ring' }],
   },
   {
     id: 'atomics', term: 'atomics', expansion: 'remote atomic operations', forms: ['atomics', 'FETCH_AND_ADD', 'CMP_AND_SWP', 'fetch-and-add', 'compare-and-swap'],

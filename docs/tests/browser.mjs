@@ -794,31 +794,35 @@ async function checkTraceViewers(page, url, pageProblems) {
       if (marks.error && !shown.error.some((text) => /ERR/.test(text))) throw new Error(`${src}: no error completion names its status`);
       pass(`trace viewer on ${name}: marked as in the file: ${Object.entries(marks).map(([k, n]) => `${n} ${k}`).join(', ')}`);
 
-      // The QP filter: the QP of the first data packet; every other QP's packets and events go.
-      const qp = parseInt(trace.packets.find((p) => p.qpn !== '0x000001')?.qpn ?? '0x1', 16);
-      await viewer.locator('[data-control="qp"]').selectOption(String(qp));
-      await viewer.locator('[data-action="end"]').click();
-      const keep = (s) => {
-        if (s.kind === 'event') {
-          const e = trace.events[s.index];
-          return e.qp_num === undefined || e.qp_num === qp || e.dest_qp === qp;
+      if (trace.hosts.length > 2) {
+        filteredAway += await checkManyHosts(viewer, trace, src, name);
+      } else {
+        // The QP filter: the QP of the first data packet; every other QP's packets and events go.
+        const qp = parseInt(trace.packets.find((p) => p.qpn !== '0x000001')?.qpn ?? '0x1', 16);
+        await viewer.locator('[data-control="qp"]').selectOption(String(qp));
+        await viewer.locator('[data-action="end"]').click();
+        const keep = (s) => {
+          if (s.kind === 'event') {
+            const e = trace.events[s.index];
+            return e.qp_num === undefined || e.qp_num === qp || e.dest_qp === qp;
+          }
+          return parseInt(trace.packets[s.index].qpn, 16) === qp;
+        };
+        const wantedSteps = trace.timeline.filter(keep).length;
+        const wantedPackets = trace.packets.filter((p) => parseInt(p.qpn, 16) === qp).length;
+        const filtered = await viewer.evaluate((root) => ({
+          steps: Number(root.dataset.steps),
+          packets: root.querySelectorAll('.tv-packet').length,
+          events: [...root.querySelectorAll('[data-event]')].map((g) => Number(g.dataset.event)),
+        }));
+        const stray = filtered.events.find((i) => !keep({ kind: 'event', index: i }));
+        if (filtered.steps !== wantedSteps || filtered.packets !== wantedPackets || stray !== undefined) {
+          throw new Error(`${src}: QP ${qp} shows ${filtered.steps} steps and ${filtered.packets} packets (the file: ${wantedSteps}, ${wantedPackets})${stray !== undefined ? `, and event ${stray} of another QP` : ''}`);
         }
-        return parseInt(trace.packets[s.index].qpn, 16) === qp;
-      };
-      const wantedSteps = trace.timeline.filter(keep).length;
-      const wantedPackets = trace.packets.filter((p) => parseInt(p.qpn, 16) === qp).length;
-      const filtered = await viewer.evaluate((root) => ({
-        steps: Number(root.dataset.steps),
-        packets: root.querySelectorAll('.tv-packet').length,
-        events: [...root.querySelectorAll('[data-event]')].map((g) => Number(g.dataset.event)),
-      }));
-      const stray = filtered.events.find((i) => !keep({ kind: 'event', index: i }));
-      if (filtered.steps !== wantedSteps || filtered.packets !== wantedPackets || stray !== undefined) {
-        throw new Error(`${src}: QP ${qp} shows ${filtered.steps} steps and ${filtered.packets} packets (the file: ${wantedSteps}, ${wantedPackets})${stray !== undefined ? `, and event ${stray} of another QP` : ''}`);
+        filteredAway += trace.packets.length - wantedPackets;
+        await viewer.locator('[data-control="qp"]').selectOption('all');
+        pass(`trace viewer on ${name}: QP ${qp} alone: ${wantedSteps} of ${trace.timeline.length} steps, ${wantedPackets} of ${trace.packets.length} packets`);
       }
-      filteredAway += trace.packets.length - wantedPackets;
-      await viewer.locator('[data-control="qp"]').selectOption('all');
-      pass(`trace viewer on ${name}: QP ${qp} alone: ${wantedSteps} of ${trace.timeline.length} steps, ${wantedPackets} of ${trace.packets.length} packets`);
 
       // Click the first data packet: its PSN and opcode in the details.
       const index = trace.packets.findIndex((p) => p.qpn !== '0x000001' && p.tx_ns !== null);
@@ -849,6 +853,59 @@ async function checkTraceViewers(page, url, pageProblems) {
   } catch (error) {
     fail(`trace viewer on ${where}: ${error.message.split('\n')[0]}`);
   }
+}
+
+// A trace of three hosts or more (./rdmalab trace --ranks N): a lifeline per host, named, each
+// packet's arrow from its sender's line to its receiver's; the link filter keeps one pair of
+// hosts: the packets between them and the events of the QPs that connect them.
+async function checkManyHosts(viewer, trace, src, name) {
+  await viewer.locator('[data-action="end"]').click();
+  const drawn = await viewer.evaluate((root) => ({
+    columns: Object.fromEntries([...root.querySelectorAll('[data-column]')].map((t) => [t.dataset.column, Number(t.getAttribute('x'))])),
+    arrows: [...root.querySelectorAll('.tv-packet')].map((g) => {
+      const line = g.querySelector('.tv-arrow');
+      return [Number(g.dataset.packet), Number(line.getAttribute('x1')), Number(line.getAttribute('x2'))];
+    }),
+  }));
+  const names = trace.hosts.map((h) => h.name);
+  if (JSON.stringify(Object.keys(drawn.columns)) !== JSON.stringify(names)) throw new Error(`${src}: lifelines for ${Object.keys(drawn.columns).join(', ')}, the file's hosts are ${names.join(', ')}`);
+  if (new Set(Object.values(drawn.columns)).size !== names.length) throw new Error(`${src}: two hosts share a lifeline`);
+  const astray = drawn.arrows.find(([i, x1, x2]) => {
+    const p = trace.packets[i];
+    return (p.tx_ns !== null && x1 !== drawn.columns[p.from]) || (!p.lost && x2 !== drawn.columns[p.to]);
+  });
+  if (astray) throw new Error(`${src}: packet ${astray[0]}'s arrow runs from x ${astray[1]} to ${astray[2]}, not from ${trace.packets[astray[0]].from}'s line to ${trace.packets[astray[0]].to}'s`);
+  pass(`trace viewer on ${name}: ${names.length} hosts, a lifeline each; all ${drawn.arrows.length} arrows run from the sender's line to the receiver's`);
+
+  const first = trace.packets.find((p) => p.qpn !== '0x000001');
+  const pair = [first.from, first.to].sort((a, b) => names.indexOf(a) - names.indexOf(b));
+  const peerOf = new Map(trace.packets.map((p) => [`${p.to}/${parseInt(p.qpn, 16)}`, p.from]));
+  const keep = (s) => {
+    if (s.kind !== 'event') {
+      const p = trace.packets[s.index];
+      return pair.includes(p.from) && pair.includes(p.to);
+    }
+    const e = trace.events[s.index];
+    return pair.includes(e.host) && (e.qp_num === undefined || pair.includes(peerOf.get(`${e.host}/${e.qp_num}`)));
+  };
+  await viewer.locator('[data-control="link"]').selectOption(`link:${pair.join('|')}`);
+  await viewer.locator('[data-action="end"]').click();
+  const wantedSteps = trace.timeline.filter(keep).length;
+  const wantedPackets = trace.packets.filter((p) => pair.includes(p.from) && pair.includes(p.to)).length;
+  const filtered = await viewer.evaluate((root) => ({
+    steps: Number(root.dataset.steps),
+    packets: [...root.querySelectorAll('.tv-packet')].map((g) => Number(g.dataset.packet)),
+    events: [...root.querySelectorAll('[data-event]')].map((g) => Number(g.dataset.event)),
+  }));
+  const stray = filtered.events.find((i) => !keep({ kind: 'event', index: i }));
+  const strayPacket = filtered.packets.find((i) => !keep({ kind: 'send', index: i }));
+  if (filtered.steps !== wantedSteps || filtered.packets.length !== wantedPackets || stray !== undefined || strayPacket !== undefined) {
+    throw new Error(`${src}: link ${pair.join(' ↔ ')} shows ${filtered.steps} steps and ${filtered.packets.length} packets (the file: ${wantedSteps}, ${wantedPackets})${stray !== undefined ? `, and event ${stray} of another link` : ''}`);
+  }
+  if (wantedPackets === trace.packets.length) throw new Error(`${src}: link ${pair.join(' ↔ ')} carries every packet: the filter was not tested`);
+  await viewer.locator('[data-control="link"]').selectOption('all');
+  pass(`trace viewer on ${name}: link ${pair.join(' ↔ ')} alone: ${wantedSteps} of ${trace.timeline.length} steps, ${wantedPackets} of ${trace.packets.length} packets, both directions`);
+  return trace.packets.length - wantedPackets;
 }
 
 async function checkTraceViewerOnPhone(page, url) {
