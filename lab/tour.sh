@@ -106,14 +106,15 @@ multicast_step() {
     sed 's/^/    sender: /' "$dir/sender.out"
 }
 
-# ring-allreduce: three ranks of one ring on this host (rank R on TCP port 18515 + R); rank 0's
-# output in full, the others' results.
-ring_step() {
-    local dir=$scratch/ring r hosts=$RDMALAB_ADDR,$RDMALAB_ADDR,$RDMALAB_ADDR pids=()
+# ranks_step LESSON OTHERS_PATTERN ARGS...: three ranks of a collective lesson on this host (rank R
+# on TCP port 18515 + R), each with ARGS; rank 0's output in full, then the lines of ranks 1 and 2
+# that match "^rank R" followed by OTHERS_PATTERN.
+ranks_step() {
+    local lesson=$1 others=$2 dir=$scratch/$1 r hosts=$RDMALAB_ADDR,$RDMALAB_ADDR,$RDMALAB_ADDR pids=()
+    shift 2
     mkdir -p "$dir"
     for r in 0 1 2; do
-        timeout -k 5 90 "$RDMALAB_BIN/ring-allreduce" --rank "$r" --hosts "$hosts" -s 256K --segment 16K -n 3 \
-            >"$dir/rank-$r.out" 2>&1 &
+        timeout -k 5 90 "$RDMALAB_BIN/$lesson" --rank "$r" --hosts "$hosts" "$@" >"$dir/rank-$r.out" 2>&1 &
         pids+=($!)
     done
     for r in 0 1 2; do
@@ -121,25 +122,7 @@ ring_step() {
         rcs+=($?)
     done
     show "$dir/rank-0.out"
-    for r in 1 2; do grep -E "^rank $r: (allreduce of|.*bytes written)" "$dir/rank-$r.out" | show; done
-}
-
-# recursive-doubling: three ranks on this host (rank 2 folds into rank 0); rank 0's output in
-# full, the others' plans and results.
-doubling_step() {
-    local dir=$scratch/doubling r hosts=$RDMALAB_ADDR,$RDMALAB_ADDR,$RDMALAB_ADDR pids=()
-    mkdir -p "$dir"
-    for r in 0 1 2; do
-        timeout -k 5 90 "$RDMALAB_BIN/recursive-doubling" --rank "$r" --hosts "$hosts" -s 16K -n 3 \
-            >"$dir/rank-$r.out" 2>&1 &
-        pids+=($!)
-    done
-    for r in 0 1 2; do
-        wait "${pids[$r]}"
-        rcs+=($?)
-    done
-    show "$dir/rank-0.out"
-    for r in 1 2; do grep -E "^rank $r( of |: (allreduce of|.*bytes written))" "$dir/rank-$r.out" | show; done
+    for r in 1 2; do grep -E "^rank $r$others" "$dir/rank-$r.out" | show; done
 }
 
 # run_step NAME: what the step shows, and how it runs.
@@ -245,10 +228,10 @@ run_step() {
             pair proxy -n 200 -- -n 200 ;;
         ring-allreduce)
             heading ring-allreduce "a collective: three ranks sum their vectors in a ring, reduce-scatter then all-gather, as RDMA WRITEs with immediate and credits"
-            ring_step ;;
+            ranks_step ring-allreduce ': (allreduce of|.*bytes written)' -s 256K --segment 16K -n 3 ;;
         recursive-doubling)
             heading recursive-doubling "the small vectors' allreduce: ranks swap whole vectors with rank XOR 2^k, log2(n) steps; with three, rank 2 folds into rank 0 and gets the sum back"
-            doubling_step ;;
+            ranks_step recursive-doubling '( of |: (allreduce of|.*bytes written))' -s 16K -n 3 ;;
         dcqcn)
             heading dcqcn "DCQCN as a model: the server reads its own packets' ECN bits and answers marks with CNPs, the client paces its WRITEs by DCQCN's rate; on one host rxe loops the packets inside the kernel, so nothing is marked or copied here (the marking queue takes three hosts: bench/dcqcn.sh)"
             pair dcqcn -- -D 1 ;;

@@ -72,3 +72,40 @@ bench_ok() {
         records_match "$records" "$dir/r.json" environment/provider '^rxe \(Soft-RoCE\)$'
     [ $failures -eq $before ] || show_on_failure "$dir"
 }
+
+# ranks LESSON NAME RANKS ARGS...: RANKS ranks of a collective lesson (ring-allreduce,
+# recursive-doubling) at once on this host, each with ARGS; each leaves NAME/rR.out, NAME/rR.rc
+# and its record, NAME/rR.json (--json).
+ranks() {
+    local lesson=$1 name=$2 count=$3 r hosts=$addr
+    shift 3
+    for ((r = 1; r < count; r++)); do hosts+=",$addr"; done
+    mkdir -p "$scratch/$name"
+    for ((r = 0; r < count; r++)); do
+        (
+            timeout -k 5 120 "$bin/$lesson" --rank "$r" --hosts "$hosts" --json "$scratch/$name/r$r.json" "$@" \
+                >"$scratch/$name/r$r.out" 2>&1
+            echo $? >"$scratch/$name/r$r.rc"
+        ) &
+    done
+    wait
+}
+
+# ranks_verified NAME RANKS ELEMENTS ITERS FIELD PATTERN WHAT: every rank exits 0 having verified
+# every sum of every allreduce, and reports algbw and busbw; its record (read with rdma-bench
+# records, as every record is) has FIELD matching PATTERN (WHAT says what that means) and holds
+# each allreduce's time.
+ranks_verified() {
+    local name=$1 count=$2 elements=$3 iters=$4 field=$5 pattern=$6 what=$7 r
+    for ((r = 0; r < count; r++)); do
+        check "$name: rank $r exits 0" rc_is "$scratch/$name/r$r.rc" 0
+        check "$name: rank $r verified all $elements sums, $iters times" \
+            count_is "$iters" "$scratch/$name/r$r.out" "^rank $r: allreduce [0-9]+: [0-9.]+ ms, all $elements sums verified$"
+        check "$name: rank $r reports algbw and busbw" has_line "$scratch/$name/r$r.out" \
+            "^rank $r: allreduce of $((elements * 4)) bytes over $count ranks: median [0-9.]+ ms of $iters, algbw [0-9.e+-]+ MB/s, busbw [0-9.e+-]+ MB/s$"
+        check "$name: rank $r's record is $what" record_has "$scratch/$name/r$r.json" "$field" "$pattern"
+        check "$name: rank $r's record holds its $iters allreduce times" \
+            records_match "$iters" "$scratch/$name/r$r.json" 'result/times_ms/*' '^[0-9]'
+        rc_is "$scratch/$name/r$r.rc" 0 || tail -n 5 "$scratch/$name/r$r.out"
+    done
+}

@@ -6,40 +6,10 @@
 # refused.
 source "$(dirname "$0")/lib.sh" "$@"
 
-# doubling NAME RANKS ARGS...: RANKS ranks at once; each leaves NAME/rR.out, NAME/rR.rc and its
-# record, NAME/rR.json.
-doubling() {
-    local name=$1 ranks=$2 r hosts=$addr
-    shift 2
-    for ((r = 1; r < ranks; r++)); do hosts+=",$addr"; done
-    mkdir -p "$scratch/$name"
-    for ((r = 0; r < ranks; r++)); do
-        (
-            timeout -k 5 120 "$bin/recursive-doubling" --rank "$r" --hosts "$hosts" --json "$scratch/$name/r$r.json" "$@" \
-                >"$scratch/$name/r$r.out" 2>&1
-            echo $? >"$scratch/$name/r$r.rc"
-        ) &
-    done
-    wait
-}
-
-# verified NAME RANKS ELEMENTS ITERS: every rank exits 0 having verified every sum of every
-# allreduce and reports its busbw; its record says which algorithm ran and holds each time.
-verified() {
-    local name=$1 ranks=$2 elements=$3 iters=$4 r
-    for ((r = 0; r < ranks; r++)); do
-        check "$name: rank $r exits 0" rc_is "$scratch/$name/r$r.rc" 0
-        check "$name: rank $r verified all $elements sums, $iters times" \
-            count_is "$iters" "$scratch/$name/r$r.out" "^rank $r: allreduce [0-9]+: [0-9.]+ ms, all $elements sums verified$"
-        check "$name: rank $r reports algbw and busbw" has_line "$scratch/$name/r$r.out" \
-            "^rank $r: allreduce of $((elements * 4)) bytes over $ranks ranks: median [0-9.]+ ms of $iters, algbw [0-9.e+-]+ MB/s, busbw [0-9.e+-]+ MB/s$"
-        check "$name: rank $r's record is recursive doubling over $ranks" \
-            record_has "$scratch/$name/r$r.json" config/algorithm '^recursive doubling$'
-        check "$name: rank $r's record holds its $iters allreduce times" \
-            records_match "$iters" "$scratch/$name/r$r.json" 'result/times_ms/*' '^[0-9]'
-        rc_is "$scratch/$name/r$r.rc" 0 || tail -n 5 "$scratch/$name/r$r.out"
-    done
-}
+# doubling NAME RANKS ARGS...: lib.sh's ranks of this lesson. verified NAME RANKS ELEMENTS ITERS:
+# lib.sh's ranks_verified, each record saying which algorithm ran.
+doubling() { ranks recursive-doubling "$@"; }
+verified() { ranks_verified "$1" "$2" "$3" "$4" config/algorithm '^recursive doubling$' "recursive doubling over $2"; }
 
 # steps NAME RANK COUNT VECTORS BYTES: the rank took COUNT steps and wrote VECTORS whole vectors
 # of BYTES.

@@ -5,40 +5,10 @@
 # on three lab hosts.)
 source "$(dirname "$0")/lib.sh" "$@"
 
-# ring NAME RANKS ARGS...: RANKS ranks at once; each leaves NAME/rR.out, NAME/rR.rc and its
-# record, NAME/rR.json (--json).
-ring() {
-    local name=$1 ranks=$2 r hosts=$addr
-    shift 2
-    for ((r = 1; r < ranks; r++)); do hosts+=",$addr"; done
-    mkdir -p "$scratch/$name"
-    for ((r = 0; r < ranks; r++)); do
-        (
-            timeout -k 5 120 "$bin/ring-allreduce" --rank "$r" --hosts "$hosts" --json "$scratch/$name/r$r.json" "$@" \
-                >"$scratch/$name/r$r.out" 2>&1
-            echo $? >"$scratch/$name/r$r.rc"
-        ) &
-    done
-    wait
-}
-
-# ring_verified NAME RANKS ELEMENTS ITERS: every rank exits 0 having verified every sum of every
-# allreduce, and reports its busbw and what it wrote to its right neighbour; its record (read with
-# rdma-bench records, as every record is) names the ring and holds each allreduce's time.
-ring_verified() {
-    local name=$1 ranks=$2 elements=$3 iters=$4 r
-    for ((r = 0; r < ranks; r++)); do
-        check "$name: rank $r exits 0" rc_is "$scratch/$name/r$r.rc" 0
-        check "$name: rank $r verified all $elements sums, $iters times" \
-            count_is "$iters" "$scratch/$name/r$r.out" "^rank $r: allreduce [0-9]+: [0-9.]+ ms, all $elements sums verified$"
-        check "$name: rank $r reports algbw and busbw" has_line "$scratch/$name/r$r.out" \
-            "^rank $r: allreduce of $((elements * 4)) bytes over $ranks ranks: median [0-9.]+ ms of $iters, algbw [0-9.e+-]+ MB/s, busbw [0-9.e+-]+ MB/s$"
-        check "$name: rank $r's record is of a ring of $ranks" record_has "$scratch/$name/r$r.json" config/ranks "^$ranks$"
-        check "$name: rank $r's record holds its $iters allreduce times" \
-            records_match "$iters" "$scratch/$name/r$r.json" 'result/times_ms/*' '^[0-9]'
-        rc_is "$scratch/$name/r$r.rc" 0 || tail -n 5 "$scratch/$name/r$r.out"
-    done
-}
+# ring NAME RANKS ARGS...: lib.sh's ranks of this lesson. ring_verified NAME RANKS ELEMENTS ITERS:
+# lib.sh's ranks_verified, each record naming a ring of RANKS.
+ring() { ranks ring-allreduce "$@"; }
+ring_verified() { ranks_verified "$1" "$2" "$3" "$4" config/ranks "^$2$" "of a ring of $2"; }
 
 ring two 2 -s 64K -n 3
 ring_verified two 2 16384 3
