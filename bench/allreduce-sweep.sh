@@ -2,34 +2,40 @@
 # The collectives chapter's sweep, recorded: the ring-allreduce and recursive-doubling lessons and
 # MPI_Allreduce (Open MPI over TCP: its UCX transport fails on rxe) on the same lab hosts, one
 # rank per host, at every size from 4 KiB to MAX by fours; every sum verified, ITERS allreduces of
-# each timed. Prints the table, the ratio of the lessons' busbw to MPI's at 1 MiB and above, and
-# the size from which the ring beats recursive doubling. Writes, in bench/results/collectives/:
-#   sweep/ALGORITHM-SIZE.json  rank 0's record of each run (rdma-bench records and plot read them)
+# each timed, the whole sweep RUNS times over (run 1 at every size, then run 2, ...: what drifts
+# during the boot spreads over every size). Prints the table, the ratio of the lessons' busbw to
+# MPI's at 1 MiB and above, and the size from which the ring beats recursive doubling. Writes, in
+# bench/results/collectives/:
+#   sweep/ALGORITHM-SIZE-runK.json  rank 0's record of each run (rdma-bench records and plot
+#                              read them)
 #   allreduce-sweep.md         the table, the ratios, the crossover and the environment
-#   allreduce-sweep.svg        busbw against size, a line per algorithm, shaded: the slowest to
-#                              the fastest of each run's allreduces
+#   allreduce-sweep.svg        busbw against size, a line per algorithm (the median of the
+#                              runs), shaded: the slowest to the fastest allreduce of all runs
 # All are Soft-RoCE (rxe) and TCP in emulated guests: the shape, not a NIC's numbers.
-#   bench/allreduce-sweep.sh [MAX] [ITERS] [HOSTS]      (defaults 64M, 5, 3)
-# In the lab every host runs: bench/allreduce-sweep.sh --in-lab BIN OUT ITERS SIZE...
+#   bench/allreduce-sweep.sh [MAX] [ITERS] [HOSTS] [RUNS]      (defaults 64M, 5, 3, 1)
+# In the lab every host runs: bench/allreduce-sweep.sh --in-lab BIN OUT ITERS RUNS SIZE...
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 # ---- In the lab, on every host: the lessons (rank = host - 1), then MPI_Allreduce under mpirun.
 if [ "${1:-}" = --in-lab ]; then
-    bin=$2 out=$3 iters=$4
-    shift 4
+    bin=$2 out=$3 iters=$4 runs=$5
+    shift 5
     rank=$((RDMALAB_HOST - 1)) hosts=""
     for ((i = 1; i <= RDMALAB_HOSTS; i++)); do
         address=RDMALAB_ADDR_$i
         hosts+=${hosts:+,}${!address}
     done
     mkdir -p "$out"
-    for size in "$@"; do
-        for lesson in ring-allreduce recursive-doubling; do
-            # The ring's record is rank 0's; each rank's output is kept for when one fails.
-            timeout -k 5 300 "$bin/$lesson" --rank "$rank" --hosts "$hosts" -s "$size" -n "$iters" --timeout 60 \
-                --json "$out/$lesson-$size-r$rank.json" >"$out/$lesson-$size-r$rank.out" 2>&1
-            echo $? >"$out/$lesson-$size-r$rank.rc"
+    for ((run = 1; run <= runs; run++)); do
+        for size in "$@"; do
+            for lesson in ring-allreduce recursive-doubling; do
+                # The ring's record is rank 0's; each rank's output is kept for when one fails.
+                name=$lesson-$size-run$run-r$rank
+                timeout -k 5 300 "$bin/$lesson" --rank "$rank" --hosts "$hosts" -s "$size" -n "$iters" --timeout 60 \
+                    --json "$out/$name.json" >"$out/$name.out" 2>&1
+                echo $? >"$out/$name.rc"
+            done
         done
     done
     source "$repo/lab/mpi-hosts.sh"
@@ -38,17 +44,19 @@ if [ "${1:-}" = --in-lab ]; then
         exit 0
     fi
     mpi_hosts_wait_runners || { mpi_hosts_done; exit 1; }
-    for size in "$@"; do
-        mpi_hosts_mpirun "$bin/mpi-allreduce" -s "$size" -n "$iters" --json "$out/mpi-allreduce-$size-r0.json" \
-            >"$out/mpi-allreduce-$size-r0.out" 2>&1
-        echo $? >"$out/mpi-allreduce-$size-r0.rc"
+    for ((run = 1; run <= runs; run++)); do
+        for size in "$@"; do
+            name=mpi-allreduce-$size-run$run-r0
+            mpi_hosts_mpirun "$bin/mpi-allreduce" -s "$size" -n "$iters" --json "$out/$name.json" >"$out/$name.out" 2>&1
+            echo $? >"$out/$name.rc"
+        done
     done
     mpi_hosts_done
     exit 0
 fi
 
 # ---- On this machine: the lab boot, then the table.
-max=${1:-64M} iters=${2:-5} hosts=${3:-3}
+max=${1:-64M} iters=${2:-5} hosts=${3:-3} runs=${4:-1}
 bin=$repo/build/bin
 results=$repo/bench/results/collectives
 for tool in ring-allreduce recursive-doubling mpi-allreduce rdma-bench; do
@@ -60,6 +68,7 @@ max_bytes=$(numfmt --from=iec "$max" 2>/dev/null) ||
     { echo "allreduce-sweep: MAX must be from 4K to 256M, got $max" >&2; exit 2; }
 [[ $iters =~ ^[1-9][0-9]?$ ]] || { echo "allreduce-sweep: ITERS must be 1..99, got '$iters'" >&2; exit 2; }
 [[ $hosts =~ ^[2-4]$ ]] || { echo "allreduce-sweep: HOSTS must be 2..4, got '$hosts'" >&2; exit 2; }
+[[ $runs =~ ^[1-9]$ ]] || { echo "allreduce-sweep: RUNS must be 1..9, got '$runs'" >&2; exit 2; }
 sizes=()
 for ((bytes = 4096; bytes <= max_bytes; bytes *= 4)); do sizes+=("$bytes"); done
 # The commit the runs are made from, named before this script rewrites its own results.
@@ -68,7 +77,7 @@ work=$(mktemp -d "$repo/build/allreduce-sweep.XXXXXX")  # the guests write here:
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
 "$repo/lab/lab.sh" --hosts "$hosts" --timeout 1500 -- \
-    bench/allreduce-sweep.sh --in-lab "$bin" "$work/out" "$iters" "${sizes[@]}" >"$work/lab.log" 2>&1 ||
+    bench/allreduce-sweep.sh --in-lab "$bin" "$work/out" "$iters" "$runs" "${sizes[@]}" >"$work/lab.log" 2>&1 ||
     { tail -n 20 "$work/lab.log"; echo "allreduce-sweep: the lab run failed (log above)" >&2; exit 1; }
 took=$((SECONDS - started))
 # How the guests ran: the lab says so as it boots (TCG emulation where KVM cannot run them).
@@ -88,6 +97,10 @@ done
 value() { "$bin/rdma-bench" records "$1" --raw --get "records/0/$2"; }  # FILE PATH
 joined() { local out="" item; for item in "$@"; do out+=${out:+, }$item; done; echo "${out:-none measured}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# median, smallest, largest NUMBER...: of the runs' values.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+smallest() { printf '%s\n' "$@" | sort -g | head -n 1; }
+largest() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 mkdir -p "$results/sweep"
 rm -f "$results/sweep"/*.json
 table=$work/table.md
@@ -97,40 +110,61 @@ table=$work/table.md
 } >"$table"
 crossover="" ring_wins_from="" ring_ratios=() best_ratios=()
 for size in "${sizes[@]}"; do
-    declare -A busbw=() spread=()
+    declare -A busbw=() spread=() per_run=()
     for algorithm in ring-allreduce recursive-doubling mpi-allreduce; do
-        file=$work/out/$algorithm-$size-r0.json
-        cp "$file" "$results/sweep/$algorithm-$size.json"
-        busbw[$algorithm]=$(value "$file" result/busbw_mb_s)
-        spread[$algorithm]="$(printf '%.3g' "$(value "$file" result/busbw_min_mb_s)")–$(printf '%.3g' "$(value "$file" result/busbw_max_mb_s)")"
+        medians=() lows=() highs=()
+        for ((run = 1; run <= runs; run++)); do
+            file=$work/out/$algorithm-$size-run$run-r0.json
+            cp "$file" "$results/sweep/$algorithm-$size-run$run.json"
+            medians+=("$(value "$file" result/busbw_mb_s)")
+            lows+=("$(value "$file" result/busbw_min_mb_s)")
+            highs+=("$(value "$file" result/busbw_max_mb_s)")
+        done
+        busbw[$algorithm]=$(median "${medians[@]}")
+        per_run[$algorithm]="${medians[*]}"
+        spread[$algorithm]="$(printf '%.3g' "$(smallest "${lows[@]}")")–$(printf '%.3g' "$(largest "${highs[@]}")")"
     done
     ring=${busbw[ring-allreduce]} doubling=${busbw[recursive-doubling]} mpi=${busbw[mpi-allreduce]}
+    # Ring / MPI in each run (the same boot, minutes apart): how far the ratio itself moves.
+    run_ratios=()
+    read -ra ring_runs <<<"${per_run[ring-allreduce]}"
+    read -ra mpi_runs <<<"${per_run[mpi-allreduce]}"
+    for ((run = 0; run < runs; run++)); do run_ratios+=("$(ratio "${ring_runs[run]}" "${mpi_runs[run]}")"); done
     best=$(awk -v a="$ring" -v b="$doubling" 'BEGIN { print (a >= b ? a : b) }')
     faster=$(awk -v a="$ring" -v b="$doubling" 'BEGIN { print (a >= b ? "ring" : "doubling") }')
     if [ "$faster" = ring ]; then ring_wins_from=${ring_wins_from:-$size}; else ring_wins_from=""; fi
     if [ "$size" -ge $((1 << 20)) ]; then
-        ring_ratios+=("$(numfmt --to=iec "$size") $(ratio "$ring" "$mpi")")
+        if [ "$runs" -gt 1 ]; then
+            ring_ratios+=("$(numfmt --to=iec "$size") $(ratio "$ring" "$mpi") (runs $(smallest "${run_ratios[@]}")–$(largest "${run_ratios[@]}"))")
+        else
+            ring_ratios+=("$(numfmt --to=iec "$size") $(ratio "$ring" "$mpi")")
+        fi
         best_ratios+=("$(numfmt --to=iec "$size") $(ratio "$best" "$mpi")")
     fi
     printf '| %s | %.3g (%s) | %.3g (%s) | %.3g (%s) | %s | %s | %s |\n' "$(numfmt --to=iec "$size")" \
         "$ring" "${spread[ring-allreduce]}" "$doubling" "${spread[recursive-doubling]}" "$mpi" \
         "${spread[mpi-allreduce]}" "$(ratio "$ring" "$mpi")" "$(ratio "$best" "$mpi")" "$faster" >>"$table"
-    unset busbw spread
+    unset busbw spread per_run
 done
 crossover=${ring_wins_from:+the ring is faster from $(numfmt --to=iec "$ring_wins_from") on (recursive doubling below)}
 crossover=${crossover:-recursive doubling was faster at the largest size too: no crossover up to $max}
-ring_file=$results/sweep/ring-allreduce-${sizes[0]}.json
+ring_file=$results/sweep/ring-allreduce-${sizes[0]}-run1.json
 "$bin/rdma-bench" plot "$results"/sweep/*.json --y busbw --series algorithm \
     --title "Allreduce over $hosts lab hosts: busbw (Soft-RoCE and TCP in emulated guests)" \
     -o "$results/allreduce-sweep.svg" >/dev/null
 {
-    echo "<!-- Written by bench/allreduce-sweep.sh $max $iters $hosts; do not edit by hand. -->"
-    echo "Made $(date -u +%Y-%m-%d) at commit $made_at by \`bench/allreduce-sweep.sh $max $iters $hosts\` in ${took} s:"
+    echo "<!-- Written by bench/allreduce-sweep.sh $max $iters $hosts $runs; do not edit by hand. -->"
+    echo "Made $(date -u +%Y-%m-%d) at commit $made_at by \`bench/allreduce-sweep.sh $max $iters $hosts $runs\` in ${took} s:"
     echo "$hosts lab hosts ($(value "$ring_file" environment/kernel), Soft-RoCE \`rxe\`, one rank per host,"
     echo "QEMU guests under $accel; the machine: $(bash "$repo/lab/results.sh" machine)); MPI is"
-    echo "$(value "$results/sweep/mpi-allreduce-${sizes[0]}.json" environment/mpi) over TCP (\`--mca btl self,tcp\`)."
-    echo "busbw is nccl-tests' measure (algbw × 2(n−1)/n) at the median of $iters allreduces, each verified;"
-    echo "in brackets the slowest to the fastest of them."
+    echo "$(value "$results/sweep/mpi-allreduce-${sizes[0]}-run1.json" environment/mpi) over TCP (\`--mca btl self,tcp\`)."
+    if [ "$runs" -gt 1 ]; then
+        echo "busbw is nccl-tests' measure (algbw × 2(n−1)/n): the median of $runs runs' medians, each run"
+        echo "$iters allreduces, each verified; in brackets the slowest to the fastest allreduce of all $runs runs."
+    else
+        echo "busbw is nccl-tests' measure (algbw × 2(n−1)/n) at the median of $iters allreduces, each verified;"
+        echo "in brackets the slowest to the fastest of them."
+    fi
     echo
     cat "$table"
     echo
