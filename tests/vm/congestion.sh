@@ -11,7 +11,7 @@
 # (bench/congestion/dcqcn-incast.sh): without a reaction, then with DCQCN's reaction point, a model
 # in user space, pacing every sender; checked: CNPs flow, with the reaction under half the share of
 # packets arrives marked, nothing is resent, no flow starves (Jain's fairness at least 0.8) and
-# WRITEs complete in under half the time. Soft-RoCE under emulation: rates are the lab's, not a NIC's.
+# WRITEs complete in under two thirds of the time. Soft-RoCE under emulation: rates are the lab's, not a NIC's.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
@@ -108,11 +108,17 @@ if [ "$busy" = 1 ]; then
     check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.8 (${fairness:-none})" \
         awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.8) }'
     # The senders' timelines: each row's mean time from post to completion (the queue's delay and
-    # the rest of the round trip), averaged over every row of a run's three flows.
+    # the rest of the round trip), averaged over every row of a run's three flows. The reaction's
+    # rate oscillates (rows of 8 to 70 ms in one run), so the mean moves from boot to boot: with it
+    # over without it, 0.29-0.52 in bench/dcqcn.sh's five boots (8 s flows); 0.54 in CI's run of
+    # 2026-11-27 (this test alone on the machine), where a line at one half failed, and 0.45, 0.53
+    # and 0.39 in three runs of this test on a quiet machine the same day. The line is two thirds:
+    # a reaction that leaves the queue as long as before comes out near 1.
     slow=$(mean_completion_of "$out"/dcqcn/none/client-*.tsv)
     fast=$(mean_completion_of "$out"/dcqcn/dcqcn/client-*.tsv)
-    check "dcqcn: with the reaction, WRITEs complete in under half the time (${fast:-?} ms against ${slow:-?} ms)" \
-        awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 2 * fast < slow) }'
+    ratio=$(awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { if (slow > 0) printf "%.2f", fast / slow }')
+    check "dcqcn: with the reaction, WRITEs complete in under two thirds of the time (${fast:-?} ms against ${slow:-?} ms: ${ratio:-?})" \
+        awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 3 * fast < 2 * slow) }'
 fi
 # --aqm's refusals: one line, exit 2, no boot.
 lab=$repo/lab/lab.sh
