@@ -21,11 +21,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = --in-lab ]; then
     bin=$2 out=$3 iters=$4 runs=$5
     shift 5
-    rank=$((RDMALAB_HOST - 1)) hosts=""
-    for ((i = 1; i <= RDMALAB_HOSTS; i++)); do
-        address=RDMALAB_ADDR_$i
-        hosts+=${hosts:+,}${!address}
-    done
+    rank=$((RDMALAB_HOST - 1)) hosts=$RDMALAB_ADDRS
     mkdir -p "$out"
     for ((run = 1; run <= runs; run++)); do
         for size in "$@"; do
@@ -110,7 +106,8 @@ table=$work/table.md
 } >"$table"
 crossover="" ring_wins_from="" ring_ratios=() best_ratios=()
 for size in "${sizes[@]}"; do
-    declare -A busbw=() spread=() per_run=()
+    declare -A busbw=() spread=()
+    ring_runs=() mpi_runs=()   # each run's median, for ring / MPI run by run
     for algorithm in ring-allreduce recursive-doubling mpi-allreduce; do
         medians=() lows=() highs=()
         for ((run = 1; run <= runs; run++)); do
@@ -121,14 +118,15 @@ for size in "${sizes[@]}"; do
             highs+=("$(value "$file" result/busbw_max_mb_s)")
         done
         busbw[$algorithm]=$(median "${medians[@]}")
-        per_run[$algorithm]="${medians[*]}"
+        case $algorithm in
+            ring-allreduce) ring_runs=("${medians[@]}") ;;
+            mpi-allreduce) mpi_runs=("${medians[@]}") ;;
+        esac
         spread[$algorithm]="$(printf '%.3g' "$(smallest "${lows[@]}")")–$(printf '%.3g' "$(largest "${highs[@]}")")"
     done
     ring=${busbw[ring-allreduce]} doubling=${busbw[recursive-doubling]} mpi=${busbw[mpi-allreduce]}
     # Ring / MPI in each run (the same boot, minutes apart): how far the ratio itself moves.
     run_ratios=()
-    read -ra ring_runs <<<"${per_run[ring-allreduce]}"
-    read -ra mpi_runs <<<"${per_run[mpi-allreduce]}"
     for ((run = 0; run < runs; run++)); do run_ratios+=("$(ratio "${ring_runs[run]}" "${mpi_runs[run]}")"); done
     best=$(awk -v a="$ring" -v b="$doubling" 'BEGIN { print (a >= b ? a : b) }')
     faster=$(awk -v a="$ring" -v b="$doubling" 'BEGIN { print (a >= b ? "ring" : "doubling") }')
@@ -144,7 +142,7 @@ for size in "${sizes[@]}"; do
     printf '| %s | %.3g (%s) | %.3g (%s) | %.3g (%s) | %s | %s | %s |\n' "$(numfmt --to=iec "$size")" \
         "$ring" "${spread[ring-allreduce]}" "$doubling" "${spread[recursive-doubling]}" "$mpi" \
         "${spread[mpi-allreduce]}" "$(ratio "$ring" "$mpi")" "$(ratio "$best" "$mpi")" "$faster" >>"$table"
-    unset busbw spread per_run
+    unset busbw spread
 done
 crossover=${ring_wins_from:+the ring is faster from $(numfmt --to=iec "$ring_wins_from") on (recursive doubling below)}
 crossover=${crossover:-recursive doubling was faster at the largest size too: no crossover up to $max}

@@ -26,8 +26,9 @@ client both use it; rxe loops the packets back).
 
 --hosts N (2..4): N guests, host I at 198.51.100.I with its own rxe on its own virtio NIC,
 joined by links that exist only as unix sockets here (N > 2: a star whose centre, host 1,
-bridges its ports). Each host runs CMD (it reads RDMALAB_HOST, RDMALAB_HOSTS, RDMALAB_ADDR and
-RDMALAB_ADDR_1..N), or its own command given with --on I 'CMD'. Output lines carry [hostI];
+bridges its ports). Each host runs CMD (it reads RDMALAB_HOST, RDMALAB_HOSTS, RDMALAB_ADDR,
+RDMALAB_ADDR_1..N and RDMALAB_ADDRS, all N comma-separated in host order: the ranks' list),
+or its own command given with --on I 'CMD'. Output lines carry [hostI];
 the exit status is the first failure's. RDMALAB_SHARED names a folder every host can write.
   --capture FILE.pcap   every frame on the links, as QEMU saw them, merged in time order
                         (a star: also each link apart, FILE.link-I.pcap for host I's link)
@@ -324,6 +325,7 @@ for ((i = 1; i <= hosts; i++)); do
         if [ "$hosts" -gt 1 ]; then
             echo "export RDMALAB_HOST=$i RDMALAB_HOSTS=$hosts RDMALAB_SHARED=$run_dir/shared"
             for ((j = 1; j <= hosts; j++)); do echo "export RDMALAB_ADDR_$j=$subnet.$j"; done
+            echo "export RDMALAB_ADDRS=$(seq -s , -f "$subnet.%g" 1 "$hosts")"
             printf 'export RDMALAB_FAULTS=%q\n' "$fault_text"
             # The faults, on this host's egress: every port it has (the star's centre has several).
             [ -z "${aqm[$i]:-}" ] || aqm_commands "$i"

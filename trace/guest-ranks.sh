@@ -10,11 +10,7 @@ dir=${2:?} lesson=${3:?}
 shift 3
 source "$(dirname "$0")/capture.sh" || exit 1
 host=${RDMALAB_HOST:?guest-ranks.sh runs on the wire: lab.sh --hosts N}
-rank=$((host - 1)) hosts=""
-for ((i = 1; i <= RDMALAB_HOSTS; i++)); do
-    address=RDMALAB_ADDR_$i
-    hosts+=${hosts:+,}${!address}
-done
+rank=$((host - 1)) hosts=$RDMALAB_ADDRS
 mkdir -p "$dir/run"
 # The star's centre (host 1 of three or four) has its address on the bridge of its ports: its
 # own packets pass there once, the others' it only forwards (a capture on one port would miss

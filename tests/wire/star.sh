@@ -13,7 +13,7 @@ source "$(dirname "$0")/../../lab/pair.sh" || exit 1
 wire_server_host=3 wire_pair "$out" rdma-write -s 64K -- -s 64K
 
 mkdir -p "$out/ring"
-hosts=$RDMALAB_ADDR_1,$RDMALAB_ADDR_2,$RDMALAB_ADDR_3
+hosts=$RDMALAB_ADDRS
 rank=$((RDMALAB_HOST - 1))
 # ring NAME ARGS...: this host's rank; its output in ring/NAME-rRANK.out, its status in .rc.
 ring() {
