@@ -142,7 +142,11 @@ run_block() {
     local code=0
     (cd "$work" && exec timeout -k 5 900 bash "$script") >"$work/run.out" 2>&1 || code=$?
     if [ "$code" != 0 ]; then
-        echo "    exited $code; the end of its output:"
+        # The line that says why is often not among the last (a tour's failed step, a client that
+        # failed while its server still printed): the lines that name a failure come first.
+        echo "    exited $code; its lines that name a failure (at most 20):"
+        grep -n -i -E 'fail|error|✗|timed out|no completion|refused|not ok' "$work/run.out" | head -n 20 | sed 's/^/      /'
+        echo "    the end of its output:"
         tail -n 15 "$work/run.out" | sed 's/^/      /'
         return 1
     fi

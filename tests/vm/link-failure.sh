@@ -33,8 +33,12 @@ line=$(grep -m 1 'failed with IBV_WC_RNR_RETRY_EXC_ERR' "$scratch/out" || true)
 check "a SEND with no receive ends in IBV_WC_RNR_RETRY_EXC_ERR, the QP in ERROR" \
     bash -c "grep -q 'the QP is ERROR$' <<<'$line'"
 ratio=$(sed -nE 's/.*ratio ([0-9.]+).*/\1/p' <<<"$line")
-check "…no sooner than rnr_retry × min_rnr_timer (measured / predicted = ${ratio:-?}, within 0.9…4)" \
-    awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.9 && r <= 4) }'
+# The lower line is 0.75, not 1: the guest arms each RNR timer from jiffies (HZ 250, 4 ms a tick),
+# and under emulation jiffies can lag the clock the lesson measures with when the vCPU was held
+# up, so each of the three 41 ms waits can end a tick or two early (0.89 measured in a loaded run
+# of 2026-11-27, where the line was 0.9). A sender that did not wait would be near 0.
+check "…no sooner than about rnr_retry × min_rnr_timer (measured / predicted = ${ratio:-?}, within 0.75…4)" \
+    awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.75 && r <= 4) }'
 for round in 1 2 3; do
     check "round $round verified by the server" has_line "$scratch/out" "^\[host1\] server: round $round: verified 4096 bytes"
 done
