@@ -212,7 +212,7 @@ cmd_selftest() {
     done
     # The programs are compiled while the lab runs them, in the runs' order: two compilers at a
     # time (the machine has two cores), niced below the guests. PROGRAM.built says the compiler is
-    # done with PROGRAM (built or not); the lab's host 1 waits for it before each run
+    # done with PROGRAM (built or not); both lab hosts wait for it before each run
     # (EXERCISE_BUILDING, exercises/judge/in-lab.sh). Compiling first took 160 of this test's
     # 538 s in CI (2026-11-27); the runs take twice as long as the compiles.
     local start=$SECONDS builder

@@ -10,7 +10,8 @@
 # which exercises/exercise.sh cuts the capture by before judge.sh judges each RUN_DIR.
 # Every wait is bounded: a program that hangs is stopped and its run judged as it stands.
 # EXERCISE_BUILDING=1 (the suite's self-test): the programs are still being compiled on the host;
-# host 1 waits for PROGRAM.built before it starts a run's peer.
+# both hosts wait for PROGRAM.built before a run's handshake (host 2's wait for the peer's
+# readiness is shorter than a slow compile).
 set -uo pipefail
 bin=${1:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE}
 runs=${2:?usage: in-lab.sh BUILD_BIN_DIR RUNS_FILE CAPTURE}
@@ -46,11 +47,11 @@ while IFS=$'\t' read -r exercise_dir program run; do
     port=$((19600 + n))
     peer_exercise="" peer_size=""
     source "$exercise_dir/rules.sh"   # peer_exercise, peer_size
+    if [ -n "${EXERCISE_BUILDING:-}" ] && ! wait_for "$program.built" 300; then
+        echo "in-lab: run $n: $program was not compiled within 300 s" >&2
+    fi
     if [ "$host" = 1 ]; then
         rm -f "$run/capture.pcapng" "$run/packets.json" "$run/peer.out" "$run/peer.rc" "$run/window"
-        if [ -n "${EXERCISE_BUILDING:-}" ] && ! wait_for "$program.built" 300; then
-            echo "in-lab: run $n: $program was not compiled within 300 s" >&2
-        fi
         start=$(now)
         "$bin/exercise-peer" "$peer_exercise" --port "$port" --size "$peer_size" --timeout 10 \
             >"$run/peer.out" 2>&1 &
