@@ -4,6 +4,8 @@
 # headless Chromium (docs/tests/browser.mjs; chromium is installed if missing).
 # Ends with "docs: N passed, M failed"; exits 0 only if nothing failed.
 #   docs/test.sh                      everything
+#   docs/test.sh --part build|unit|browser   one of the three (CTest's docs.build, docs.unit,
+#                                     docs.browser; browser needs the site built)
 #   docs/test.sh --screenshots DIR    also write PNGs at 1280x800 and 390x844 into DIR:
 #                                     home, explorer, every chapter, every diagram
 # Works from any current directory.
@@ -12,6 +14,7 @@ set -euo pipefail
 docs_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 browser_args=()
+part=all
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --screenshots)
@@ -21,6 +24,9 @@ while [[ $# -gt 0 ]]; do
     --page)
       [[ -n "${2:-}" ]] || { echo "docs/test.sh: --page needs a path such as /queue-pairs" >&2; exit 2; }
       browser_args+=(--page "$2"); shift ;;
+    --part)
+      [[ "${2:-}" =~ ^(build|unit|browser)$ ]] || { echo "docs/test.sh: --part must be build, unit or browser" >&2; exit 2; }
+      part=$2; shift ;;
     -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "docs/test.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -37,8 +43,12 @@ finish() {
   if [[ $failed -eq 0 && $passed -gt 0 ]]; then exit 0; else exit 1; fi
 }
 
+runs() { [[ $part == all || $part == "$1" ]]; }
+
 # 1. The build.
-if timeout 900 "$docs_dir/build.sh"; then
+if ! runs build; then
+  :
+elif timeout 900 "$docs_dir/build.sh"; then
   echo "PASS the site builds"
   passed=$((passed + 1))
 else
@@ -48,6 +58,8 @@ else
 fi
 
 # 2. Unit tests: spec output here, TAP to a file for the counts.
+runs unit || runs browser || finish
+if runs unit; then
 tap_file="$work_dir/unit.tap"
 unit_tests=("$docs_dir"/tests/*.test.mjs)
 if timeout 300 node --test --test-reporter=spec --test-reporter-destination=stdout \
@@ -70,8 +82,15 @@ else
     failed=$((failed + 1))
   fi
 fi
+fi
+runs browser || finish
 
 # 3. Browser tests in Debian's chromium (never a downloaded browser).
+if [[ ! -f "$docs_dir/.vitepress/dist/index.html" ]]; then
+  echo "FAIL browser tests: the site is not built (docs/build.sh, CTest's docs.build)"
+  failed=$((failed + 1))
+  finish
+fi
 chromium_path=/usr/bin/chromium
 if [[ ! -x "$chromium_path" ]]; then
   echo "docs: installing Debian's chromium for the browser tests"

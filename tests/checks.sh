@@ -3,15 +3,40 @@
 failures=0
 expect_failure_limit=${expect_failure_limit:-60}  # seconds a command expected to fail may take
 
+# Parts: a script whose one run (a lab boot) is costly holds several CTest tests' checks. `part
+# NAME` starts a part; where RDMALAB_CHECK_RECORDS names a file, every check appends a record to
+# it, "PART<TAB>ok|FAIL<TAB>DESCRIPTION", and `finish` ends the file with "#complete". CTest runs
+# the script once (the fixture's setup, passed when it completed) and a test per part
+# (tests/part-verdict.sh: that part's records, all ok); tests/CMakeLists.txt reads the part names
+# from the script's `part` lines, so a part is a literal word there.
+# The variable is taken out of the environment: a script this one starts that sources checks.sh
+# too must not write into (or empty) these records.
+check_part=""
+check_records=${RDMALAB_CHECK_RECORDS:-}
+unset RDMALAB_CHECK_RECORDS
+part() { check_part=$1; }
+[ -z "$check_records" ] || : >"$check_records"
+
+# measured NAME VALUE: a figure the run measured, printed, and recorded ("#measured<TAB>NAME<TAB>
+# VALUE") where checks are: tests/repeat-checks.sh gathers them over many runs, the spread a
+# timing line is drawn from.
+measured() {
+    echo "measured: $1 = $2"
+    [ -z "$check_records" ] || printf '#measured\t%s\t%s\n' "$1" "$2" >>"$check_records"
+}
+
 check() {  # check DESCRIPTION COMMAND...: run a condition, report it
-    local description=$1
+    local description=$1 verdict=ok
     shift
     if "$@"; then
         echo "ok   - $description"
     else
         echo "FAIL - $description"
         failures=$((failures + 1))
+        verdict=FAIL
     fi
+    [ -z "$check_records" ] ||
+        printf '%s\t%s\t%s\n' "${check_part:-(none)}" "$verdict" "${description//$'\t'/ }" >>"$check_records"
 }
 # Checks that start no process: in the emulated guest every grep or cat costs a fraction of a
 # second. Patterns are extended regular expressions, matched line by line.
@@ -70,6 +95,18 @@ expect_failure() {
 }
 
 finish() {
+    if [ -n "$check_records" ] && grep -q -v -e $'^(none)\t' -e '^#' "$check_records"; then
+        # In parts: each part's test gives the verdict; this run passes if it came to its end
+        # with every check inside a part.
+        echo "#complete" >>"$check_records"
+        echo "$failures check(s) failed; each part's CTest test names its own"
+        if grep -q $'^(none)\t' "$check_records"; then
+            echo "FAIL - a check outside any part (give it one: part NAME)"
+            exit 1
+        fi
+        exit 0
+    fi
+    [ -z "$check_records" ] || echo "#complete" >>"$check_records"
     if [ $failures -eq 0 ]; then echo "all checks passed"; exit 0; fi
     echo "$failures check(s) failed"
     exit 1

@@ -17,6 +17,14 @@ mean_completion_of() {  # mean_completion_of TIMELINE...: the mean of their rows
 cnps_of() {  # cnps_of TIMELINE: the CNPs its sender had received by its last row
     awk -F '\t' '$1 ~ /^#/ || $1 == "time_s" { next } { cnps = $7 } END { printf "%d", cnps }' "$1"
 }
+rate_steps_of() {  # rate_steps_of TIMELINE: "DOWN UNPROMPTED": rows whose rate fell from the row
+    # before, and of those, how many saw no new CNP since that row (a reaction point cuts its rate
+    # only on a CNP)
+    awk -F '\t' '$1 ~ /^#/ || $1 == "time_s" { next }
+                 n++ && $2 < rate { down++; if ($7 == cnps) unprompted++ }
+                 { rate = $2; cnps = $7 }
+                 END { printf "%d %d", down, unprompted }' "$1"
+}
 jain_of() {  # jain_of FLOWS_TSV: the fairness index rdma-wire --flows printed
     local tag value
     while IFS=$'\t' read -r tag value _; do [ "$tag" = "# jain_fairness" ] && echo "$value"; done <"$1"

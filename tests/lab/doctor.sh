@@ -45,7 +45,8 @@ world healthy-checks 0 gid "$addr is GID index [0-9]+ \\(RoCE v2\\)" "$doctor" -
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 echo "note: the checks took ${elapsed_ms} ms (goal: under 2000 on a lab host)"
 check "healthy: the checks end (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 10000 ]
-world healthy 0 counters "rxe0 port 1: no retransmission, RNR or retry error counted over 1.0 s" "$doctor"
+# The window is the one rdma-doctor measured, printed to a tenth of a second: not a verdict.
+world healthy 0 counters "rxe0 port 1: no retransmission, RNR or retry error counted over [0-9.]+ s" "$doctor"
 check "healthy: says so" has_line "$scratch/healthy.out" '^rdma-doctor: healthy'
 "$doctor" --json --window 0 >"$scratch/healthy.json"
 # Read back through the project's JSON reader, never as text.

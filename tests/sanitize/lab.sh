@@ -3,13 +3,20 @@
 # ASan and UBSan, the whole fault matrix on those binaries, then lessons under valgrind's
 # memcheck (the default build's memcheck.* tests: memcheck needs no instrumentation and cannot
 # run an ASan binary): six in CI, every one with RDMALAB_MEMCHECK=all.
-#   tests/sanitize/lab.sh SANITIZE_BUILD_DIR DEFAULT_BUILD_DIR RESULTS_DIR
+#   tests/sanitize/lab.sh SANITIZE_BUILD_DIR DEFAULT_BUILD_DIR RESULTS_DIR [PARTS]
+# PARTS: which of lab-tests, fault-matrix, memcheck to run, comma-separated (default: all; CI's
+# shards asan and faults each run some: ./rdmalab shards).
 # Each part's outcome goes to RESULTS_DIR (ctest.log, faults.tsv, memcheck.log, valgrind/), the sanitizers'
 # reports to the files ASAN_OPTIONS / UBSAN_OPTIONS name (./rdmalab counts them afterwards).
 set -uo pipefail
 san=${1:?usage: lab.sh SANITIZE_BUILD_DIR DEFAULT_BUILD_DIR RESULTS_DIR}
 default=${2:?usage}
 results=${3:?usage}
+parts=${4:-all}
+runs() { [ "$parts" = all ] || [[ ,$parts, == *,$1,* ]]; }  # runs PART: this boot runs PART
+for part in ${parts//,/ }; do
+    case $part in all|lab-tests|fault-matrix|memcheck) ;; *) echo "sanitize: no part '$part' (lab-tests, fault-matrix, memcheck)" >&2; exit 2 ;; esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$results"
 # Both builds' bin/ through the lab's cached, read-only view of the repository (lab/guest-init.sh):
@@ -40,13 +47,18 @@ start=$SECONDS
 # ladder's host-memory probe, rdma-mesh under mpirun; ./rdmalab says why). In CI they run only
 # here: ./rdmalab test --ci leaves them to this pass.
 unsanitized=${RDMALAB_UNSANITIZED_LAB_TESTS:?./rdmalab test --sanitize sets RDMALAB_UNSANITIZED_LAB_TESTS}
-ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab -E "$unsanitized" \
-    --output-junit "$results/lab.junit.xml" 2>&1 | tee "$results/ctest.log" || rc=1
-took "lesson and bench tests" lab-tests
+if runs lab-tests; then
+    ctest --test-dir "$san" --output-on-failure --no-tests=error -L lab -E "$unsanitized" \
+        --output-junit "$results/lab.junit.xml" 2>&1 | tee "$results/ctest.log" || rc=1
+    took "lesson and bench tests" lab-tests
+fi
 # The whole fault matrix (CTest's faults.matrix) on the sanitized binaries.
-RDMALAB_FAULTS_TSV=$results/faults.tsv ctest --test-dir "$san" --output-on-failure --no-tests=error \
-    -L faults-guest --output-junit "$results/faults.junit.xml" 2>&1 | tee "$results/faults.log" || rc=1
-took "the fault matrix" fault-matrix
+if runs fault-matrix; then
+    RDMALAB_FAULTS_TSV=$results/faults.tsv ctest --test-dir "$san" --output-on-failure --no-tests=error \
+        -L faults-guest --output-junit "$results/faults.junit.xml" 2>&1 | tee "$results/faults.log" || rc=1
+    took "the fault matrix" fault-matrix
+fi
+runs memcheck || exit $rc
 # Lessons under memcheck: a CTest test each (label memcheck, tests/sanitize/memcheck.sh), two at
 # a time (a lesson's server and client mostly take turns: one memcheck run leaves one of the
 # guest's two CPUs idle). Their logs and summary.tsv go to results/valgrind.

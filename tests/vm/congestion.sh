@@ -30,6 +30,7 @@ rc=0
     bash -c 'bash "$0" "$2" "$3/rdma-bench" 4; first=$?; bash "$1" "$2" "$3/dcqcn" 6 && exit $first' \
     "$repo/bench/congestion/rdma-bench-incast.sh" "$repo/bench/congestion/dcqcn-incast.sh" "$bin" "$out" \
     >"$scratch/lab.out" 2>"$scratch/lab.err" || rc=$?
+part incast-flows
 check "incast: the lab exits 0" [ "$rc" = 0 ]
 check "incast: the lab names the bottleneck" grep -q 'host 1 egress AQM 20mbit red' "$scratch/lab.err"
 for port in 18600 18601 18602; do
@@ -39,6 +40,7 @@ for port in 18600 18601 18602; do
         record_has "$out/rdma-bench/client-$port.json" environment/traffic_class '^106$'
 done
 
+part incast-marks
 into=$scratch/incast.link-3.pcap     # host 3's port: what the receiver got
 from2=$scratch/incast.link-2.pcap    # host 2's port: what host 2 sent, before the centre's queue
 check "incast: host 3's link has a capture of its own" [ -s "$into" ]
@@ -63,6 +65,7 @@ check "incast: three WRITE streams of class 26 reach host 3" \
 
 # The dcqcn lesson's incast, without and with DCQCN's reaction: host 3 received each run on an
 # address of its own, so its link's capture tells them apart.
+part dcqcn-runs
 declare -A address=([none]=198.51.100.13 [dcqcn]=198.51.100.23) first_port=([none]=18610 [dcqcn]=18620)
 declare -A writes marked again cnps
 for run in none dcqcn; do
@@ -83,16 +86,23 @@ for run in none dcqcn; do
 done
 # The comparison below judges a control loop in real time, so it needs the wire to be the
 # bottleneck. The lab is emulated: where the host's CPUs are busy with other work, the guests
-# cannot fill the port, host 2's senders start seconds late, and the marks, the fairness and the
-# completion times measure the host's load, not DCQCN. Without a reaction the three flows carry
-# about 15 Mbit/s of payload on a quiet 2-core machine (2026-11-27); beside two busy loops they
-# carried 9.9 and the checks below failed. So the port must first be shown busy: at least 12 Mbit/s
-# (60 % of its 20), or one check says so and the comparison is not judged: the test fails, naming
-# the cause.
+# cannot fill the port, host 2's senders start seconds late, and the marks and the fairness
+# measure the host's load, not DCQCN. So the port is first shown congested, in packets: without a
+# reaction the queue marks most WRITEs CE (76.8-93.0 % in bench/dcqcn.sh's five boots; see
+# repeats below). The line is one half: a margin of 27 points below the lowest, wider than the
+# spread (16 points). Where it fails, one check says so and the comparison is not judged: the
+# test fails, naming the cause. The payload carried is recorded (about 15 Mbit/s quiet, 9.9
+# beside two busy loops: a time-derived figure, not a verdict).
 carried=$(goodput_of "$scratch/flows-none.tsv")
+ce_none=$(ce_share_of "$scratch/flows-none.tsv")
+measured payload_mbit_none "${carried:-}"
+measured ce_percent_none "${ce_none:-}"
+measured ce_share_ratio "$(awk -v md="${marked[dcqcn]:-0}" -v wd="${writes[dcqcn]:-0}" -v mn="${marked[none]:-0}" \
+    -v wn="${writes[none]:-0}" 'BEGIN { if (wd > 0 && mn > 0) printf "%.3f", (md / wd) / (mn / wn) }')"
+measured jain_dcqcn "$(jain_of "$scratch/flows-dcqcn.tsv")"
 busy=0
-awk -v m="${carried:-0}" 'BEGIN { exit !(m >= 12) }' && busy=1
-check "dcqcn none: the three flows keep the 20 mbit port busy (${carried:-?} Mbit/s of payload, at least 12; less: the host's CPUs were busy elsewhere, and this boot cannot judge DCQCN)" [ "$busy" = 1 ]
+awk -v share="${ce_none:-0}" 'BEGIN { exit !(share >= 50) }' && busy=1
+check "dcqcn none: the port is congested: most WRITE packets arrive marked CE (${ce_none:-?} %, at least 50; less: the host's CPUs were busy elsewhere, and this boot cannot judge DCQCN; ${carried:-?} Mbit/s of payload)" [ "$busy" = 1 ]
 if [ "$busy" = 1 ]; then
     check "dcqcn: with the reaction, under half the share of WRITE packets arrives marked CE (${marked[dcqcn]:-?} of ${writes[dcqcn]:-?}, against ${marked[none]:-?} of ${writes[none]:-?})" \
         [ $((2 * ${marked[dcqcn]:-0} * ${writes[none]:-0})) -lt $((${marked[none]:-0} * ${writes[dcqcn]:-0})) ]
@@ -102,24 +112,36 @@ if [ "$busy" = 1 ]; then
     # host 1 is the switch itself (its flow meets the queue without crossing a link) and host 2 runs two
     # senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-1.00
     # in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
-    # reaction, where the window alone shares the port).
-    # The floor catches a model that starves a flow.
+    # reaction, where the window alone shares the port). The line, 0.75, sits below the lowest by
+    # more than the spread's width (0.11); a model that starves one flow of three scores at most 2/3.
     fairness=$(jain_of "$scratch/flows-dcqcn.tsv")
-    check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.8 (${fairness:-none})" \
-        awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.8) }'
-    # The senders' timelines: each row's mean time from post to completion (the queue's delay and
-    # the rest of the round trip), averaged over every row of a run's three flows. The reaction's
-    # rate oscillates (rows of 8 to 70 ms in one run), so the mean moves from boot to boot: with it
-    # over without it, 0.29-0.52 in bench/dcqcn.sh's five boots (8 s flows); 0.54 in CI's run of
-    # 2026-11-27 (this test alone on the machine), where a line at one half failed, and 0.45, 0.53
-    # and 0.39 in three runs of this test on a quiet machine the same day. The line is two thirds:
-    # a reaction that leaves the queue as long as before comes out near 1.
+    check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.75 (${fairness:-none})" \
+        awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.75) }'
+    # What the reaction point did, read from the senders' timelines: counts and order, not time.
+    # Without a reaction no sender's rate moves; with it, every sender's rate falls step by step,
+    # each step in a row that brought a new CNP (DCQCN cuts the rate on a CNP and nowhere else).
+    for run in none dcqcn; do
+        for timeline in "$out"/dcqcn/$run/client-*.tsv; do
+            read -r down unprompted < <(rate_steps_of "$timeline")
+            flow=$(basename "$timeline" .tsv)
+            if [ "$run" = none ]; then
+                check "dcqcn none: $flow never changed its rate (${down:-?} cuts)" [ "${down:-1}" = 0 ]
+            else
+                check "dcqcn: $flow cut its rate at least 3 times (${down:-?}), each on a new CNP (${unprompted:-?} without one)" \
+                    [ "${down:-0}" -ge 3 ] && [ "${unprompted:-1}" = 0 ]
+            fi
+        done
+    done
+    # The completion times are printed and recorded, not judged: with the reaction over without it
+    # they measured 0.29-0.54 across nine boots (the reaction's rate oscillates, rows of 8 to 70 ms
+    # within one run), a spread too wide for a line that still fails a reaction that does nothing;
+    # the rate steps above and the marks on the wire judge the reaction instead.
     slow=$(mean_completion_of "$out"/dcqcn/none/client-*.tsv)
     fast=$(mean_completion_of "$out"/dcqcn/dcqcn/client-*.tsv)
-    ratio=$(awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { if (slow > 0) printf "%.2f", fast / slow }')
-    check "dcqcn: with the reaction, WRITEs complete in under two thirds of the time (${fast:-?} ms against ${slow:-?} ms: ${ratio:-?})" \
-        awk -v fast="${fast:-0}" -v slow="${slow:-0}" 'BEGIN { exit !(fast > 0 && 3 * fast < 2 * slow) }'
+    measured completion_ms_none "${slow:-}"
+    measured completion_ms_dcqcn "${fast:-}"
 fi
+part aqm-refusals
 # --aqm's refusals: one line, exit 2, no boot.
 lab=$repo/lab/lab.sh
 expect_failure aqm-without-host 2 "must be like 2:20mbit" "$lab" --hosts 3 --aqm 20mbit -- true
@@ -136,6 +158,7 @@ while IFS= read -r line; do
 done < <("$lab" --show-aqm 20mbit)
 check "the chapter shows the $shown lines lab.sh --show-aqm 20mbit prints ($missing missing)" \
     [ "$((shown >= 6 && missing == 0))" = 1 ]
+part dcqcn-refusals
 # The dcqcn lesson's refusals, before it touches a device: one line, exit 2.
 expect_failure dcqcn-unknown-parameter 2 "not one of rate, min" "$bin/dcqcn" client 198.51.100.3 --dcqcn speed=1m
 expect_failure dcqcn-message-too-small 2 "no room after the 8-byte message number" \

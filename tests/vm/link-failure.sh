@@ -24,6 +24,7 @@ check "the client writes until the link dies, predicting 0.268 s" \
 line=$(grep -m 1 'failed with IBV_WC_RETRY_EXC_ERR' "$scratch/out" || true)
 check "the dead link ends in IBV_WC_RETRY_EXC_ERR" [ -n "$line" ]
 ratio=$(sed -nE 's/.*ratio ([0-9.]+).*/\1/p' <<<"$line")
+measured retry_exceeded_over_predicted "${ratio:-}"
 check "…at the predicted time (measured / predicted = ${ratio:-?}, within 0.6…2: the first wait may start on an earlier packet's timer, so 3 of the 4 waits is the least)" \
     awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.6 && r <= 2) }'
 check "the QP is in ERROR after it" has_line "$scratch/out" '^\[host2\] client: after the error ibv_query_qp says the QP is ERROR$'
@@ -33,6 +34,7 @@ line=$(grep -m 1 'failed with IBV_WC_RNR_RETRY_EXC_ERR' "$scratch/out" || true)
 check "a SEND with no receive ends in IBV_WC_RNR_RETRY_EXC_ERR, the QP in ERROR" \
     bash -c "grep -q 'the QP is ERROR$' <<<'$line'"
 ratio=$(sed -nE 's/.*ratio ([0-9.]+).*/\1/p' <<<"$line")
+measured rnr_wait_over_predicted "${ratio:-}"
 # The lower line is 0.75, not 1: the guest arms each RNR timer from jiffies (HZ 250, 4 ms a tick),
 # and under emulation jiffies can lag the clock the lesson measures with when the vCPU was held
 # up, so each of the three 41 ms waits can end a tick or two early (0.89 measured in a loaded run
@@ -43,6 +45,14 @@ for round in 1 2 3; do
     check "round $round verified by the server" has_line "$scratch/out" "^\[host1\] server: round $round: verified 4096 bytes"
 done
 rnr=$("$bin/rdma-wire" "$scratch/lf.pcap" --count --where 'aeth.meaning=RNR NAK (timer 24)' 2>&1)
+# The SEND that met no receive: host 2 sent it once and again rnr_retry (3) times, each try
+# answered by an RNR NAK naming the timer; the packets, not the clock, show the sender waited.
+sends=$("$bin/rdma-wire" "$scratch/lf.pcap" --count --where src=198.51.100.2 --where 'opcode_name~^SEND' 2>&1)
+sent_again=$("$bin/rdma-wire" "$scratch/lf.pcap" --count --where src=198.51.100.2 --where 'opcode_name~^SEND' \
+    --where sent_again=true 2>&1)
+measured rnr_naks "${rnr:-}"
+measured rnr_send_packets "${sends:-}"
+measured rnr_send_sent_again "${sent_again:-}"
 check "the capture shows the RNR NAKs, each naming timer 24 (at least rnr_retry + 1 = 4: $rnr)" [ "${rnr:-0}" -ge 4 ]
 check "the lab stated the fault" grep -qx 'lab: faults: host 1 link down on a signal for 4 s' "$scratch/err"
 grep -E 'failed with|RTS again' "$scratch/out" | sed 's/^/    /'

@@ -3,7 +3,8 @@
 # the packets really crossed the link with the opcodes each operation must produce; a second
 # boot runs a WRITE across a lossy link (go-back-N must recover it) and takes the link down and
 # up. Then the options' and the wire decoder's refusals. The packets are read through rdma-wire
-# (the packet record, wire/packet.hpp): --count and --print answer each question.
+# (the packet record, wire/packet.hpp): --count and --print answer each question. Each `part` is a
+# CTest test of its own over this one run (vm.wire.PART; tests/checks.sh says how).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$repo/build/bin}
@@ -18,6 +19,7 @@ trap 'rm -rf "$scratch" "$out"' EXIT
 in_psn_range() { local n=0 p; while read -r p; do [ "$p" -ge "$1" ] && [ "$p" -le "$2" ] && n=$((n + 1)); done; echo "$n"; }
 
 # ---- 1. Lessons across the link, captured.
+part across-exits
 rc=0
 "$lab" --hosts 2 --timeout 400 --capture "$scratch/across.pcap" -- \
     bash "$repo/tests/wire/lessons-across.sh" "$bin" "$out" >"$scratch/across.out" 2>"$scratch/across.err" || rc=$?
@@ -29,6 +31,7 @@ for lesson in rdma-write rdma-read send-recv write-imm atomics ud qp-state-machi
     rc_is "$out/$lesson/server.rc" 0 && rc_is "$out/$lesson/client.rc" 0 ||
         tail -n 5 "$out/$lesson"/*.out 2>/dev/null
 done
+part across-verified
 check "rdma-write across: verified on host 1" has_line "$out/rdma-write/server.out" '^server: verified 65536 bytes placed'
 check "rdma-write across: the client's connection is RoCE v2 from 198.51.100.2" \
     has_line "$out/rdma-write/client.out" 'RoCE v2 ::ffff:198\.51\.100\.2'
@@ -63,6 +66,7 @@ pair_world_says() {
         has_line "$dir/responder.out" '^rdma-doctor: answered [1-9][0-9]* probes? from 198\.51\.100\.2$'
     has_line "$dir/report.txt" "$3" || cat "$dir/report.txt" "$dir/report.err" "$dir/responder.out" 2>/dev/null
 }
+part doctor-healthy
 pair_world_says healthy 0 '^rdma-doctor: healthy'
 check "doctor pair, healthy: a verified round trip on the addresses' GIDs" \
     has_line "$pair/healthy/report.txt" '^✓ round-trip: RC connection to 198\.51\.100\.1 \(rxe0 port 1\) and a verified 64-byte round trip on GID index 1 → 1'
@@ -80,12 +84,14 @@ check "doctor pair, healthy --json: the first GID round trip verified at path MT
     [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/gid_round_trips/0/path_mtu)" = 1024 ]
 check "doctor pair, healthy --json: the peer received TOS 0" \
     [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/class_probe/received_tos)" = 0 ]
+part doctor-mtu-firewall
 pair_world_says mtu-mismatch 1 \
     '^✗ mtu-mismatch: the MTU differs between the ends: here eth0 9000 \(RDMA MTU 4096\), on 198\.51\.100\.1 eth0 1500 \(RDMA MTU 1024\) .*at path MTU 4096 failed.*at path MTU 1024 verified.*Fix: one MTU for both: sudo ip link set dev eth0 mtu 1500 here'
 pair_world_says roce-blocked 1 \
     '^✗ roce-blocked: RoCE v2 packets \(UDP port 4791\) from here never reach 198\.51\.100\.1, though TCP to it works .*Fix: on 198\.51\.100\.1 .*udp dport 4791 accept'
 check "doctor pair, roce-blocked: the firewall rule on host 1 dropped packets" \
     has_line "$pair/roce-blocked/nft.txt" 'udp dport 4791 counter packets [1-9][0-9]* bytes [0-9]+ drop'
+part doctor-gid-class
 pair_world_says gid-index 1 \
     '^✗ gid-index: NCCL_IB_GID_INDEX=0 is fe80::[0-9a-f:]+ \(RoCE v2, IPv6 link-local\), not the address.s GID \(198\.51\.100\.2.s entry is index 1\) .*Fix: NCCL_IB_GID_INDEX=1'
 pair_world_says tclass-ecn 1 \
@@ -94,6 +100,7 @@ check "doctor pair, nobody answering: exits 2" rc_is "$pair/no-responder/report.
 check "doctor pair, nobody answering: one line naming the refused connection" \
     bash -c "[ \"\$(wc -l <'$pair/no-responder/report.err')\" = 1 ] && grep -q '^rdma-doctor: connect to 198\\.51\\.100\\.1 port 18516 failed: Connection refused' '$pair/no-responder/report.err'"
 
+part capture-classes
 rc=0
 "$wire" "$scratch/across.pcap" --json "$scratch/across.json" >"$scratch/across.ladder" 2>"$scratch/wire.err" || rc=$?
 check "wire: decodes the capture (exit 0)" [ "$rc" = 0 ]
@@ -119,6 +126,7 @@ check "tclass 106: the servers' packets (ACKs) carried it too" \
 check "tclass: no other packet carried an ECN-capable codepoint" \
     [ "$(count_packets "$scratch/across.json" 'ecn~^[12]$')" = "$(count_packets "$scratch/across.json" dscp=26 ecn=2)" ]
 
+part capture-operations
 # A 64 KiB WRITE at path MTU 1024: 64 packets, First/Middle…/Last, consecutive PSNs, 1024 bytes
 # each, and only the First carries the RETH.
 qpn="" psn=""
@@ -168,6 +176,7 @@ sed -n '2,4p' "$scratch/across.ladder"
 
 # ---- 2. Faults: loss on host 2's egress (rdma-bench, then the loss-and-retransmission lesson),
 # then its link down and up again on a signal.
+part faults
 mkdir -p "$out/faults"
 rc=0
 "$lab" --hosts 2 --timeout 300 --loss 2:10% --link-down 2@signal+2 --capture "$scratch/faults.pcap" -- \
@@ -210,6 +219,7 @@ cat "$out/faults/link.txt" 2>/dev/null | sed 's/^/    /'
 check "no socket file left behind" bash -c "! ls -d /tmp/rdmalab-wire.* 2>/dev/null | grep -q ."
 
 # ---- 3. Three hosts: a star whose centre (host 1) bridges; host 2 writes to host 3 through it.
+part star
 mkdir -p "$out/star"
 rc=0
 "$lab" --hosts 3 --timeout 300 --capture "$scratch/star.pcap" -- bash "$repo/tests/wire/star.sh" "$bin" "$out/star" \
@@ -226,6 +236,7 @@ check "star: the WRITE crossed from .2 to .3, each packet once in the merged cap
     [ "$(count_packets "$scratch/star.json" dst=198.51.100.3 "qpn=${star_qpn:-none}" 'opcode_name~^RDMA WRITE')" = 64 ]
 check "star: none of its packets counted as sent again (the bridge's copies are dropped)" \
     [ "$(count_packets "$scratch/star.json" dst=198.51.100.3 "qpn=${star_qpn:-none}" sent_again=true)" = 0 ]
+part ring
 # The ring allreduce across the three hosts: every rank verified every sum; on the wire each link
 # of the ring carried WRITEs with immediate one way and credits (SENDs with immediate) back.
 for size in small large; do
@@ -238,6 +249,7 @@ for size in small large; do
     done
 done
 grep -h ': allreduce of ' "$out/star/ring/large-r0.out" "$out/star/ring/small-r0.out" 2>/dev/null | sed 's/^/    /'
+part ring-slowed
 # The slowed link: every step of a ring waits for its slowest link, here host 3's egress held to
 # RATE, so busbw follows that link: predicted RATE × 1024/1082 (the payload's share of a full
 # RoCE v2 packet at path MTU 1024: 58 bytes of Ethernet, IPv4, UDP, BTH and ICRC around it).
@@ -258,6 +270,7 @@ verdict=$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" -v healthy=
 }') && tracks=0 || tracks=1
 echo "note: ring slowed: $verdict"
 check "ring slowed: busbw tracks the slow link ($verdict)" [ "$tracks" = 0 ]
+part ring-links
 for link in "1 2" "2 3" "3 1"; do
     read -r from to <<<"$link"
     check "ring: WRITEs with immediate from host $from to host $to" \
@@ -269,6 +282,7 @@ done
 # ---- 4. The exit status is that of the first command to fail, whichever guest ends first.
 # Both hosts also carry a link-down fault that never comes (a signal nobody gives, a time after
 # the command): its waiter must end with the command, not hold the guest until the timeout.
+part exit-status
 rc=0
 started=$SECONDS
 "$lab" --hosts 2 --timeout 120 --link-down 1@signal+2 --link-down 2@600+1 --on 1 'sleep 3; exit 3' --on 2 'exit 5' \
@@ -288,6 +302,7 @@ refused() {  # refused NAME REGEX COMMAND...
     check "$name: exit 2" [ "$rc" = 2 ]
     check "$name: one line: $regex" bash -c '[ "$(grep -c . "$1")" = 1 ] && grep -qE -- "$2" "$1"' _ "$scratch/refused.err" "$regex"
 }
+part lab-refusals
 refused "--hosts 0" "--hosts must be 1, 2, 3 or 4, got '0'" "$lab" --hosts 0 -- true
 refused "--hosts 9" "--hosts must be 1, 2, 3 or 4, got '9'" "$lab" --hosts 9 -- true
 refused "--hosts x" "--hosts must be 1, 2, 3 or 4, got 'x'" "$lab" --hosts x -- true
@@ -300,6 +315,7 @@ refused "--on beyond the hosts" "--on 3: there are only 2 host" "$lab" --hosts 2
 refused "a fault on one host" "need the wire" "$lab" --loss 5% -- true
 refused "--kernel that is not a kernel" "--kernel .*: not a readable ROOT/boot/vmlinuz-VERSION" \
     "$lab" --kernel "$scratch/boot/vmlinuz-none" -- true
+part wire-refusals
 refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.pcap"
 printf 'not a pcap\n' >"$scratch/junk.pcap"
 refused "wire: a file that is not a capture" "tshark cannot read" "$wire" "$scratch/junk.pcap"
