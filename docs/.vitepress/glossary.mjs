@@ -170,8 +170,8 @@ export const GLOSSARY = [
     see: [{ text: 'A RoCE v2 packet', link: '/wire#roce-v2-packet' }],
   },
   {
-    id: 'mtu', term: 'MTU', expansion: 'path maximum transfer unit', forms: ['path MTU', 'MTU', 'MTUs'],
-    definition: 'The largest payload one RDMA packet carries on a connection: 256, 512, 1024, 2048 or 4096 bytes, set per QP (path_mtu) and at most the port\'s active MTU. Longer messages are cut into packets of this size; on RoCE it must fit, with the headers, in the Ethernet MTU, so a 1500-byte Ethernet MTU allows 1024.',
+    id: 'mtu', term: 'MTU', expansion: 'path maximum transmission unit', forms: ['path MTU', 'MTU', 'MTUs'],
+    definition: 'The largest payload one RDMA packet carries on a connection: 256, 512, 1024, 2048 or 4096 bytes, set per QP (path_mtu, at RTR) and at most the smaller of the two ports\' active MTUs (the active MTU is the port\'s own, from ibv_query_port). Longer messages are cut into packets of this size; on RoCE it must fit, with the headers, in the Ethernet MTU, so a 1500-byte Ethernet MTU allows 1024.',
     see: [{ text: 'INIT to RTR', link: '/queue-pairs#init-to-rtr' }],
   },
   {

@@ -1,8 +1,7 @@
 // The per-call reference pages (docs/verbs/): their Markdown, from one entry of verbs.mjs and
 // from the sources that call it. Plain ES module, Node only (the build and the unit tests).
-import { readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { REPOSITORY_ROOT, sourceFiles, sourceSlug } from './sources.mjs';
+import { sourceFiles, sourceSlug } from './sources.mjs';
+import { callersOf, LIBRARIES, repositorySources } from './verb-callers.mjs';
 import { VERBS } from './verbs.mjs';
 
 function cell(text) {
@@ -12,28 +11,13 @@ function prose(text) {
   return String(text).replace(/</g, '&lt;');
 }
 
-// Every lesson (and common library file) that calls `name`, with how many times:
-// [{ lesson, file, calls }], lesson null for a common library file.
-let lessonTexts;
+// Every lesson that calls `name`, directly or through the project's libraries, and every library
+// file that calls it directly (verb-callers.mjs): [{ lesson, file, calls, through }], lesson null
+// for a library file.
+let repository;
 export function lessonsCalling(name) {
-  lessonTexts ??= readdirSync(path.join(REPOSITORY_ROOT, 'lessons'), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => {
-      const file = `lessons/${entry.name}/${entry.name}.cpp`;
-      try {
-        return { lesson: entry.name, file, text: readFileSync(path.join(REPOSITORY_ROOT, file), 'utf8') };
-      } catch {
-        return null;
-      }
-    })
-    .filter(Boolean)
-    .concat(readdirSync(path.join(REPOSITORY_ROOT, 'common', 'src'))
-      .filter((file) => file.endsWith('.cpp'))
-      .map((file) => ({ lesson: null, file: `common/src/${file}`, text: readFileSync(path.join(REPOSITORY_ROOT, 'common', 'src', file), 'utf8') })));
-  const call = new RegExp(`(?<![A-Za-z0-9_])${name}\\s*\\(`, 'g');
-  return lessonTexts
-    .map(({ lesson, file, text }) => ({ lesson, file, calls: (text.match(call) ?? []).length }))
-    .filter((entry) => entry.calls > 0);
+  repository ??= repositorySources();
+  return callersOf(name, repository);
 }
 
 // A declaration longer than the code column (90 characters) gets one parameter per line.
@@ -72,15 +56,31 @@ export function verbPageMarkdown(verb) {
   const pages = new Set(sourceFiles().map((s) => s.slug));
   const callers = lessonsCalling(verb.name);
   const lessons = callers.filter((c) => c.lesson);
-  const common = callers.filter((c) => !c.lesson);
-  const item = (c) => {
-    const label = c.lesson ?? c.file;
-    const name = pages.has(sourceSlug(c.file)) ? `[\`${label}\`](/source/${sourceSlug(c.file)})` : `\`${label}\``;
-    return `- ${name} (${c.calls} call${c.calls > 1 ? 's' : ''})`;
+  const libraries = callers.filter((c) => !c.lesson);
+  const link = (label, file) => (pages.has(sourceSlug(file)) ? `[\`${label}\`](/source/${sourceSlug(file)})` : `\`${label}\``);
+  const count = (n) => `${n} call${n > 1 ? 's' : ''}`;
+  // Through: the library functions the lesson calls that reach the verb, three at most per file.
+  const through = (c) => {
+    const byFile = new Map();
+    for (const t of c.through) byFile.set(t.file, [...(byFile.get(t.file) ?? []), t.function]);
+    return [...byFile]
+      .map(([file, names]) => `\`${file}\`: ${names.slice(0, 3).map((n) => `\`${n}\``).join(', ')}${names.length > 3 ? ', …' : ''}`)
+      .join('; ');
   };
-  if (lessons.length) lines.push(`Called by ${lessons.length} lesson${lessons.length > 1 ? 's' : ''}:`, '', ...lessons.map(item), '');
-  if (common.length) lines.push('Called in the common library, for the lessons that use it:', '', ...common.map(item), '');
-  if (!callers.length) lines.push('No lesson here calls it.', '');
+  const lessonItem = (c) => `- ${link(c.lesson, c.file)} (${c.calls > 0 ? count(c.calls) : `through ${through(c)}`})`;
+  const libraryItem = (c) => `- ${link(c.file, c.file)} (${LIBRARIES[c.library].name}, ${count(c.calls)})`;
+  if (lessons.length) {
+    lines.push(`Called by ${lessons.length} lesson${lessons.length > 1 ? 's' : ''}:`, '');
+    if (lessons.some((c) => c.calls === 0)) {
+      lines.push(
+        'A lesson listed *through* a library function does not call it itself: that function of the project\'s libraries does, or one it calls, on at least one path.',
+        '',
+      );
+    }
+    lines.push(...lessons.map(lessonItem), '');
+  }
+  if (libraries.length) lines.push('Called in the project\'s libraries:', '', ...libraries.map(libraryItem), '');
+  if (!lessons.length) lines.push('No lesson here calls it.', '');
   lines.push('');
   return lines.join('\n');
 }
@@ -91,6 +91,6 @@ export function verbIndex() {
     name: verb.name,
     library: verb.library,
     summary: verb.summary.split(/(?<=\.)\s/)[0],
-    lessons: lessonsCalling(verb.name).filter((c) => c.lesson).length,
+    lessons: lessonsCalling(verb.name).filter((c) => c.lesson).length, // directly or through a library
   }));
 }

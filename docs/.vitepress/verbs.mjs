@@ -1,5 +1,5 @@
-// One entry per libibverbs / librdmacm call the lessons use (lessons/*/*.cpp, common/src/*.cpp),
-// plus ibv_query_gid and ibv_reg_dmabuf_mr, which the course also teaches. The reference pages
+// One entry per libibverbs / librdmacm call the lessons use (lessons/*/*.cpp, common/src/*.cpp,
+// gpu/src/*.cpp), plus ibv_query_gid, which the course also teaches. The reference pages
 // render this list: one page per call, in the order a program meets them (devices, PD, MR,
 // CQ, SRQ, QP, posting, polling and events, teardown; then rdma_cm, then its simplified API).
 //

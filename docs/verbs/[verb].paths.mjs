@@ -1,11 +1,22 @@
 // One reference page per verbs or rdma_cm call the lessons use: /verbs/<name>, generated at build
 // time from .vitepress/verbs.mjs (what the call takes, returns and fails with) and from the
-// lessons themselves (which ones call it), so a page cannot name a lesson that no longer does.
+// lessons and the project's libraries (which lessons call it, directly or through a library
+// function: .vitepress/verb-callers.mjs), so a page cannot name a lesson that no longer does.
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { verbPageMarkdown } from '../.vitepress/verb-pages.mjs';
 
 export default {
-  watch: ['../../lessons/*/*.cpp', '../.vitepress/verbs.mjs'],
+  watch: [
+    '../../lessons/*/*.cpp',
+    '../../lessons/*/*.hpp',
+    '../../lessons/*/CMakeLists.txt',
+    '../../common/src/*.cpp',
+    '../../common/include/rdmalab/*.hpp',
+    '../../gpu/src/*.cpp',
+    '../../gpu/src/*.hpp',
+    '../../gpu/include/rdmalab/gpu/*.hpp',
+    '../.vitepress/verbs.mjs',
+  ],
   paths() {
     return VERBS.map((verb) => ({ params: { verb: verb.name, title: verb.name }, content: verbPageMarkdown(verb) }));
   },

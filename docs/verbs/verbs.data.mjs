@@ -2,7 +2,17 @@
 import { verbIndex } from '../.vitepress/verb-pages.mjs';
 
 export default {
-  watch: ['../../lessons/*/*.cpp', '../.vitepress/verbs.mjs'],
+  watch: [
+    '../../lessons/*/*.cpp',
+    '../../lessons/*/*.hpp',
+    '../../lessons/*/CMakeLists.txt',
+    '../../common/src/*.cpp',
+    '../../common/include/rdmalab/*.hpp',
+    '../../gpu/src/*.cpp',
+    '../../gpu/src/*.hpp',
+    '../../gpu/include/rdmalab/gpu/*.hpp',
+    '../.vitepress/verbs.mjs',
+  ],
   load() {
     return verbIndex();
   },

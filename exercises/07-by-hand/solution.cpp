@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     rts.sq_psn = peer.local.psn;
     rts.timeout = 14;
     rts.retry_cnt = 7;
-    rts.rnr_retry = 7;
+    rts.rnr_retry = 6;  // bounded: 7 would retry forever
     rts.max_rd_atomic = 0;
     exercise::check(ibv_modify_qp(peer.qp, &rts,
                                   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |

@@ -150,11 +150,12 @@ int run_server(const RingOptions& options) {
     for (std::uint32_t i = 0; i < count; ++i) {
         std::byte* slot = ring.data() + (i % options.slots) * kSlotBytes;
         std::byte* sequence_word = slot + kSlotPayload;
-        // Poll the slot's LAST 8 bytes. On RC a WRITE's bytes are placed in order on the NICs
-        // people use with host memory, so when the sequence word is new the payload before it
-        // is too. The InfiniBand spec does not promise this ordering: with relaxed-ordering
-        // PCIe or GPU memory the payload may appear after the last bytes. Portable signals:
-        // WRITE WITH IMMEDIATE (lesson write-imm) or a second WRITE for the flag.
+        // Poll the slot's LAST 8 bytes. On one RC QP, rxe and most NICs place a WRITE's bytes
+        // in order into host memory, so when the sequence word is new the payload before it is
+        // too. The InfiniBand spec does not promise this ordering: with relaxed-ordering PCIe
+        // or GPU memory the payload may appear after the last bytes, and a flag in a second
+        // WRITE is no better. Portable signals: WRITE WITH IMMEDIATE (lesson write-imm) or a
+        // SEND after the data.
         const std::uint64_t expected = i + 1;
         const std::uint64_t previous = i >= options.slots ? i + 1 - options.slots : 0;
         const auto deadline = deadline_after(options.timeout_s);

@@ -88,11 +88,12 @@ done
 # bottleneck. The lab is emulated: where the host's CPUs are busy with other work, the guests
 # cannot fill the port, host 2's senders start seconds late, and the marks and the fairness
 # measure the host's load, not DCQCN. So the port is first shown congested, in packets: without a
-# reaction the queue marks most WRITEs CE (76.8-93.0 % in bench/dcqcn.sh's five boots; see
-# repeats below). The line is one half: a margin of 27 points below the lowest, wider than the
-# spread (16 points). Where it fails, one check says so and the comparison is not judged: the
+# reaction the queue marks most WRITEs CE: 76.8-93.0 % in bench/dcqcn.sh's five boots, 81-97 % in
+# ten runs of this test on 2026-11-28 (tests/repeat-checks.sh, five beside two busy loops): 76.8-97
+# in all. The line is one half: 27 points below the lowest, wider than the spread (20 points). Where it fails, one check says so and the comparison is not judged: the
 # test fails, naming the cause. The payload carried is recorded (about 15 Mbit/s quiet, 9.9
 # beside two busy loops: a time-derived figure, not a verdict).
+part dcqcn-reaction
 carried=$(goodput_of "$scratch/flows-none.tsv")
 ce_none=$(ce_share_of "$scratch/flows-none.tsv")
 measured payload_mbit_none "${carried:-}"
@@ -104,22 +105,32 @@ busy=0
 awk -v share="${ce_none:-0}" 'BEGIN { exit !(share >= 50) }' && busy=1
 check "dcqcn none: the port is congested: most WRITE packets arrive marked CE (${ce_none:-?} %, at least 50; less: the host's CPUs were busy elsewhere, and this boot cannot judge DCQCN; ${carried:-?} Mbit/s of payload)" [ "$busy" = 1 ]
 if [ "$busy" = 1 ]; then
-    check "dcqcn: with the reaction, under half the share of WRITE packets arrives marked CE (${marked[dcqcn]:-?} of ${writes[dcqcn]:-?}, against ${marked[none]:-?} of ${writes[none]:-?})" \
-        [ $((2 * ${marked[dcqcn]:-0} * ${writes[none]:-0})) -lt $((${marked[none]:-0} * ${writes[dcqcn]:-0})) ]
+    # The share marked with the reaction over the share without: 0.015-0.091 in ten runs of this test
+    # on 2026-11-28 (five beside two busy loops), 0.22-0.33 in bench/dcqcn.sh's five 8-second boots,
+    # up to 0.39 in CI's history: 0.015-0.39 in all. The line, 4/5, sits above the highest by more
+    # than that width. Alone it would pass a reaction that did nothing now and then (two runs
+    # without one differ by 0.79-1.26); the rate cuts below catch that one.
+    check "dcqcn: with the reaction, a smaller share of WRITE packets arrives marked CE, under 4/5 of it (${marked[dcqcn]:-?} of ${writes[dcqcn]:-?}, against ${marked[none]:-?} of ${writes[none]:-?})" \
+        [ $((5 * ${marked[dcqcn]:-0} * ${writes[none]:-0})) -lt $((4 * ${marked[none]:-0} * ${writes[dcqcn]:-0})) ]
     check "dcqcn: with the reaction, no packet was sent again (${again[dcqcn]:-?}; without: ${again[none]:-?})" \
         [ "${again[dcqcn]:-}" = 0 ]
     # Jain's index as rdma-wire --flows prints it for the run's three streams. The lab is not symmetric:
     # host 1 is the switch itself (its flow meets the queue without crossing a link) and host 2 runs two
     # senders on one emulated CPU, so with the queue kept short host 1's flow takes more (0.92-1.00
     # in bench/dcqcn.sh's five recorded boots, 0.89 in one development run; 0.97-0.99 without a
-    # reaction, where the window alone shares the port). The line, 0.75, sits below the lowest by
-    # more than the spread's width (0.11); a model that starves one flow of three scores at most 2/3.
+    # reaction, where the window alone shares the port); 0.962-1.000 in ten runs of this test on
+    # 2026-11-28 (five beside two busy loops). The line, 0.75, sits below the lowest (0.89) by more
+    # than the spread's width (0.11); a model that starves one flow of three scores at most 2/3.
     fairness=$(jain_of "$scratch/flows-dcqcn.tsv")
     check "dcqcn: with the reaction, Jain's fairness of the three flows is at least 0.75 (${fairness:-none})" \
         awk -v j="${fairness:-0}" 'BEGIN { exit !(j >= 0.75) }'
     # What the reaction point did, read from the senders' timelines: counts and order, not time.
-    # Without a reaction no sender's rate moves; with it, every sender's rate falls step by step,
-    # each step in a row that brought a new CNP (DCQCN cuts the rate on a CNP and nowhere else).
+    # Without a reaction no sender's rate moves; with it, the rates fall, and every fall is in a row
+    # that brought its sender a new CNP (DCQCN cuts the rate on a CNP and nowhere else). Which
+    # flows get the marks is the queue's business: in one of ten runs on 2026-11-28 one flow got
+    # no cut at all (its packets were not marked) while another got 14, so the cuts are counted
+    # over the three flows (15-104 in those ten runs; the line is 3).
+    cuts=0
     for run in none dcqcn; do
         for timeline in "$out"/dcqcn/$run/client-*.tsv; do
             read -r down unprompted < <(rate_steps_of "$timeline")
@@ -127,11 +138,14 @@ if [ "$busy" = 1 ]; then
             if [ "$run" = none ]; then
                 check "dcqcn none: $flow never changed its rate (${down:-?} cuts)" [ "${down:-1}" = 0 ]
             else
-                check "dcqcn: $flow cut its rate at least 3 times (${down:-?}), each on a new CNP (${unprompted:-?} without one)" \
-                    [ "${down:-0}" -ge 3 ] && [ "${unprompted:-1}" = 0 ]
+                cuts=$((cuts + ${down:-0}))
+                check "dcqcn: $flow cut its rate only on a new CNP (${down:-?} cuts, ${unprompted:-?} without one; $(cnps_of "$timeline") CNPs)" \
+                    [ "${unprompted:-1}" = 0 ]
             fi
         done
     done
+    measured rate_cuts_dcqcn "$cuts"
+    check "dcqcn: the senders cut their rates at least 3 times in all ($cuts)" [ "$cuts" -ge 3 ]
     # The completion times are printed and recorded, not judged: with the reaction over without it
     # they measured 0.29-0.54 across nine boots (the reaction's rate oscillates, rows of 8 to 70 ms
     # within one run), a spread too wide for a line that still fails a reaction that does nothing;

@@ -25,8 +25,12 @@ line=$(grep -m 1 'failed with IBV_WC_RETRY_EXC_ERR' "$scratch/out" || true)
 check "the dead link ends in IBV_WC_RETRY_EXC_ERR" [ -n "$line" ]
 ratio=$(sed -nE 's/.*ratio ([0-9.]+).*/\1/p' <<<"$line")
 measured retry_exceeded_over_predicted "${ratio:-}"
-check "…at the predicted time (measured / predicted = ${ratio:-?}, within 0.6…2: the first wait may start on an earlier packet's timer, so 3 of the 4 waits is the least)" \
-    awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.6 && r <= 2) }'
+# Measured / predicted: 0.82-1.04 in docs/link-failure.md's six runs, 0.76-1.01 in ten runs of
+# this test on 2026-11-28 (tests/repeat-checks.sh, five beside two busy loops): 0.76-1.04, a width
+# of 0.28. The lines sit outside by more than that: 0.45 (a QP with one retry instead of three
+# waits half as long) and 2. The first wait may start on an earlier packet's timer.
+check "…at the predicted time (measured / predicted = ${ratio:-?}, within 0.45…2)" \
+    awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.45 && r <= 2) }'
 check "the QP is in ERROR after it" has_line "$scratch/out" '^\[host2\] client: after the error ibv_query_qp says the QP is ERROR$'
 check "recovery waits out the outage (TCP carries the request once the link is back)" \
     has_line "$scratch/out" '^\[host2\] client: the QP is RTS again \([0-9.]+ s to reach the server'
@@ -35,12 +39,10 @@ check "a SEND with no receive ends in IBV_WC_RNR_RETRY_EXC_ERR, the QP in ERROR"
     bash -c "grep -q 'the QP is ERROR$' <<<'$line'"
 ratio=$(sed -nE 's/.*ratio ([0-9.]+).*/\1/p' <<<"$line")
 measured rnr_wait_over_predicted "${ratio:-}"
-# The lower line is 0.75, not 1: the guest arms each RNR timer from jiffies (HZ 250, 4 ms a tick),
-# and under emulation jiffies can lag the clock the lesson measures with when the vCPU was held
-# up, so each of the three 41 ms waits can end a tick or two early (0.89 measured in a loaded run
-# of 2026-11-27, where the line was 0.9). A sender that did not wait would be near 0.
-check "…no sooner than about rnr_retry × min_rnr_timer (measured / predicted = ${ratio:-?}, within 0.75…4)" \
-    awk -v r="${ratio:-0}" 'BEGIN { exit !(r >= 0.75 && r <= 4) }'
+# The wait itself is recorded, not judged: the guest arms each RNR timer from jiffies (HZ 250,
+# 4 ms a tick), which lag the clock the lesson measures with whenever the emulated vCPU is held up
+# (1.16-1.21 in ten runs on 2026-11-28, 0.89 in a loaded run of 2026-11-27). The packets below show
+# that the sender waited and tried again: rnr_retry + 1 tries, each answered by an RNR NAK.
 for round in 1 2 3; do
     check "round $round verified by the server" has_line "$scratch/out" "^\[host1\] server: round $round: verified 4096 bytes"
 done
@@ -53,7 +55,8 @@ sent_again=$("$bin/rdma-wire" "$scratch/lf.pcap" --count --where src=198.51.100.
 measured rnr_naks "${rnr:-}"
 measured rnr_send_packets "${sends:-}"
 measured rnr_send_sent_again "${sent_again:-}"
-check "the capture shows the RNR NAKs, each naming timer 24 (at least rnr_retry + 1 = 4: $rnr)" [ "${rnr:-0}" -ge 4 ]
+check "the capture shows rnr_retry + 1 = 4 RNR NAKs, each naming timer 24 ($rnr)" [ "${rnr:-0}" = 4 ]
+check "host 2 sent the SEND again rnr_retry = 3 times, after the first try ($sent_again)" [ "${sent_again:-0}" = 3 ]
 check "the lab stated the fault" grep -qx 'lab: faults: host 1 link down on a signal for 4 s' "$scratch/err"
 grep -E 'failed with|RTS again' "$scratch/out" | sed 's/^/    /'
 [ $failures -eq 0 ] || { cat "$scratch/out" "$scratch/err" | tail -40; }

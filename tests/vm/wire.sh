@@ -269,6 +269,8 @@ verdict=$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" -v healthy=
     exit !(ratio >= 0.6 && ratio <= 1.05 && healthy > 1.5 * slow)
 }') && tracks=0 || tracks=1
 echo "note: ring slowed: $verdict"
+measured ring_slowed_busbw_over_predicted "$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" \
+    'BEGIN { if (rate > 0) printf "%.3f", slow / (rate * 1e6 / 8 / 1e6 * 1024 / 1082) }')"
 check "ring slowed: busbw tracks the slow link ($verdict)" [ "$tracks" = 0 ]
 part ring-links
 for link in "1 2" "2 3" "3 1"; do
