@@ -68,7 +68,9 @@ export default {
     const valgrind = read('valgrind.tsv');
     const fuzz = read('fuzz.tsv');
     const timings = read('timings.tsv');
+    const spreads = read('spreads.tsv');
     return {
+      spreads,
       timings: numberMachines(timings),
       faults: { ...faults, survived: survived(faults.rows) },
       valgrind: { ...valgrind, clean: valgrind.rows.filter((row) => row.result === 'ok').length },

@@ -7,7 +7,7 @@
 #   ./rdmalab exercise check N         build your copy, run it against the reference peer on two
 #                                      lab hosts (captured), and judge it: one line per rule
 #   ./rdmalab exercise check N --watch the same, again each time you save the file (Ctrl-C ends)
-#   ./rdmalab exercise hint N          the next hint (a nudge, then the calls, then the idea)
+#   ./rdmalab exercise hint N          the next hint (the idea, then the calls, then the code)
 #   ./rdmalab exercise selftest DIR    (the suite) every reference, starter and mutant, judged
 # Progress is kept in my-exercises/progress.tsv: exercise, last verdict, hints shown.
 set -uo pipefail
@@ -169,14 +169,25 @@ cmd_check() {
     done
 }
 
+# hints.md: hint N is the list item that starts "N. " at the line's start, with the lines after it
+# up to the next item. The site shows each in a block of its own through the HTML comments
+# "<!-- #region hint-N -->" … "<!-- #endregion hint-N -->" around it (docs/exercises/*.md); those
+# are not printed here, nor a code block's ``` fences (its lines are indented further instead),
+# nor the blank lines that end an item.
 cmd_hint() {
-    local dir=$1 name=${1##*/} verdict hints levels next
+    local dir=$1 name=${1##*/} verdict hints levels next kind=""
     levels=$(grep -c '^[0-9]\. ' "$dir/hints.md")
     read -r verdict hints <<<"$(progress_of "$name")"
     next=$((hints + 1))
     [ $next -le "$levels" ] || next=$levels
-    echo "Hint $next of $levels for exercise $name:"
-    awk -v n="$next" '/^[0-9]\. / { k = $1 + 0 } k == n' "$dir/hints.md" | sed -E 's/^[0-9]\. /   /'
+    [ "$levels" = 3 ] && kind=$(echo "the idea,the calls,the code" | cut -d, -f"$next")
+    echo "Hint $next of $levels${kind:+ ($kind)} for exercise $name:"
+    awk -v n="$next" '/^<!-- #(end)?region / { next }
+        /^[0-9]\. / { k = $1 + 0 }
+        k != n { next }
+        /^ *```/ { code = !code; next }
+        /^$/ { blank++; next }
+        { for (; blank > 0; blank--) print ""; print (code ? "    " : "") $0 }' "$dir/hints.md" | sed -E 's/^[0-9]\. /   /'
     set_progress "$name" "$verdict" "$next"
 }
 

@@ -47,9 +47,16 @@ if [ -n "$slow_host" ]; then
     if [ "$slow_host" -gt "$hosts" ] || [ "$slow_host" = 1 ]; then
         echo "mesh-run: --then-slow names host $slow_host: it must be one of 2..$hosts (host 1 runs mpirun)" >&2
         rc2=2
+    # Only RoCE v2 (UDP port 4791) is held to the rate, in a queue of its own: MPI's messages and
+    # mpirun's daemons (TCP) keep the link's speed. In one queue, a bandwidth burst of the slow
+    # host's (about 1000 packets) held its MPI messages for seconds, past rdma-mesh's --timeout,
+    # and its pairs failed instead of measuring slow (2026-11-28).
     elif "$here/mesh-rsh.sh" "198.51.100.$slow_host" \
-        "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem rate $slow_rate || exit 1; done"; then
-        echo "mesh-run: host $slow_host's egress held to $slow_rate"
+        "for nic in /sys/class/net/eth*; do d=\${nic##*/}; tc qdisc add dev \$d root handle 1: prio &&
+             tc qdisc add dev \$d parent 1:3 handle 30: netem rate $slow_rate &&
+             tc filter add dev \$d parent 1: protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 ||
+             exit 1; done"; then
+        echo "mesh-run: host $slow_host's RoCE egress held to $slow_rate"
         rc2=0
         mesh "$slow_out" || rc2=$?
     else

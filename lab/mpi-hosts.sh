@@ -7,7 +7,8 @@
 #   mpi_hosts_wait_runners    host 1: wait for every other host's runner; 1 (naming the host)
 #                             if one never starts
 #   mpi_hosts_mpirun ARGS...  host 1: mpirun, one rank per host over the wire's addresses, TCP
-#                             between the ranks (Open MPI's UCX fails on rxe: softroce-lab notes)
+#                             between the ranks (Open MPI's UCX fails on rxe: softroce-lab notes),
+#                             killed after RDMALAB_MPIRUN_TIMEOUT seconds (500)
 #   mpi_hosts_done            host 1: the runners may stop
 mpi_hosts_lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mpi_hosts_shared=${RDMALAB_SHARED:?mpi-hosts: run it with rdmalab lab --hosts N}
@@ -51,7 +52,7 @@ mpi_hosts_mpirun() {
     # mpirun fail.
     (
         trap '' PIPE
-        exec timeout -k 5 500 mpirun --allow-run-as-root --host "$list" -np "$mpi_hosts_count" --map-by node \
+        exec timeout -k 5 "${RDMALAB_MPIRUN_TIMEOUT:-500}" mpirun --allow-run-as-root --host "$list" -np "$mpi_hosts_count" --map-by node \
             --mca plm_rsh_agent "$mpi_hosts_lab/mesh-rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
             --mca oob_tcp_if_include 198.51.100.0/24 --mca btl_tcp_if_include 198.51.100.0/24 \
             --mca btl self,tcp --mca pml ob1 \

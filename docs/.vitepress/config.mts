@@ -39,6 +39,9 @@ function pendingFigures(md) {
   };
 }
 
+// The sidebar: chapters.mjs's groups in order. A chapter on the core path carries a "core" mark
+// after its title (the sidebar renders an item's text as HTML); the previous/next links at a
+// page's foot show the plain title (docFooterText).
 function sidebarGroups() {
   const groups = [];
   for (const chapter of CHAPTERS) {
@@ -47,7 +50,10 @@ function sidebarGroups() {
       group = { text: chapter.group, items: [] };
       groups.push(group);
     }
-    group.items.push({ text: chapter.text, link: chapter.link });
+    const text = chapter.core
+      ? `${chapter.text} <span class="core-mark" title="on the core path">core</span>`
+      : chapter.text;
+    group.items.push({ text, link: chapter.link, docFooterText: chapter.text });
   }
   return groups;
 }

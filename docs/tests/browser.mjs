@@ -20,6 +20,7 @@ import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { startServer } from './serve.mjs';
 import { checkCourse, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
+import { checkHintsOneAtATime } from './browser-hints.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST_DIR = path.join(DOCS_DIR, '.vitepress', 'dist');
@@ -266,6 +267,8 @@ async function runChecks(context, baseUrl, options) {
   // 4c. On a phone, diagrams again, and every box wider than the screen says that it scrolls: one
   // visit a page for both (the two checks visited 13 and 35 pages, 97 s of the run, 2026-11-27).
   await checkPhone(page, baseUrl, diagramPages, ['/', ...courseChapters().map((chapter) => chapter.link)]);
+  // 4d. An exercise's hints open one at a time, on a phone and on a laptop.
+  await checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition });
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {

@@ -2,7 +2,9 @@
 // door (clone command, goals, the chapter list in the sidebar's order); every chapter has goals,
 // a summary and self-checks and fits ~12 screens at 1280 px; no excerpt is longer than 30 lines
 // or shows a trace hook; every glossary term is linked at its first use in the prose; hello-rdma's
-// page shows its build line and its output; at 390 px every box wider than the screen says so.
+// page shows its build line and its output; at 390 px every box wider than the screen says so;
+// the core path is marked in the sidebar and on the home page's course map, where every deep dive
+// names what it needs; Getting started says what to do when the first run fails.
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
 import { GLOSSARY } from '../.vitepress/glossary.mjs';
 import { glossaryForms, glossaryPatternSource, linksGlossaryOn } from '../.vitepress/glossary-links.mjs';
@@ -60,6 +62,18 @@ export function courseInfoInPage({ pattern, ids, linksGlossary, maxLines }) {
     }
   }
   const unlinked = linksGlossary ? [...firstUse].filter(([, use]) => !use.linked).map(([id, use]) => `${use.form} (${id})`) : [];
+  // The text and links of the section under h2#ID (defined here: the function runs in the page).
+  const section = (id) => {
+    const heading = doc.querySelector(`h2#${id}`);
+    if (!heading) return null;
+    let text = '';
+    const links = [];
+    for (let e = heading.nextElementSibling; e && e.tagName !== 'H2'; e = e.nextElementSibling) {
+      text += ` ${e.textContent}`;
+      links.push(...[...e.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')));
+    }
+    return { text, links };
+  };
   return {
     height: document.documentElement.scrollHeight,
     goals: !!goals,
@@ -74,6 +88,14 @@ export function courseInfoInPage({ pattern, ids, linksGlossary, maxLines }) {
     unlinked,
     cloneCommand: doc.querySelector('.clone-command')?.textContent ?? '',
     courseMap: [...doc.querySelectorAll('.course-map a.course-map-link')].map((a) => a.getAttribute('href')),
+    // The core path (chapters.mjs: core, needs): the sidebar's marks, the course map's marks, its
+    // core exercises and each entry's needs; the previous/next links carry no mark.
+    sidebarCore: [...document.querySelectorAll('.VPSidebar a')].filter((a) => a.querySelector('.core-mark')?.textContent.trim() === 'core').map((a) => a.getAttribute('href')),
+    footerCoreMarks: document.querySelectorAll('.VPDocFooter .core-mark').length,
+    courseMapCore: [...doc.querySelectorAll('.course-map li')].filter((li) => li.querySelector(':scope > .core-mark')).map((li) => li.querySelector('a.course-map-link')?.getAttribute('href')),
+    courseMapCoreExercises: [...doc.querySelectorAll('.course-map a.course-map-core-exercise')].map((a) => a.getAttribute('href')),
+    courseMapNeeds: Object.fromEntries([...doc.querySelectorAll('.course-map li')].map((li) => [li.querySelector('a.course-map-link')?.getAttribute('href'), [...li.querySelectorAll('a.course-map-need')].map((a) => a.getAttribute('href'))])),
+    troubleshooting: section('troubleshooting'),
     codeText: [...doc.querySelectorAll('pre code')].map((c) => c.textContent).join('\n'),
   };
 }
@@ -95,6 +117,9 @@ export function checkCourse(visited, pass, fail, keyOf) {
     if (problems.length) fail(`home page: ${problems.join('; ')}`);
     else pass(`home page: the clone command, the goals, and all ${expected.length} chapters in the sidebar's order`);
   }
+
+  checkCorePath(visited, pass, fail, keyOf);
+  checkTroubleshooting(visited, pass, fail, keyOf);
 
   const chapters = courseChapters();
   const shape = [];
@@ -148,6 +173,60 @@ export function checkCourse(visited, pass, fail, keyOf) {
   else if (!hello.codeText.includes(build)) fail('hello-rdma: the page does not show its build line');
   else if (!/server: found "Hello from the client, placed by RDMA WRITE" \(43 bytes\)/.test(hello.codeText)) fail('hello-rdma: the page does not show the server\'s output');
   else pass('hello-rdma: the page shows its one-line build and both sides\' output');
+}
+
+// The core path (chapters.mjs: core): every core chapter and exercise, and nothing else, carries
+// the "core" mark in the sidebar (read on Getting started; the previous/next links show plain
+// titles); the home page's course map marks the same chapters, lists the core exercises with the
+// exercises' entry, and shows each deep dive's needs, in chapters.mjs's order.
+export function checkCorePath(visited, pass, fail, keyOf) {
+  const core = CHAPTERS.filter((c) => c.core);
+  if (!core.length) { fail('core path: no chapter in chapters.mjs is core'); return; }
+  const keys = (list) => list.map((link) => keyOf(link ?? '?')).join(' ');
+  const page = visited.get(keyOf('/getting-started'))?.course;
+  if (!page) fail('core path: /getting-started not measured (the sidebar is read there)');
+  else {
+    const problems = [];
+    if (keys(page.sidebarCore) !== keys(core.map((c) => c.link))) {
+      problems.push(`the sidebar marks ${keys(page.sidebarCore) || 'nothing'}, not ${keys(core.map((c) => c.link))}`);
+    }
+    if (page.footerCoreMarks) problems.push('the previous/next links show the mark');
+    if (problems.length) fail(`core path: ${problems.join('; ')}`);
+    else pass(`core path: the sidebar marks all ${core.length} core chapters and exercises, and only those`);
+  }
+  const home = visited.get('/')?.course;
+  if (!home) { fail('core path: home page not measured'); return; }
+  const problems = [];
+  const listed = core.filter((c) => c.group !== 'Exercises' || c.link === '/exercises').map((c) => c.link);
+  const exercises = core.filter((c) => c.group === 'Exercises' && c.link !== '/exercises').map((c) => c.link);
+  if (keys(home.courseMapCore) !== keys(listed)) problems.push(`the course map marks ${keys(home.courseMapCore) || 'nothing'}, not ${keys(listed)}`);
+  if (keys(home.courseMapCoreExercises) !== keys(exercises)) problems.push(`its core exercises are ${keys(home.courseMapCoreExercises) || 'none'}, not ${keys(exercises)}`);
+  const needs = CHAPTERS.filter((c) => c.needs);
+  for (const chapter of needs) {
+    const shown = home.courseMapNeeds[chapter.link] ?? [];
+    if (keys(shown) !== keys(chapter.needs)) problems.push(`${chapter.link} shows needs ${keys(shown) || 'none'}, not ${keys(chapter.needs)}`);
+  }
+  if (problems.length) fail(`core path: home page: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`core path: the course map marks ${listed.length} core entries, lists ${exercises.length} core exercises, and shows the needs of ${needs.length} deep dives`);
+}
+
+// Getting started says what to do when the first run fails: what each accelerator line of the
+// lab means, the commands that show what failed, and where rdma-doctor and the lab's failure
+// lines are explained.
+export function checkTroubleshooting(visited, pass, fail, keyOf) {
+  const section = visited.get(keyOf('/getting-started'))?.course?.troubleshooting;
+  if (!section) { fail('getting started: no "If the first run fails" section (h2#troubleshooting)'); return; }
+  const text = section.text.replace(/\s+/g, ' ');
+  const phrases = [
+    'KVM: /dev/kvm is usable', 'TCG emulation: no usable /dev/kvm', 'KVM could not run the guest here before',
+    'RDMALAB_LAB_ACCEL=kvm', 'asked for', './rdmalab lab --verbose -- true', './rdmalab deps',
+    '--output-on-failure', 'build/test-logs', 'rdma-doctor',
+  ];
+  const missing = phrases.filter((phrase) => !text.includes(phrase));
+  const links = section.links.map((href) => href.replace(/\.html(?=#|$)/, ''));
+  missing.push(...['/when-it-fails', '/lab#when-the-lab-fails', '/errors'].filter((link) => !links.includes(link)).map((link) => `a link to ${link}`));
+  if (missing.length) fail(`getting started: the troubleshooting section lacks ${missing.join(', ')}`);
+  else pass('getting started: the troubleshooting section explains the accelerator lines and links the tools');
 }
 
 // Runs in the page at a phone's width: every box wider than the screen is marked as one that

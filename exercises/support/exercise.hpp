@@ -80,6 +80,7 @@ inline RemoteBuffer decode_remote_buffer(const void* data, std::size_t size) {
     return buffer;
 }
 
+// #region wait-for-completion
 // Waits for one completion on cq, polling, for at most timeout_s seconds (in the lab a
 // completion takes milliseconds: one that has not come in 5 s is not coming).
 inline ibv_wc wait_for_completion(ibv_cq* cq, double timeout_s = 5) {
@@ -95,7 +96,9 @@ inline ibv_wc wait_for_completion(ibv_cq* cq, double timeout_s = 5) {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
 }
+// #endregion wait-for-completion
 
+// #region connection
 // A client's connection to the peer: rdma_cm id, protection domain, one CQ, one RC QP. Built
 // in two steps, so that an exercise can act between them (post receives before connecting):
 //   Connection c = prepare(address, port);   ...   connect(c);
@@ -108,6 +111,7 @@ struct Connection {
     ibv_qp* qp = nullptr;
     RemoteBuffer peer_buffer;  // what the peer advertised (after connect)
     bool connected = false;
+    // #endregion connection
 
     Connection() = default;
     Connection(const Connection&) = delete;
@@ -153,6 +157,7 @@ inline void expect_cm_event(rdma_event_channel* events, rdma_cm_event_type expec
              std::to_string(status) + "), expected " + rdma_event_str(expected));
 }
 
+// #region queue-sizes
 // What prepare() builds the QP with.
 struct QueueSizes {
     std::uint32_t send = 16;         // max_send_wr
@@ -161,6 +166,7 @@ struct QueueSizes {
     std::uint32_t send_sge = 1;      // max_send_sge: scatter/gather entries per send WR
     std::uint32_t inline_bytes = 0;  // max_inline_data: what IBV_SEND_INLINE may carry
 };
+// #endregion queue-sizes
 
 // Resolves the peer's address and route, then creates the PD, a CQ and an RC QP of the sizes
 // asked for. The QP is not connected yet.

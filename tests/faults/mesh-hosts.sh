@@ -3,7 +3,7 @@
 # lab/mesh-rsh.sh), in one boot (lab/mesh-run.sh --then-slow):
 #   healthy   every pair measured both ways, every bandwidth phase's data verified (a failed
 #             check is a failed pair), no pair failed, no host named;
-#   one slow  host 3's egress then held to 4 Mbit/s by netem: the verdict names exactly that
+#   one slow  host 3's RoCE egress then held to 4 Mbit/s by netem: the verdict names exactly that
 #             host (rank 2), every flagged pair is one of its pairs, both its sending cells are
 #             below the threshold, and the run exits 1.
 # Only bandwidth is judged, at half the typical value (--judge bw --fraction 0.5): three
@@ -25,8 +25,10 @@ out=$(mktemp -d "$repo/build/mesh-hosts.XXXXXX") # the guests write here
 trap 'rm -rf "$out"' EXIT
 start=$SECONDS
 lab_rc=0
+# Each mpirun is bounded inside the lab's limit (two runs and the boot), so a stalled run ends as
+# its own status (124), with its verdict's files, not as the lab's kill.
 "$repo/lab/lab.sh" --hosts 3 --timeout 400 -- \
-    bash "$repo/lab/mesh-run.sh" "$bin" "$out/healthy" --then-slow 3:4mbit "$out/slow" \
+    env RDMALAB_MPIRUN_TIMEOUT=170 bash "$repo/lab/mesh-run.sh" "$bin" "$out/healthy" --then-slow 3:4mbit "$out/slow" \
     --serial --quick -D 0.3 -n 20 --warmup 10 --judge bw --fraction 0.5 \
     >"$out/lab.out" 2>"$out/lab.err" || lab_rc=$?
 seconds=$((SECONDS - start))
@@ -114,7 +116,7 @@ IFS=$'\t' read -r verdict seen < <(judge healthy)
 record rdma-mesh "three hosts under mpirun, healthy" \
     "every pair measured both ways and verified, none failed, no host named" "$seen" "$verdict"
 IFS=$'\t' read -r verdict seen < <(judge slow)
-record rdma-mesh "three hosts, host 3's egress at 4 Mbit/s" \
+record rdma-mesh "three hosts, host 3's RoCE egress at 4 Mbit/s" \
     "host 3 (rank 2) named, and only pairs of it flagged; exit 1" "$seen" "$verdict"
 runs=$(ls -d "$repo"/build/lab/run.* 2>/dev/null | wc -l)
 qemus=$(pgrep -f "$repo/build/lab/run\." | wc -l)

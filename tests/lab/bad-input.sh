@@ -1,6 +1,7 @@
 # Lab test: bad input and absent peers give one clear line and a non-zero exit, quickly.
 source "$(dirname "$0")/lib.sh" "$@"
 
+part absent-peers
 # No server listening at the lab's address: rdma_cm rejects the connection.
 start=$(date +%s)
 expect_failure absent-server 1 'connection rejected by .* is a server running there' \
@@ -17,19 +18,24 @@ if [ "$RDMALAB_IN_LAB" = vm ]; then
     check "unreachable: fails within 10 s" [ $(($(date +%s) - start)) -lt $((10 * ${RDMALAB_TIME_SCALE:-1})) ]
 fi
 
+part unknown-device
 expect_failure unknown-device-client 1 "no RDMA device named 'nosuch'" "$bin/send-recv" client "$addr" -d nosuch
 expect_failure unknown-device-server 1 "no RDMA device named 'nosuch'" "$bin/rdma-write" server -d nosuch
+part bad-sizes
 expect_failure size-zero 2 "--size: '0' is not a size" "$bin/rdma-write" client "$addr" -s 0
 expect_failure size-garbage 2 "--size: 'lots' is not a size" "$bin/rdma-read" server -s lots
+part bad-arguments
 expect_failure no-address 2 'address is required' "$bin/rdma-write" client
 expect_failure name-not-address 2 "'banana' is not a numeric" "$bin/rdma-write" client banana
 expect_failure bad-port 2 'port' "$bin/send-recv" server -p 0
 expect_failure no-role 2 'subcommand' "$bin/rdma-read"
 expect_failure unknown-option 2 'run with --help' "$bin/rdma-read" server --frobnicate
+part bad-counts
 expect_failure bad-count 2 'iters' "$bin/send-recv" server -n 0
 expect_failure loss-too-much 2 '-n 1024 x -s 1048576 is more than 67108864 bytes' \
     "$bin/loss-and-retransmission" client "$addr" -n 1024 -s 1M
 
+part size-too-large
 # Larger than the device allows: checked against the port's max message size, on both sides.
 expect_failure size-too-large 1 'size 68719476736 is larger than rxe[0-9]+ allows' \
     "$bin/rdma-write" client "$addr" -s 64G
@@ -40,6 +46,7 @@ check "size-too-large: its client is turned away" rc_is "$scratch/big-server/cli
 check "size-too-large: and told so" has_line "$scratch/big-server/client.out" 'connection rejected|ESTABLISHED'
 [ $failures -eq 0 ] || cat "$scratch"/big-server/*.out
 
+part busy-port
 # A server already on the port: the second one cannot bind.
 timeout 30 "$bin/rdma-read" server -p 18600 --accept-timeout 5 >"$scratch/first.out" 2>&1 &
 first=$!
@@ -54,6 +61,7 @@ expect_failure busy-port 1 'rdma_bind_addr.*failed: .*is another server running 
 kill $first 2>/dev/null
 wait $first 2>/dev/null
 
+part accept-timeout
 # A server nobody connects to gives up by itself.
 expect_failure accept-timeout 1 'CONNECT_REQUEST.*no rdma_cm event within 1.0 s' \
     "$bin/send-recv" server --accept-timeout 1

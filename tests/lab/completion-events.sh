@@ -2,6 +2,7 @@
 # shows that sleeping on a completion channel spends less user-space CPU than busy polling.
 source "$(dirname "$0")/lib.sh" "$@"
 
+part default
 pair_expect events-default completion-events \
     '^server: verified every ping of 4 modes \(2000 round trips\)' \
     '^client: verified 2000 round trips in 4 modes' --
@@ -14,11 +15,13 @@ positive() { awk -v x="$1" 'BEGIN { exit !(x + 0 > 0) }'; }
 less_than() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 number() { [[ $1 =~ ^[0-9]+\.[0-9]+$ ]]; }
 
+part table
 check "the table names the device it was measured on" has_line "$out" '^client: 500 ping-pongs of 64 bytes per mode, measured on rxe[0-9]+$'
 for mode in send-recv-busy send-recv-events write-read-signaled write-unsignaled-read; do
     check "$mode: a table row with six numbers" number "$(column $mode 7)"
     for n in 2 3 4; do check "$mode: column $n is positive" positive "$(column $mode $n)"; done
 done
+part waiting
 # Which way of waiting costs less CPU is a measurement the lesson prints, not something this test
 # asserts: user time is sampled at timer ticks, and under emulation a run of 500 round trips is
 # too short for the comparison to be reliable (it failed one CI run in several). The mechanism is
@@ -31,6 +34,7 @@ check "busy polling: many empty polls per round trip" \
 check "events: the client slept on the channel" \
     has_line "$out" '^client: send-recv-events: 500 round trips, every pong verified; slept on the channel [1-9][0-9]* times'
 
+part one-mode
 # One mode, more bytes, other counts.
 pair_expect events-one-mode completion-events '^server: verified every ping of 1 mode \(50 round trips\)' \
     '^client: verified 50 round trips in 1 mode:' -s 4K -- -s 4K -n 50 --mode write-unsignaled-read
@@ -38,6 +42,7 @@ check "one mode: only its row" has_line "$scratch/events-one-mode/client.out" '^
 check "one mode: no other row" \
     bash -c "! grep -q '^send-recv-busy ' '$scratch/events-one-mode/client.out'"
 
+part refusals
 # A ping larger than the server's buffer is refused before anything is sent.
 pair_run "$scratch/too-big" completion-events --timeout 3 -- -s 8K
 check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1

@@ -6,6 +6,7 @@ doctor=$bin/rdma-doctor
 netdev=$(rdma link show | sed -n 's/.* netdev \([^ ]*\).*/\1/p' | head -n 1)
 prefix=$(ip -4 -o addr show dev "$netdev" | awk '{print $4}' | head -n 1)
 mtu=$(cat "/sys/class/net/$netdev/mtu")
+part healthy
 check "the lab's device sits on a netdev with an address ($netdev $prefix, MTU $mtu)" \
     [ -n "$netdev" -a -n "$prefix" ]
 "$bin/devices" >"$scratch/devices-before.out" 2>&1
@@ -55,18 +56,21 @@ check "healthy: --json names the port ACTIVE" \
     [ "$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" json "$scratch/healthy.json" --get devices/0/ports/0/state --raw)" = ACTIVE ]
 check "healthy: --json has no finding" [ "$("${RDMALAB_RECORD_READER:-$bin/rdma-bench}" json "$scratch/healthy.json" --count findings)" = 0 ]
 
+part port-down
 # 1. The port down: its netdev taken down.
 ip link set "$netdev" down
 world port-down 1 port-state "rxe0 port 1 is DOWN .*Fix: sudo ip link set $netdev up"
 ip link set "$netdev" up
 check "port-down: mended" wait_restored
 
+part address-removed
 # 2. The address removed: no IPv4-mapped GID.
 ip addr del "$prefix" dev "$netdev"
 world address-removed 1 gid "$netdev has no IPv4 address, so rxe0 port 1 has no IPv4-mapped GID.*Fix: sudo ip addr add"
 ip addr add "$prefix" dev "$netdev"
 check "address-removed: mended" wait_restored
 
+part permissions
 # 3. memlock too low for a program without CAP_IPC_LOCK (root keeps it: drop it).
 world memlock-low 1 memlock "the locked-memory limit \\(ulimit -l\\) is 64 KiB — .*Fix: ulimit -l unlimited" \
     setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock bash -c "ulimit -l 64 && exec $doctor --window 0"
@@ -79,12 +83,14 @@ world device-file 1 device-nodes "$node cannot be opened .*Fix: sudo chmod 666 $
     setpriv --reuid=65534 --regid=65534 --clear-groups "$doctor" --window 0
 chmod "$mode" "$node"
 
+part small-mtu
 # 5. A smaller MTU on the netdev: the port's active MTU follows it down.
 ip link set "$netdev" mtu 1000
 world small-mtu 1 mtu "rxe0 port 1's active MTU is 512 on a 1000-byte netdev.*Fix: sudo ip link set $netdev mtu 1500"
 ip link set "$netdev" mtu "$mtu"
 check "small-mtu: mended" wait_restored
 
+part rnr
 # 6. Receivers not ready: a receiver that posts nothing (error-recovery's RNR step) while the
 # doctor watches the counters — until the pair has ended, whatever the guest's speed: then a
 # SIGINT ends the watch and the report follows.
@@ -102,6 +108,7 @@ check "rnr: names receivers not ready" has_line "$scratch/rnr.out" '^! counters:
 check "rnr: and the QP that gave up" has_line "$scratch/rnr.out" '^✗ counters: rxe0 port 1: QPs gave up: .*retry_rnr_exceeded_err'
 [ $failures -eq 0 ] || cat "$scratch/rnr.out"
 
+part no-device
 # 7a. rdma_cm's device file gone: rdma_ucm unloaded. (ib_uverbs cannot be: rdma_rxe holds it.)
 if modprobe -r rdma_ucm 2>/dev/null; then
     world rdma-ucm-unloaded 1 device-nodes "no /dev/infiniband/rdma_cm — .*Fix: sudo modprobe rdma_ucm"
@@ -126,6 +133,7 @@ fi
 rdma link add rxe0 type rxe netdev "$netdev"
 check "no-device: mended" wait_restored
 
+part bad-arguments
 # Bad arguments: one line, exit 2.
 expect_failure bad-window 2 'rdma-doctor: --window' "$doctor" --window 9999
 expect_failure not-a-number 2 'rdma-doctor: --window' "$doctor" --window lots

@@ -4,6 +4,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 lesson=error-recovery
 
+part default
 SECONDS=0
 pair_expect default $lesson \
     '^server: verified 3 rounds of RDMA WRITE \+ SEND; the connection was broken and recovered twice' \
@@ -37,11 +38,13 @@ while IFS= read -r line; do
 done <"$out/client.out"
 check "default: three distinct client PSNs" [ ${#psns[@]} -eq 3 ]
 
+part 1mib-8
 pair_expect 1MiB-8 $lesson '^server: verified 3 rounds' '^client: verified recovery: .*\(then 8 WRs flushed\)' \
     -s 1M -- -s 1M -n 8
 check "1MiB-8: 8 flushed" count_is 8 "$scratch/1MiB-8/client.out" IBV_WC_WR_FLUSH_ERR
 check "1MiB-8: 1 MiB per round" has_line "$scratch/1MiB-8/server.out" '^server: round 3: verified 1048576 bytes'
 
+part refusals
 pair_run "$scratch/too-big" $lesson --timeout 1 -- -s 8K
 check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1
 check "too-big: client says why" has_line "$scratch/too-big/client.out" "server's buffer holds 4096 bytes; cannot write 8192"

@@ -3,6 +3,7 @@
 # missing GPU. (The staging path's device copies need a GPU: not tested here.)
 source "$(dirname "$0")/lib.sh" "$@"
 
+part host
 pair_expect host gpu-read \
     '^server: the client disconnected; it read 4096 bytes of host memory without this CPU.s help \(path: host\)$' \
     '^client: verified 4096 bytes fetched with one RDMA READ, checked by the CPU in host memory \(path: host\)$' --
@@ -10,6 +11,7 @@ check "probe: dma-buf unsupported by provider rxe" has_line "$scratch/host/clien
     '^client: dma-buf: unsupported by provider rxe \(ibv_reg_dmabuf_mr: EOPNOTSUPP: Operation not supported\)$'
 check "probe: peer memory absent" has_line "$scratch/host/server.out" '^server: peer memory: absent \('
 
+part staging
 # The server copies its source into the bounce buffer before advertising it; the client's READ
 # lands in its bounce buffer and is copied into the destination before the check.
 pair_expect staging gpu-read '^server: the client disconnected; it read 4096 bytes .*\(path: staging\)$' \
@@ -21,6 +23,7 @@ pair_expect staging-64KiB gpu-read '^server: the client disconnected; it read 65
 pair_expect staging-1-byte gpu-read '^server: the client disconnected; it read 1 bytes .*\(path: host\)$' \
     '^client: verified 1 bytes fetched .*\(path: staging\)$' -s 1 -- -s 1 --path staging
 
+part refusals
 pair_run "$scratch/too-big" gpu-read -- -s 5000
 check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1
 check "too-big: client refuses to read past the advertised buffer" \

@@ -4,6 +4,7 @@
 # --mem/--path values, exit 2. (The staging path's device copies need a GPU: not tested here.)
 source "$(dirname "$0")/lib.sh" "$@"
 
+part host
 pair_expect host gpu-write \
     '^server: verified 4096 bytes placed by the client.s RDMA WRITE, checked by the CPU in host memory \(path: host\)$' \
     '^client: wrote 4096 bytes from host memory into the server.s memory with one RDMA WRITE \(path: host\)$' \
@@ -22,6 +23,7 @@ check "host memory is registered as it is" has_line "$out/server.out" \
 check "the NIC's writes into host memory need no flush" has_line "$out/server.out" \
     '^server: host memory: the CPU sees the NIC.s writes'
 
+part staging
 # Staging on both sides: the client copies its source into its bounce buffer before the WRITE,
 # the WRITE lands in the server's bounce buffer, the server copies it into the target.
 pair_expect staging gpu-write '^server: verified 4096 bytes placed .*\(path: staging\)$' \
@@ -38,6 +40,7 @@ pair_expect staging-partial gpu-write '^server: verified 100 bytes placed .*\(pa
 pair_expect staging-1MiB gpu-write '^server: verified 1048576 bytes placed .*\(path: staging\)$' \
     '^client: wrote 1048576 bytes .*\(path: host\)$' -s 1M --path staging -- -s 1M
 
+part no-gpu
 # No GPU here: one line naming what is missing, exit 1, before the server listens.
 cuda_missing='^gpu-write: --mem cuda: (no CUDA driver \(libcuda\.so\.1 not found\)|this build has no CUDA backend|cudaGetDeviceCount failed: cudaErrorNoDevice)'
 expect_failure cuda-server 1 "$cuda_missing" "$bin/gpu-write" server --mem cuda
@@ -45,6 +48,7 @@ expect_failure cuda-client 1 "$cuda_missing" "$bin/gpu-write" client "$addr" --m
 expect_failure rocm-server 1 '^gpu-write: --mem rocm: (hipGetDeviceCount failed: hipErrorNoDevice|this build has no HIP backend)' \
     "$bin/gpu-write" server --mem rocm
 
+part bad-values
 # Bad values: one line, exit 2.
 expect_failure mem-unknown 2 "^gpu-write: --mem: 'gpu' is not a memory kind \(host, cuda\[:N\], rocm\[:N\]\)" \
     "$bin/gpu-write" server --mem gpu

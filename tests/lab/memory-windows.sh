@@ -46,13 +46,16 @@ windows_checked() {
         '^server: \[4\] the READ-only type 1 window is unchanged'
 }
 
+part default
 pair_expect mw-default memory-windows '^server: verified: each window' '^client: verified: each window' --
 windows_checked mw-default 2048
+part 64k
 pair_expect mw-64K memory-windows '^server: verified: each window' '^client: verified: each window' \
     -s 64K -- -s 64K
 windows_checked mw-64K 32768
 [ $failures -eq 0 ] || cat "$scratch"/mw-*/*.out
 
+part refusals
 # The client bounds the window it is granted by its own -s.
 pair_run "$scratch/mw-small-client" memory-windows -s 64K --timeout 3 -- -s 4K
 check "mw-small-client: client exits 1" rc_is "$scratch/mw-small-client/client.rc" 1

@@ -57,6 +57,7 @@ run_mesh() {  # run_mesh NAME NP [ARGS...]: output in $scratch/NAME.out, exit st
 lacks_line() { ! has_line "$@"; }
 rc_in() { local code; read -r code <"$1"; [[ " $2 " == *" $code "* ]]; }
 
+part full
 # ---- The whole matrix, one pair at a time (short measurements: the numbers are not judged).
 run_mesh full 4 --quick --serial -D 0.1 -n 100
 j=$scratch/full/mesh.json
@@ -80,6 +81,7 @@ for m in bw-gbps rate-mops lat-us lat-p99-us; do
 done
 check "full: a verdict line" has_line "$scratch/full.out" '^rdma-mesh: verdict: '
 
+part broken
 # ---- Two failures in one run: rank 2 never answers, rank 3 has no device (local rank 3 takes
 # the fourth name of -d). Each is reported by rank, the pair between the other two is measured,
 # both are named, and nobody hangs.
@@ -96,6 +98,7 @@ check "broken: five failed pairs, pair 0-1 measured both ways" \
     is "$(json_get "$j" --count failed) $(cells "$j" bw_gbps | lines)" "5 0-1 1-0"
 check "broken: ranks 2 and 3 named as the culprits" is "$(json_get "$j" --get 'culprits/*/rank' | lines)" "2 3"
 
+part ring
 # ---- Fewer pairs: --pairs ring:1 over 4 ranks plans 0-1, 1-2, 2-3, 3-0 in 2 rounds; 0-2 and
 # 1-3 are neither measured nor failed.
 run_mesh ring 4 --quick -D 0.1 -n 100 --serial --pairs ring:1
@@ -110,6 +113,7 @@ check "ring: a bandwidth heatmap" has_line "$scratch/ring/mesh-bw-gbps.svg" '^</
 check "ring: exactly the ring's 8 directed cells measured" \
     is "$(cells "$j" bw_gbps | lines)" "0-1 0-3 1-0 1-2 2-1 2-3 3-0 3-2"
 
+part bad-input
 # ---- Bad input: one line from rank 0, exit 2, every rank exits.
 run_mesh bad 2 --op nope
 check "bad: exits 2" rc_in "$scratch/bad.rc" "2"

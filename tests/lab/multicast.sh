@@ -2,6 +2,7 @@
 # receiver checks every datagram and counts its own losses (the counts must add up).
 source "$(dirname "$0")/lib.sh" "$@"
 
+part one-receiver
 # One receiver, all defaults (the tour's pair form).
 pair_expect mc-one multicast \
     '^server: received [0-9]+ of 100 datagrams .*every one that arrived was verified' \
@@ -10,6 +11,7 @@ check "mc-one: received + lost = 100" counts_add_up "$scratch/mc-one/server.out"
 check "mc-one: the join gave the multicast QPN and a Q_Key" has_line "$scratch/mc-one/server.out" \
     '^server: listening on multicast group 239.1.1.1 as a receiver: .*QPN 0xffffff, Q_Key 0x[0-9a-f]+'
 
+part two-receivers
 # Two receivers (separate processes), one sender, another group, size and count.
 dir=$scratch/mc-two
 mkdir -p "$dir"
@@ -46,6 +48,7 @@ for r in 1 2; do
 done
 [ $failures -eq $before ] || { for f in "$dir"/*.out; do echo "--- $f"; cat "$f"; done; }
 
+part refusals
 # Bad input and absent peers: one line, non-zero exit.
 too_big=8192
 [ "$RDMALAB_IN_LAB" = vm ] && too_big=2048

@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 leg=' +-?[0-9]+\.[0-9]{2} +-?[0-9]+\.[0-9]{2}$'
 
+part breakdown
 pair_expect one proxy \
     '^server: verified 200 requests of 4096 bytes \(819200 bytes, a pattern per request, every byte\) placed by the client.s proxy with RDMA WRITE; checked by the CPU in host memory$' \
     '^client: 200 requests of 4096 bytes produced by a host thread \(standing in for a GPU kernel\), each turned into an RDMA WRITE by the proxy thread and its completion returned through the ring \(path: host\)$' \
@@ -23,14 +24,17 @@ check "breakdown: the legs are in time order (no negative median or p99)" count_
 check "the rate" has_line "$out" '^client: 200 requests in [0-9.]+ ms by the producer.s clock: [0-9]+ requests/s$'
 check "Soft-RoCE numbers are labelled" has_line "$out" '^client: rxe[0-9]* is Soft-RoCE: these are Soft-RoCE numbers'
 
+part in-flight
 # Eight in flight, 100-byte requests: the 16-slot rings wrap many times, still in order.
 pair_expect in-flight proxy '^server: verified 300 requests of 100 bytes \(30000 bytes' \
     '^client: 300 requests of 100 bytes produced by a host thread' -n 300 -s 100 -- -n 300 -s 100 --in-flight 8
 check "in-flight: 8 in flight" has_line "$scratch/in-flight/client.out" '; 300 requests of 100 bytes, 8 in flight$'
+part staging
 # The staging path: the proxy copies each request into the bounce buffer before its WRITE.
 pair_expect staging proxy '^server: verified 50 requests of 4096 bytes' \
     '^client: 50 requests of 4096 bytes .*\(path: staging\)$' -n 50 -- -n 50 --path staging
 
+part no-nic
 # The ring alone: no NIC, no server, an honest label, the producer's bytes checked.
 "$bin/proxy" no-nic -n 2000 -s 64 --in-flight 4 >"$scratch/no-nic.out" 2>&1
 echo $? >"$scratch/no-nic.rc"
@@ -47,6 +51,7 @@ check "no-nic: the producer's bytes verified" has_line "$scratch/no-nic.out" \
     '^no-nic: verified 2000 requests of 64 bytes where the producer wrote them, in host memory, checked by the CPU$'
 [ $failures -eq 0 ] || cat "$scratch/no-nic.out"
 
+part refusals
 # A client that would write more than the server holds is refused before any WRITE.
 pair_run "$scratch/too-many" proxy -n 10 --timeout 2 -- -n 20 --timeout 2
 check "too-many: client exits 1" rc_is "$scratch/too-many/client.rc" 1

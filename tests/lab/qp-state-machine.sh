@@ -4,6 +4,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 lesson=qp-state-machine
 
+part default
 pair_expect default $lesson '^server: verified 4096 bytes RDMA-written over an RC QP connected by hand' \
     '^client: wrote 4096 bytes .*the server verified them' --
 out=$scratch/default
@@ -21,6 +22,7 @@ for side in server client; do
     check "default: $side: chose the RoCE v2 GID with an IPv4 address" has_line "$out/$side.out" \
         "^$side: rxe[0-9]+ port 1, GID index [0-9]+ \(RoCE v2 ::ffff:"
 done
+part access-and-psns
 check "default: only the server's QP grants REMOTE_WRITE" has_line "$out/server.out" 'qp_access_flags REMOTE_WRITE'
 check "default: the client's QP grants nothing" has_line "$out/client.out" 'qp_access_flags none'
 # The PSN each side sent is the rq_psn the other side set, and its own sq_psn.
@@ -39,6 +41,7 @@ check "default: the client's PSN is the server's rq_psn" has_line "$out/server.o
 check "default: the server's PSN is the client's rq_psn" has_line "$out/client.out" "rq_psn ${server_psn:-none}\$"
 check "default: the client sends from its own PSN" has_line "$out/client.out" "sq_psn ${client_psn:-none},"
 
+part partial-and-gid
 # Sizes: a smaller write into a larger buffer, whose rest must stay untouched (the server checks).
 pair_expect partial $lesson '^server: verified 100 bytes' '^client: wrote 100 bytes' -s 1M -- -s 100
 # An explicit GID: index 0 is the link-local IPv6 GID, also RoCE v2.
@@ -46,6 +49,7 @@ pair_expect gid-index-0 $lesson '^server: verified 4096 bytes' '^client: wrote 4
     --gid-index 0 -- --gid-index 0
 check "gid-index-0: uses GID index 0" has_line "$scratch/gid-index-0/client.out" '^client: rxe[0-9]+ port 1, GID index 0 '
 
+part bad-peers
 # The client refuses to write past the buffer the server advertised.
 pair_run "$scratch/too-big" $lesson --timeout 1 -- -s 8K
 check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1
@@ -77,6 +81,7 @@ expect_failure mixed-transports 1 "the peer's QP is UC \(type 3\), this one is R
 wait $uc_server
 check "mixed-transports: the UC server refuses too" has_line "$scratch/mixed.out" "the peer's QP is RC"
 
+part refusals
 expect_failure absent-server 1 'connect to .* port 18999 failed: Connection refused \(is the server running\?\)' \
     "$bin/$lesson" client "$addr" -p 18999
 expect_failure empty-gid 1 'GID index 5 of rxe[0-9]+ port 1 is empty or does not exist' \

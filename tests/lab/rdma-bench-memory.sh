@@ -21,6 +21,7 @@ copies_are() {
 # "memory" object holds "client" and "server", each with memory, path and where).
 side_path_is() { records_match "$4" "$1" "memory/$2/path" "^$3\$"; }
 
+part host
 # ---- Host memory, registered as it is: both sides' path in every record.
 bench_ok host 4 -- --op write,read,send,fetch-add -n 200 -s 4096
 host=$scratch/host/r.json
@@ -39,6 +40,7 @@ for side in client server; do
         "^$side: buffer in host memory, registered via host$"
 done
 
+part staging
 # ---- Staging on both sides: every operation through the bounce buffers, verified.
 bench_ok staging 6 --path staging -- --path staging --op write,read,send,write-imm,fetch-add,cmp-swap -n 300 -s 8192
 staging=$scratch/staging/r.json
@@ -56,6 +58,7 @@ check "staging: the server registered a pinned bounce buffer" has_line "$scratch
 check "staging: the server says so once" count_is 1 "$scratch/staging/server.out" \
     '^server: buffer in host memory, registered via staging, staging copies per phase$'
 
+part staging-lat
 # Staging on one side only, in both latency ping-pongs that GPU memory may use, and write's.
 bench_ok staging-lat 3 -- --path staging --op write-imm,send,write -m lat -n 200 -s 64
 lat=$scratch/staging-lat/r.json
@@ -63,6 +66,7 @@ check "staging-lat: the client's path is staging in all 3" side_path_is "$lat" c
 check "staging-lat: the server's is host in all 3" side_path_is "$lat" server host 3
 check "staging-lat: 3 latency records" records_match 3 "$lat" result/latency/median_us '^[0-9.e+-]+$'
 
+part per-message
 # Per-message staging: one copy per message inside the timed loop, where a side has the moment —
 # the initiator before each message it sends or after each READ completes, the receiver after each
 # receive, both ends of a send ping-pong — and once per phase where it has none (a write's or a
@@ -87,10 +91,12 @@ check "per-message-lat: the server too" copies_are "$scratch/per-message-lat/r.j
 expect_failure staging-copies-bad 2 "--staging-copies: 'always' is not per-phase or per-message" \
     "$bin/rdma-bench" client "$addr" --staging-copies always
 
+part staging-ud
 # UD receives (a GRH before the payload) into a staged buffer, counted and verified.
 bench_ok staging-ud 1 --path staging -- --op send -c UD -s 1024 -n 300
 check "staging-ud: the bytes after the GRH were verified" record_has "$scratch/staging-ud/r.json" result/verified '^true$'
 
+part no-gpu
 # ---- No GPU here: one line naming what is missing, exit 1, before any connection.
 cuda_missing='^rdma-bench: --mem cuda: (no CUDA driver \(libcuda\.so\.1 not found\)|this build has no CUDA backend|cudaGetDeviceCount failed: cudaErrorNoDevice)'
 expect_failure cuda-client 1 "$cuda_missing" "$bin/rdma-bench" client "$addr" --mem cuda --op write-imm
@@ -98,6 +104,7 @@ expect_failure cuda-server 1 "$cuda_missing" "$bin/rdma-bench" server --mem cuda
 expect_failure rocm-client 1 '^rdma-bench: --mem rocm: (hipGetDeviceCount failed: hipErrorNoDevice|this build has no HIP backend)' \
     "$bin/rdma-bench" client "$addr" --mem rocm
 
+part bad-values
 # ---- Bad values: one line, exit 2.
 expect_failure mem-unknown 2 "^rdma-bench: --mem: 'gpu' is not a memory kind \(host, cuda\[:N\], rocm\[:N\]\)" \
     "$bin/rdma-bench" client "$addr" --mem gpu

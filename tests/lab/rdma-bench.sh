@@ -4,6 +4,7 @@
 # the refusals (bad input, UD over the MTU, a window the device cannot hold, mismatched server settings).
 source "$(dirname "$0")/lib.sh" "$@"
 
+part rc
 # ---- Every op × transport, bandwidth and latency.
 bench_ok rc 12 -- --op write,read,send,write-imm,fetch-add,cmp-swap -c RC -m bw,lat -n 200 -s 256
 rc=$scratch/rc/r.json
@@ -15,6 +16,7 @@ check "rc: 6 latency records with percentiles" records_match 6 "$rc" result/late
 check "rc: READ and atomics report the whole round trip" records_match 3 "$rc" result/latency/reported_as '^round trip$'
 check "rc: atomics move 8 bytes" records_match 4 "$rc" config/size '^8$'
 
+part uc-ud
 bench_ok uc 6 -- --op write,send,write-imm -c UC -m bw,lat -n 200 -s 512
 check "uc: the server's count is reported for send and write-imm" records_match 2 "$scratch/uc/r.json" result/receiver '^\{'
 check "uc: received + lost is reported" records_match 2 "$scratch/uc/r.json" result/receiver/lost '^[0-9]+$'
@@ -23,6 +25,7 @@ bench_ok ud 2 -- --op send -c UD -m bw,lat -n 300 -s 1024
 check "ud: the receiver's count and losses are in the record" record_has "$scratch/ud/r.json" result/receiver/lost '^[0-9]+$'
 check "ud: the table shows the receiver's rate" has_line "$scratch/ud/client.out" '^send UD bw 1024 B .* [0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
 
+part api-ex
 # ---- The extended posting API (--api ex): every operation, post lists, UD, ping-pongs.
 bench_ok api-ex 6 -- --api ex --op write,read,send,write-imm,fetch-add,cmp-swap -n 200 -s 64
 check "api-ex: every record says the client posted with the extended API" records_match 6 "$scratch/api-ex/r.json" config/api '^ex$'
@@ -35,11 +38,13 @@ bench api-ex-inline -- --api ex --op write -s 64 -I 64 -n 10
 check "api-ex-inline: refused on rxe (its inline path sends no payload)" has_line "$scratch/api-ex-inline/client.out" \
     "^rdma-bench: --api ex with inline data \(-I\): rxe's ibv_wr_set_inline_data sends no payload"
 
+part knobs
 # ---- Knobs and sweeps: SRQ, shared CQ, events, post lists, signal interval, QPs, inline, SGEs.
 bench_ok knobs 8 -- --op send -s 64 -q 3 -t 32 -l 4 -Q 8 --srq off,on --shared-cq off,on --events off,on -n 400
 check "knobs: 3 QPs × 400 sends, all counted, each configuration" records_match 8 "$scratch/knobs/r.json" result/receiver/messages '^1200$'
 bench_ok write-knobs 4 -- --op write -s 64 -I 0,64 --sge 1,2 -n 300
 check "write-knobs: inline and SGE values are recorded" records_match 2 "$scratch/write-knobs/r.json" config/inline '^64$'
+part sweep-duration
 bench_ok sweep 5 -- --op write -s 32..512 -t 16 -n 100
 check "sweep: sizes 32..512 in order" has_line "$scratch/sweep/client.out" '^write RC bw 512 B window 16'
 bench_ok duration 1 -- --op write-imm -s 128 -D 0.5
@@ -50,6 +55,7 @@ check "duration: measured for about 0.5 s (at least 0.25)" record_has "$scratch/
     '^(0\.(2[5-9]|[3-9])|[1-9])[0-9]*(\.[0-9]*)?$'
 check "duration: the server counted every write-imm" record_has "$scratch/duration/r.json" result/receiver/lost '^0$'
 
+part refusals
 # ---- Refusals: one line, non-zero exit, before anything is measured.
 expect_failure bad-op 2 "unknown 'scatter'" "$bin/rdma-bench" client "$addr" --op scatter
 expect_failure ud-write 2 'UD carries only send' "$bin/rdma-bench" client "$addr" --op write -c UD
@@ -57,6 +63,7 @@ expect_failure atomic-size 2 'fetch-add moves exactly 8 bytes' "$bin/rdma-bench"
 expect_failure signal-window 2 'exceeds the window' "$bin/rdma-bench" client "$addr" -t 8 -Q 16
 expect_failure bad-range 2 'both ends must be powers of two' "$bin/rdma-bench" client "$addr" -s 30..100
 
+part device-limits
 # UD over the path MTU: the client refuses once it knows the path (lab MTU 1024).
 start_lesson_server "$scratch/ud-mtu" rdma-bench
 expect_failure ud-over-mtu 1 'UD message of 2048 B exceeds the path MTU \(1024 B\)' \
@@ -69,6 +76,7 @@ expect_failure window-over-max 1 "window 65536 × 1 QP\(s\) needs a CQ of 65536 
     "$bin/rdma-bench" client "$addr" -t 65536
 finish_server "$scratch/window"
 
+part mismatch
 # Mismatched settings: a server started with -s 64 refuses a client that asks for 128.
 bench mismatch -s 64 -- -s 128 -n 10
 check "mismatch: client exits 1" rc_is "$scratch/mismatch/client.rc" 1
@@ -78,6 +86,7 @@ check "mismatch: the client names the mismatch" has_line "$scratch/mismatch/clie
 check "mismatch: the server names it too" has_line "$scratch/mismatch/server.out" \
     '^rdma-bench: the client asks for size 128, but this server was started with size 64$'
 
+part plot
 # plot: the records become an SVG with the environment in its caption.
 timeout 60 "$bin/rdma-bench" plot "$scratch/sweep/r.json" -o "$scratch/sweep.svg" >"$scratch/plot.out" 2>&1
 echo $? >"$scratch/plot.rc"

@@ -10,12 +10,15 @@ source "$(dirname "$0")/lib.sh" "$@"
 ring() { ranks ring-allreduce "$@"; }
 ring_verified() { ranks_verified "$1" "$2" "$3" "$4" config/ranks "^$2$" "of a ring of $2"; }
 
+part two
 ring two 2 -s 64K -n 3
 ring_verified two 2 16384 3
+part three
 # 250 floats over 3 ranks (chunks of 84, 83, 83) in 16-float segments through 2 slots: segments
 # of several steps in flight, the sender waiting for credits, a last segment shorter than the rest.
 ring three 3 -s 1000 --segment 64 --slots 2 -n 2
 ring_verified three 3 250 2
+part three-bytes
 # What each link carried: 2(n-1)/n of the vector (1,333.3 bytes of 1,000: 1,332 or 1,336 by chunk).
 for r in 0 1 2; do
     check "three: rank $r wrote 2(n-1)/n of the vector to its right neighbour" has_line "$scratch/three/r$r.out" \
@@ -24,9 +27,11 @@ for r in 0 1 2; do
 done
 check "three: a step time for each of the 2(n-1) = 4 steps" \
     has_line "$scratch/three/r0.out" '^rank 0: steps of the last allreduce \(ms\):( [0-9.]+){4}$'
+part four
 ring four 4 -s 256K --segment 16K --slots 4 -n 2
 ring_verified four 4 65536 2
 
+part killed-rank
 # A rank killed mid-run: the others end within their timeout (5 s) with one line naming a rank.
 mkdir -p "$scratch/killed"
 hosts=$addr,$addr,$addr
@@ -51,6 +56,7 @@ done
 check "killed: the others ended within their timeout ($took s, limit 5 s after the kill plus start-up)" [ "$took" -lt $((40 * ${RDMALAB_TIME_SCALE:-1})) ]
 check "killed: no rank left running" bash -c "! pgrep -f -- 'ring-allreduc[e] --rank' >/dev/null"
 
+part bad-arguments
 expect_failure bad-size 2 "'3X' is not a size" "$bin/ring-allreduce" --hosts "$addr,$addr" --rank 0 -s 3X
 expect_failure one-rank 1 'a ring needs 2 to 64' "$bin/ring-allreduce" --hosts "$addr" --rank 0
 expect_failure no-rank 1 'is not a place in a ring of 2' "$bin/ring-allreduce" --hosts "$addr,$addr"

@@ -2,6 +2,7 @@
 # the send-queue depth, then delivers every write when it signals often enough.
 source "$(dirname "$0")/lib.sh" "$@"
 
+part signaling
 pair_expect signaling-default selective-signaling \
     '^server: verified the buffer after 10000 RDMA WRITEs: every slot holds the last write' \
     '^client: the server verified its buffer after all 10000 RDMA WRITEs' --
@@ -25,6 +26,7 @@ pair_expect signaling-small selective-signaling '^server: verified the buffer af
 check "small: 63 completions for 500 WRs" \
     has_line "$scratch/signaling-small/client.out" '^client: 500 RDMA WRITEs posted, 63 signaled; 63 completions polled'
 
+part refusals
 # Asked to signal too rarely: both sides fail, quickly, and say why.
 start=$(date +%s)
 pair_run "$scratch/too-rare" selective-signaling -- -n 200 --sq-depth 16 --signal-every 100

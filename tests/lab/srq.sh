@@ -4,6 +4,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 show() { for f in "$1"/*.out; do echo "--- $f"; cat "$f"; done; }
 
+part default
 dir=$scratch/default
 group_run "$dir" srq 3 --
 check "default: server exits 0" rc_is "$dir/server.rc" 0
@@ -23,6 +24,7 @@ check "default: no report of a missing limit event" \
     bash -c "! grep -q 'did not deliver IBV_EVENT_SRQ_LIMIT_REACHED' '$dir/server.out'"
 [ $failures -eq 0 ] || show "$dir"
 
+part small-srq
 # Two clients, larger messages, a smaller SRQ: more refills.
 dir=$scratch/small-srq
 before=$failures
@@ -33,6 +35,7 @@ check "small-srq: 60 messages through one SRQ" \
     has_line "$dir/server.out" '^server: verified 60 messages from 2 clients through one SRQ of [0-9]+ receives; [2-9][0-9]* refills'
 [ $failures -eq $before ] || show "$dir"
 
+part missing-client
 # A client missing: the server gives up accepting, the client waiting for "go" gives up too (or
 # hears the server go first: RDMA_CM_EVENT_DISCONNECTED).
 dir=$scratch/missing-client
@@ -46,6 +49,7 @@ check "missing-client: client says what it waited for" \
     has_line "$dir/client1.out" "^srq: the server's go \(are all clients connected\?\): (no completion within 3.0 s|the peer disconnected \(RDMA_CM_EVENT_DISCONNECTED\) before it completed)$"
 [ $failures -eq $before ] || show "$dir"
 
+part refusals
 # Messages larger than the server's receive buffers are refused before they are sent.
 dir=$scratch/too-big
 before=$failures

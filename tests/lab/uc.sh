@@ -4,6 +4,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 lesson=uc
 
+part default
 pair_expect default $lesson \
     '^server: verified over UC: WRITE and SEND delivered intact; 4 of 4 SENDs without a receive silently dropped' \
     '^client: verified UC: WRITE and SEND delivered; 4 SENDs completed successfully but were dropped; READ not available' --
@@ -28,10 +29,12 @@ check "default: the server received none of them" has_line "$out/server.out" \
 check "default: RDMA READ on UC fails" has_line "$out/client.out" \
     '^client: part 3: RDMA READ on UC: (its completion is IBV_WC_[A-Z_]+_ERR|ibv_post_send refused it).*; the QP is now'
 
+part 64k-8
 pair_expect 64K-8 $lesson '^server: verified over UC: .*8 of 8 SENDs without a receive silently dropped' \
     '^client: verified UC: .*8 SENDs completed successfully' -s 64K -n 8 -- -s 64K -n 8
 check "64K-8: 65536 bytes verified" has_line "$scratch/64K-8/server.out" 'verified 65536 bytes placed by RDMA WRITE'
 
+part refusals
 pair_run "$scratch/count-mismatch" $lesson -n 4 -- -n 2
 check "count-mismatch: server exits 1" rc_is "$scratch/count-mismatch/server.rc" 1
 check "count-mismatch: server says why" has_line "$scratch/count-mismatch/server.out" \

@@ -3,6 +3,7 @@
 # datagram; a Q_Key mismatch loses them all; a datagram larger than the path MTU is refused.
 source "$(dirname "$0")/lib.sh" "$@"
 
+part datagrams
 pair_expect ud-default ud \
     '^server: received [0-9]+ of 100 datagrams .*every one that arrived was verified' \
     '^client: sent 100 datagrams of [0-9]+ bytes; the server received [0-9]+ and lost [0-9]+' --
@@ -22,12 +23,14 @@ check "ud-many: the server answered with an address handle made from the client'
     has_line "$scratch/ud-many/server.out" '^server: answered the client at QP 0x[0-9a-f]+ with an address handle made from its first datagram \(ibv_create_ah_from_wc\)'
 check "ud-many: the client got that answer, carrying the server's count" \
     has_line "$scratch/ud-many/client.out" '^client: the server.s answer arrived from QP 0x[0-9a-f]+, addressed from our own datagram: it counted [0-9]+'
+part wrong-qkey
 # The wrong Q_Key: every send completes, the server's QP drops every datagram.
 pair_expect ud-wrong-qkey ud '^server: received 0 of 100 datagrams \(lost 100,' \
     '^client: with the wrong Q_Key every send completed, yet the server.s QP dropped them all' -- --wrong-qkey
 check "ud-wrong-qkey: the server names both Q_Keys" has_line "$scratch/ud-wrong-qkey/server.out" \
     '^server: the client sent with Q_Key 0x[0-9a-f]+, this QP.s is 0x[0-9a-f]+: the QP dropped every one'
 
+part refusals
 # Larger than the path MTU (1024 in the lab; no RoCE path exceeds 4096): both sides refuse.
 too_big=8192
 [ "$RDMALAB_IN_LAB" = vm ] && too_big=2048

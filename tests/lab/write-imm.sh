@@ -1,6 +1,7 @@
 # Lab test: write-imm places each part with RDMA WRITE WITH IMMEDIATE; the server finds every part
 # through the immediate in its receive completion, verifies it, and refuses an immediate out of range.
 source "$(dirname "$0")/lib.sh" "$@"
+part immediates
 pair_expect imm-default write-imm '^server: verified 4 parts, each found through its immediate' \
     '^client: wrote 4 parts of 4096 bytes with RDMA WRITE WITH IMMEDIATE' --
 # The client writes the last part first: the first notification names part 3, with its length.
@@ -17,6 +18,7 @@ pair_expect imm-one-byte write-imm '^server: verified 1 parts' '^client: wrote 1
 check "imm-one-byte: byte_len 1 reported" \
     has_line "$scratch/imm-one-byte/server.out" 'immediate 0 \(offset 0\), byte_len 1, part verified'
 
+part refusals
 # An immediate the server did not expect: validated before use, refused.
 pair_run "$scratch/bad-imm" write-imm --timeout 5 -- --bad-immediate --timeout 2
 check "bad-imm: server exits 1" rc_is "$scratch/bad-imm/server.rc" 1

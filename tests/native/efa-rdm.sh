@@ -53,18 +53,21 @@ pair_expect() {
 
 # expect_failure NAME RC REGEX COMMAND...: exits RC with exactly one line on stderr matching REGEX.
 start=$(date +%s)
+part tcp-default
 # The default provider (tcp, layered as tcp;ofi_rxm): remote addresses are offsets, keys ours.
 pair_expect tcp-default 4096 'tcp;ofi_rxm' --
 check "tcp-default: IP providers pinned to loopback" \
     has_line "$scratch/tcp-default/server.out" '^server: IP providers use FI_TCP_IFACE=lo '
 check "tcp-default: remote addresses are offsets" \
     has_line "$scratch/tcp-default/client.out" 'remote addresses are offsets'
+part shm-partial
 # shm: remote addresses are virtual addresses (FI_MR_VIRT_ADDR). A large transfer, smaller than
 # the server's 1 MiB buffers: the rest of the write target must stay zero.
 pair_expect shm-partial 1000000 shm --provider shm -s 1M -- --provider shm -s 1000000
 check "shm-partial: remote addresses are virtual addresses" \
     has_line "$scratch/shm-partial/client.out" 'remote addresses are virtual addresses'
 
+part refusals
 # The client refuses to move more than the server's buffers hold; the server is told why.
 pair too-big -- -s 8K
 check "too-big: client exits 1" rc_is "$scratch/too-big/client.rc" 1
@@ -80,6 +83,7 @@ check "mismatch: client names both providers" \
     has_line "$scratch/mismatch/client.out" "server uses provider 'shm'.*we use 'tcp;ofi_rxm'.*same --provider"
 check "mismatch: server exits 1" rc_is "$scratch/mismatch/server.rc" 1
 
+part unknown-provider
 # Unknown providers and domains: one line naming it and what is offered instead.
 expect_failure unknown-provider 1 "provider 'nosuch' here \\(offered: .*tcp;ofi_rxm on lo" \
     "$lesson" client 127.0.0.1 --provider nosuch
@@ -87,12 +91,14 @@ expect_failure no-efa-here 1 "provider 'efa' here \\(offered: .*shm on shm" "$le
 expect_failure unknown-domain 1 "provider 'shm' on domain 'nosuch' here \\(offered: " \
     "$lesson" server --provider shm -d nosuch
 
+part absent-server
 # No server: a clear line, quickly.
 t0=$(date +%s)
 expect_failure absent-server 1 'connect to 127.0.0.1 port 18999 failed: .*is the server running' \
     "$lesson" client 127.0.0.1 -p 18999
 check "absent-server: fails within 10 s" [ $(($(date +%s) - t0)) -lt 10 ]
 
+part verbs-options
 # libfabric chooses addresses itself: the verbs lessons' --gid-index is not an option here.
 expect_failure gid-index 2 'gid-index' "$lesson" server --gid-index 1
 expect_failure tclass 2 'tclass' "$lesson" server --tclass 106

@@ -130,6 +130,7 @@ check_json() {
     [ $problems -eq 0 ]
 }
 
+part host-table
 # --- Host memory: the whole run, small. -----------------------------------------------------
 run=$scratch/host
 timeout -k 5 60 "$tool" --mem host --sizes 4096,65536 --reps 3 --ceiling-size 1M \
@@ -163,6 +164,7 @@ check "host: pageable copies labelled" \
     has_line "$run.out" '^pageable std::vector, for contrast \(not the staging path\), 65536 B: H2D [0-9.]+ GB/s \([0-9.]+% of ceiling\)'
 check "host: environment" has_line "$run.out" '^environment: host .*, gpu-memory-bench '
 check "host: wrote the JSON file" has_line "$run.out" "^wrote $scratch/host.json\$"
+part host-files
 check "host JSON: every field, numbers above zero" check_json "$scratch/host.json" fields
 check "host JSON: fill/verify and copies verified" check_json "$scratch/host.json" verified
 check "host JSON: ratios are GB/s over the same direction's ceiling" check_json "$scratch/host.json" ratios
@@ -170,6 +172,7 @@ check "host JSON: host memory and its dma-buf refusal" check_json "$scratch/host
 check "host Markdown: the copy table" has_line "$scratch/host.md" '^\| 65536 \| [0-9.]+ \| [0-9.]+% \| [0-9.]+ \| [0-9.]+% \|$'
 check "host Markdown: says host memory" has_line "$scratch/host.md" '^# gpu-memory-bench: host memory, not a GPU'
 
+part gpus
 # --- GPUs: absent here, so one line and exit 1; present, a small verified run. ---------------
 if [ -e /dev/nvidiactl ]; then
     timeout -k 5 60 "$tool" --mem cuda --sizes 4K,1M --reps 3 --ceiling-size 16M \
@@ -190,10 +193,12 @@ if [ ! -e /dev/kfd ]; then
     expect_failure rocm-absent 1 '^gpu-memory-bench: --mem rocm: ' "$tool" --mem rocm --sizes 4096 --reps 1
 fi
 
+part bad-sizes
 # --- Bad input: one line, exit 2, before any measurement. ------------------------------------
 expect_failure sizes-zero 2 '^gpu-memory-bench: --sizes: 0 is outside 1\.\.1073741824' "$tool" --sizes 0
 expect_failure sizes-text 2 "^gpu-memory-bench: --sizes: 'abc' is not a number" "$tool" --sizes abc
 expect_failure sizes-too-big 2 '^gpu-memory-bench: --sizes: 2147483648 is outside' "$tool" --sizes 4K,2G
+part bad-options
 expect_failure reps-zero 2 '^gpu-memory-bench: --reps: .*0.* 1 to 10000' "$tool" --reps 0
 expect_failure mem-gpu 2 "^gpu-memory-bench: --mem: 'gpu' is not a memory kind" "$tool" --mem gpu
 expect_failure ceiling-too-big 2 "^gpu-memory-bench: --ceiling-size: '2G' is not a size from 1 B to 1 GiB" \
@@ -201,6 +206,7 @@ expect_failure ceiling-too-big 2 "^gpu-memory-bench: --ceiling-size: '2G' is not
 expect_failure json-no-folder 2 "^gpu-memory-bench: --json: .*there is no folder $scratch/absent" \
     "$tool" --json "$scratch/absent/x.json"
 
+part measure
 # --- gpu/measure.sh: GPU results only, unless asked. -----------------------------------------
 measure=$here/../../gpu/measure.sh
 export RDMALAB_BIN=$bin
@@ -217,6 +223,7 @@ check "measure.sh: one JSON file named host-<host>-<time>.json" \
 check "measure.sh: its Markdown table beside it" has_line "${results[0]%.json}.md" '^\| 4096 \| '
 check "measure.sh: the JSON is complete" check_json "${results[0]}" fields
 
+part elapsed
 elapsed=$(($(date +%s) - start))
 echo "($elapsed s)"
 check "finished within 60 s" [ "$elapsed" -lt 60 ]

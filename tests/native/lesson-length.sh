@@ -19,6 +19,7 @@ limit=450
 #   completion-events: busy polling against completion events, in four ping-pong modes.
 declare -A over=([memory-windows]=490 [srq]=507 [completion-events]=489)
 
+part lengths
 lessons=0
 for dir in "$repo"/lessons/*/; do
     name=$(basename "$dir")
@@ -30,6 +31,7 @@ for dir in "$repo"/lessons/*/; do
     allowed=${over[$name]:-$limit}
     check "lessons/$name/$name.cpp: $lines lines, at most $allowed" [ "$lines" -le "$allowed" ]
 done
+part inventory
 check "found the lessons ($lessons)" [ "$lessons" -ge 30 ]
 for name in "${!over[@]}"; do
     check "the lesson $name, listed over $limit lines, exists" [ -f "$repo/lessons/$name/$name.cpp" ]

@@ -12,6 +12,7 @@ trap 'rm -rf "$scratch"' EXIT
 expect_failure_limit=10
 source "$(dirname "$0")/../checks.sh" || exit 1
 
+part lessons
 hint='this host has no RDMA device: run it in the Soft-RoCE lab, \./rdmalab lab -- build/bin/'
 expect_failure devices 1 "^devices: ibv_get_device_list failed: .*\\($hint"'devices' "$bin/devices"
 expect_failure rdma-write-server 1 "^rdma-write: rdma_create_event_channel failed: .*\\($hint"'rdma-write' \
@@ -20,6 +21,7 @@ expect_failure rdma-read-client 1 "^rdma-read: .*\\($hint"'rdma-read' "$bin/rdma
 expect_failure qp-state-machine 1 "\\($hint"'qp-state-machine' "$bin/qp-state-machine" server --accept-timeout 1
 expect_failure rdma-bench-client 1 "^rdma-bench: .*\\($hint"'rdma-bench' "$bin/rdma-bench" client 127.0.0.1
 expect_failure multicast 1 "\\($hint"'multicast' "$bin/multicast" receiver --accept-timeout 1
+part doctor
 # rdma-doctor: one line on stdout naming the cause (no RDMA in this kernel) and the lab, exit 1.
 rc=0
 "$bin/rdma-doctor" >"$scratch/doctor.out" 2>"$scratch/doctor.err" || rc=$?
@@ -33,6 +35,7 @@ else
         '^✗ kernel: this kernel has no RDMA support .*\./rdmalab lab -- build/bin/rdma-doctor'
 fi
 check "rdma-doctor: nothing on stderr" [ ! -s "$scratch/doctor.err" ]
+part doctor-options
 # The pair options: bad values get one line and exit 2; a responder with no RDMA here says so.
 expect_failure doctor-peer-and-respond 2 "^rdma-doctor: --peer excludes --respond" "$bin/rdma-doctor" --peer 127.0.0.1 --respond
 expect_failure doctor-tclass 2 "^rdma-doctor: --tclass: Value 300 not in range" "$bin/rdma-doctor" --tclass 300

@@ -35,6 +35,7 @@ nothing_left() {
     check "$1: no stand-in left running" [ -z "$(pgrep -f "$scratch/qemu-system-x86_64")" ]
 }
 
+part kvm-aborts
 # 1. KVM is offered but QEMU aborts under it: one line, then TCG in the same invocation.
 : >"$scratch/accels"
 rc=0
@@ -49,6 +50,7 @@ check "KVM aborts: the verdict is remembered" bash -c "[ -n \"\$(grep -l '^tcg: 
 sed -n '1,3p' "$scratch/err"
 nothing_left "KVM aborts"
 
+part verdict-reused
 # 2. The next run reuses the verdict: no KVM attempt at all, and the boot line says why.
 : >"$scratch/accels"
 rc=0
@@ -58,6 +60,7 @@ check "verdict reused: KVM not tried again" [ "$(tr '\n' ' ' <"$scratch/accels")
 check "verdict reused: the boot line names TCG and the reason" \
     grep -q 'booting the Soft-RoCE lab (kernel .*, TCG emulation: KVM could not run the guest here before (qemu-system-x86_64: error: failed to set MSR' "$scratch/err"
 
+part forced-kvm
 # 3. Asking for KVM explicitly on that machine is an error with the reason, not a fallback.
 rm -f $(new_verdicts)
 : >"$scratch/accels"
@@ -77,6 +80,7 @@ rc=0
 "$lab" --vm --accel fast -- true 2>"$scratch/err" || rc=$?
 check "--accel with an unknown value: exit 2 in one line" bash -c "[ $rc = 2 ] && [ \$(grep -c . '$scratch/err') = 1 ]"
 
+part kvm-stalls
 # 4. KVM that leaves QEMU running but the guest dead ("KVM internal error"): no sign of life
 # within the probe time, then TCG.
 : >"$scratch/accels"
@@ -90,6 +94,7 @@ check "KVM stalls: kvm then tcg" [ "$(tr '\n' ' ' <"$scratch/accels")" = "kvm tc
 nothing_left "KVM stalls"
 rm -f $(new_verdicts)
 
+part qemu-exits
 # 5. A QEMU that exits at once, under any accelerator: the lab returns within seconds with
 # QEMU's message and a non-zero exit (it used to wait forever for its output copiers).
 for accel in auto tcg; do
@@ -103,6 +108,7 @@ for accel in auto tcg; do
 done
 sed 's/^/    /' "$scratch/err"
 
+part tour
 # The tour on such a machine still ends with one summary that says what happened.
 rc=0
 STANDIN_QEMU_MODE=exits timeout 300 "$repo/rdmalab" tour >"$scratch/out" 2>"$scratch/err" || rc=$?
@@ -113,6 +119,7 @@ check "tour with a QEMU that cannot start: one total at the end" \
     bash -c "[ \$(grep -c '^tour: [0-9]* of [0-9]* ran' '$scratch/out') = 1 ] && tail -n 1 '$scratch/out' | grep -q '^tour: 1 of .* ran and verified their data; [0-9]* did not run'"
 tail -n 2 "$scratch/out"
 
+part guest-paths
 # 6. A path the guest would not see is refused before anything boots.
 rc=0
 "$lab" --vm -- build/bin/rdma-bench client 198.51.100.1 --json /tmp/out.json 2>"$scratch/err" || rc=$?
