@@ -52,7 +52,8 @@ if [ -n "$slow_host" ]; then
     # host's (about 1000 packets) held its MPI messages for seconds, past rdma-mesh's --timeout,
     # and its pairs failed instead of measuring slow (2026-11-28).
     elif "$here/mesh-rsh.sh" "198.51.100.$slow_host" \
-        "for nic in /sys/class/net/eth*; do d=\${nic##*/}; tc qdisc add dev \$d root handle 1: prio &&
+        "modprobe -a sch_prio cls_u32 || exit 1
+         for nic in /sys/class/net/eth*; do d=\${nic##*/}; tc qdisc add dev \$d root handle 1: prio &&
              tc qdisc add dev \$d parent 1:3 handle 30: netem rate $slow_rate &&
              tc filter add dev \$d parent 1: protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 ||
              exit 1; done"; then

@@ -24,6 +24,20 @@ import path from 'node:path';
 import { REPOSITORY_ROOT } from './sources.mjs';
 
 // The libraries, as the page names them, and which of them each one's code may call.
+// What the verb pages are made from, as VitePress's watch globs from docs/verbs/ (the pages and the
+// index both): the lessons, the libraries they link, and the verbs' own descriptions.
+export const VERB_SOURCE_WATCH = [
+  '../../lessons/*/*.cpp',
+  '../../lessons/*/*.hpp',
+  '../../lessons/*/CMakeLists.txt',
+  '../../common/src/*.cpp',
+  '../../common/include/rdmalab/*.hpp',
+  '../../gpu/src/*.cpp',
+  '../../gpu/src/*.hpp',
+  '../../gpu/include/rdmalab/gpu/*.hpp',
+  '../.vitepress/verbs.mjs',
+];
+
 export const LIBRARIES = {
   common: { name: 'the common library', uses: ['common'] },
   gpu: { name: 'the GPU library', uses: ['gpu', 'common'] },

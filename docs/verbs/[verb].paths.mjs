@@ -4,19 +4,10 @@
 // function: .vitepress/verb-callers.mjs), so a page cannot name a lesson that no longer does.
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { verbPageMarkdown } from '../.vitepress/verb-pages.mjs';
+import { VERB_SOURCE_WATCH } from '../.vitepress/verb-callers.mjs';
 
 export default {
-  watch: [
-    '../../lessons/*/*.cpp',
-    '../../lessons/*/*.hpp',
-    '../../lessons/*/CMakeLists.txt',
-    '../../common/src/*.cpp',
-    '../../common/include/rdmalab/*.hpp',
-    '../../gpu/src/*.cpp',
-    '../../gpu/src/*.hpp',
-    '../../gpu/include/rdmalab/gpu/*.hpp',
-    '../.vitepress/verbs.mjs',
-  ],
+  watch: VERB_SOURCE_WATCH,
   paths() {
     return VERBS.map((verb) => ({ params: { verb: verb.name, title: verb.name }, content: verbPageMarkdown(verb) }));
   },
