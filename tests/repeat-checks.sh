@@ -40,7 +40,7 @@ for ((k = 1; k <= runs; k++)); do
     fi
     start=$SECONDS
     rc=0
-    RDMALAB_CHECK_RECORDS=$out/run-$k.tsv bash "$script" "$repo/build/bin" >"$out/run-$k.log" 2>&1 || rc=$?
+    bash "$repo/tests/part-run.sh" "$out/run-$k.tsv" "$script" "$repo/build/bin" >"$out/run-$k.log" 2>&1 || rc=$?
     stop_hogs
     failed_checks=$(grep -c $'\tFAIL\t' "$out/run-$k.tsv" 2>/dev/null)
     complete=$(tail -n 1 "$out/run-$k.tsv" 2>/dev/null)

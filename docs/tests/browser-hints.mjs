@@ -6,12 +6,11 @@
 //   import { checkHintsOneAtATime } from './browser-hints.mjs';
 //   await checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition });
 // pass(text) and fail(text) report one line each; visitPage(page, url) and
-// waitForCondition(page, description, predicate, argument) are browser.mjs's (without them, plain
-// Playwright waits stand in). Leaves the viewport at 1280x800.
+// waitForCondition(page, description, predicate, argument) are browser.mjs's. Leaves the viewport
+// at 1280x800.
 
 export const HINT_PAGE = '/exercises/01-write';
 export const HINT_WIDTHS = [390, 1280];
-const STEP_TIMEOUT_MS = 10_000;
 
 // Runs in the page: the hint blocks of the "Hints" section, as found.
 export function hintBlocksInPage() {
@@ -40,21 +39,6 @@ export function hintBlocksInPage() {
   return { blocks, viewport: window.innerWidth };
 }
 
-async function defaultVisit(page, url) {
-  await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
-  await page.waitForFunction(() => document.querySelector('#app')?.__vue_app__ !== undefined, null, { timeout: STEP_TIMEOUT_MS })
-    .catch(() => {});
-}
-
-async function defaultWait(page, description, predicate, argument) {
-  try {
-    await page.waitForFunction(predicate, argument, { timeout: STEP_TIMEOUT_MS });
-    return true;
-  } catch {
-    throw new Error(`timed out after ${STEP_TIMEOUT_MS / 1000} s waiting for ${description}`);
-  }
-}
-
 // The problems with the blocks as found (an empty list when all is well). opened: the index of
 // the one block that should be open, or -1.
 export function hintProblems(found, opened = -1) {
@@ -76,7 +60,7 @@ export function hintProblems(found, opened = -1) {
   return problems;
 }
 
-export async function checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage = defaultVisit, waitForCondition = defaultWait }) {
+export async function checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition }) {
   for (const width of HINT_WIDTHS) {
     const where = `hints on ${HINT_PAGE} at ${width} px`;
     try {

@@ -262,15 +262,16 @@ busbw_of() { sed -nE 's/^rank 0: allreduce of .* busbw ([0-9.e+-]+) MB\/s$/\1/p'
 slow_rate=$(cat "$out/star/ring/slow-rate" 2>/dev/null)
 healthy_busbw=$(busbw_of "$out/star/ring/large-r0.out")
 slow_busbw=$(busbw_of "$out/star/ring/slow-r0.out")
-verdict=$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" -v healthy="${healthy_busbw:-0}" 'BEGIN {
+# One line: the ratio (recorded), a tab, the sentence the check shows.
+line=$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" -v healthy="${healthy_busbw:-0}" 'BEGIN {
     predicted = rate * 1e6 / 8 / 1e6 * 1024 / 1082
     ratio = slow / predicted
-    printf "busbw %s MB/s with host 3 held to %s mbit: %.2f of the predicted %.3f MB/s (unslowed: %s MB/s)", slow, rate, ratio, predicted, healthy
+    printf "%.3f\tbusbw %s MB/s with host 3 held to %s mbit: %.2f of the predicted %.3f MB/s (unslowed: %s MB/s)", ratio, slow, rate, ratio, predicted, healthy
     exit !(ratio >= 0.6 && ratio <= 1.05 && healthy > 1.5 * slow)
 }') && tracks=0 || tracks=1
+verdict=${line#*$'\t'}
 echo "note: ring slowed: $verdict"
-measured ring_slowed_busbw_over_predicted "$(awk -v rate="${slow_rate%mbit}" -v slow="${slow_busbw:-0}" \
-    'BEGIN { if (rate > 0) printf "%.3f", slow / (rate * 1e6 / 8 / 1e6 * 1024 / 1082) }')"
+measured ring_slowed_busbw_over_predicted "${line%%$'\t'*}"
 check "ring slowed: busbw tracks the slow link ($verdict)" [ "$tracks" = 0 ]
 part ring-links
 for link in "1 2" "2 3" "3 1"; do
