@@ -442,8 +442,7 @@ const GidFact* pairing(const PairEnd& peer, const GidFact& ours, const std::stri
 
 }  // namespace
 
-PairFacts probe_peer(const ProbeOptions& options, const HostFacts& host) {
-    TcpExchange tcp = TcpExchange::connect_to(options.peer, options.port, milliseconds(10000));
+PairFacts probe_peer(const ProbeOptions& options, const HostFacts& host, TcpExchange tcp) {
     const sockaddr_storage local = tcp.local_address();
     const std::string local_ip = format_ip(local);
     const std::string peer_ip = format_ip(tcp.peer_address());

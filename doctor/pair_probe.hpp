@@ -6,6 +6,7 @@
 
 #include "doctor.hpp"
 #include "pair.hpp"
+#include "rdmalab/tcp_exchange.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -26,9 +27,9 @@ struct ProbeOptions {
     std::string tclass_source;
 };
 
-// Connects to the responder and runs every probe. `host` is this host's facts (gather()).
-// Throws (one line) when the responder cannot be reached or breaks the protocol.
-PairFacts probe_peer(const ProbeOptions& options, const HostFacts& host);
+// Runs every probe over `tcp`, the connection to the responder. `host` is this host's facts
+// (gather()). Throws (one line) when the responder breaks the protocol.
+PairFacts probe_peer(const ProbeOptions& options, const HostFacts& host, TcpExchange tcp);
 
 struct RespondOptions {
     std::uint16_t port = kDefaultPairPort;

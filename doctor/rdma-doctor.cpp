@@ -1,7 +1,7 @@
 // rdma-doctor: names what is wrong with an RDMA host, or between two hosts — one line per finding
 // with why it matters and the command that fixes it, then the checks that passed. Exit 0:
-// healthy; 1: findings; 2: bad usage (or a peer that could not be reached). Runs unprivileged;
-// what needs root is said in the fixes.
+// healthy; 1: findings (a peer that cannot be reached is one: the layer that fails, named);
+// 2: bad usage. Runs unprivileged; what needs root is said in the fixes.
 //   rdma-doctor [-d DEVICE] [--window SECONDS] [--json]                 this host
 //   rdma-doctor --respond [--pair-port P] [--wait SECONDS]              on the peer, first
 //   rdma-doctor --peer ADDRESS [--gid-index N] [--tclass T] [...]       this host and the pair
@@ -12,11 +12,15 @@
 #include "gather.hpp"
 #include "pair.hpp"
 #include "pair_probe.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "reach.hpp"
+#include "reach_probe.hpp"
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
     bool respond = false;
     std::uint16_t pair_port = rdmalab::doctor::kDefaultPairPort;
     double wait_s = 60;
+    double connect_wait_s = 10;
     std::optional<unsigned> gid_index_option;
     std::optional<unsigned> tclass_option;
     app.add_option("-d,--device", device, "check only this RDMA device (e.g. rxe0, mlx5_0)");
@@ -89,6 +94,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 65535));
     app.add_option("--wait", wait_s, "--respond: seconds to wait for the prober (1..3600)")
         ->check(CLI::Range(1.0, 3600.0));
+    app.add_option("--connect-wait", connect_wait_s,
+                   "--peer: seconds to wait for the responder's TCP port to answer (1..600); when "
+                   "it does not, the doctor reads why, layer by layer")
+        ->check(CLI::Range(1.0, 600.0));
     app.add_option("--gid-index", gid_index_option,
                    "--peer: the GID index the application uses (default: NCCL_IB_GID_INDEX if set)")
         ->check(CLI::Range(0, 255));
@@ -126,16 +135,31 @@ int main(int argc, char** argv) {
         }
         Diagnosis diagnosis = diagnose(host);
         std::optional<PairFacts> pair;
+        std::optional<ReachFacts> reach;
         if (!peer.empty() && !host.devices.empty()) {
             probe.peer = peer;
             probe.port = pair_port;
             probe.device = device;
-            pair = probe_peer(probe, host);
-            diagnose_pair(*pair, diagnosis);
+            const auto connect_wait =
+                std::chrono::milliseconds(static_cast<long>(connect_wait_s * 1000));
+            int connect_error = 0;
+            // A responder started at the same moment may not listen yet: refusals are tried
+            // again for a few seconds (at most the whole wait) before they count.
+            auto tcp = rdmalab::TcpExchange::try_connect(
+                peer, pair_port, connect_wait,
+                std::min(connect_wait, rdmalab::TcpExchange::kStartupGrace), connect_error);
+            if (tcp) {
+                pair = probe_peer(probe, host, std::move(*tcp));
+                diagnose_pair(*pair, diagnosis);
+            } else {
+                reach = probe_reach(peer, pair_port, connect_wait_s, connect_error);
+                diagnose_reach(*reach, diagnosis);
+            }
         }
         if (json) {
             nlohmann::json report = report_json(host, diagnosis);
             if (pair) report["pair"] = pair_json(*pair);
+            if (reach) report["reach"] = reach_json(*reach);
             std::fputs((report.dump(2) + "\n").c_str(), stdout);
         } else {
             std::fputs(render_text(diagnosis).c_str(), stdout);

@@ -83,8 +83,9 @@ TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_
     return TcpExchange(peer, timeout);
 }
 
-TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port,
-                                    milliseconds timeout, milliseconds startup_grace) {
+std::optional<TcpExchange> TcpExchange::try_connect(const std::string& address, std::uint16_t port,
+                                                    milliseconds timeout,
+                                                    milliseconds startup_grace, int& error) {
     sockaddr_storage remote = address_or_fail(address, port);
     const socklen_t length =
         remote.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
@@ -96,29 +97,44 @@ TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t po
         // Non-blocking connect, so the wait for an answer has a limit.
         int flags = fcntl(connection.fd, F_GETFL);
         fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK);
-        int error = 0;
+        error = 0;
         if (connect(connection.fd, reinterpret_cast<sockaddr*>(&remote), length) != 0) {
             error = errno;
             if (error == EINPROGRESS) {
-                wait_ready(connection.fd, POLLOUT, timeout,
-                           fmt::format("connecting to {} port {}", address, port).c_str());
+                pollfd ready{.fd = connection.fd, .events = POLLOUT, .revents = 0};
+                int rc;
+                do rc = poll(&ready, 1, static_cast<int>(timeout.count()));
+                while (rc < 0 && errno == EINTR);
+                check_errno(rc >= 0, "poll");
                 socklen_t size = sizeof error;
-                getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
+                if (rc == 0)
+                    error = ETIMEDOUT;
+                else
+                    getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &error, &size);
             }
         }
         if (error == ECONNREFUSED && std::chrono::steady_clock::now() < give_up) {
             std::this_thread::sleep_for(milliseconds(100));
             continue;
         }
-        if (error != 0)
-            fail(fmt::format("connect to {} port {} failed: {}{}", address, port,
-                             std::strerror(error),
-                             error == ECONNREFUSED ? " (is the server running?)" : ""));
+        if (error != 0) return std::nullopt;
         fcntl(connection.fd, F_SETFL, flags);
         int yes = 1;
         setsockopt(connection.fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
         return TcpExchange(connection.release(), timeout);
     }
+}
+
+TcpExchange TcpExchange::connect_to(const std::string& address, std::uint16_t port,
+                                    milliseconds timeout, milliseconds startup_grace) {
+    int error = 0;
+    if (auto connection = try_connect(address, port, timeout, startup_grace, error))
+        return std::move(*connection);
+    if (error == ETIMEDOUT)
+        fail(fmt::format("connecting to {} port {}: nothing within {:.1f} s", address, port,
+                         timeout.count() / 1000.0));
+    fail(fmt::format("connect to {} port {} failed: {}{}", address, port, std::strerror(error),
+                     error == ECONNREFUSED ? " (is the server running?)" : ""));
 }
 
 sockaddr_storage TcpExchange::local_address() const {

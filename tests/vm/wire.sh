@@ -49,9 +49,15 @@ check "rdma-bench across: one record per operation (6)" records_count_is 6 "$out
 check "rdma-bench across: records say they ran on the two-host wire" records_match 6 "$out/rdma-bench/records.json" environment/lab_hosts '^2$'
 
 # rdma-doctor between the two hosts (doctor-pair.sh): a healthy pair, then one world each for
-# four faults between hosts; each names its cause in its one finding, with its fix.
+# four faults between hosts; each names its cause in its one finding, with its fix. Then five
+# worlds where no responder can be reached, the IP layer broken a different way in each.
 pair=$out/doctor-pair
 reader=${RDMALAB_RECORD_READER:-$bin/rdma-bench}
+# json_is FILE PATH VALUE, json_count_is FILE PATH N, json_matches FILE PATH REGEX: read through the
+# record reader (strings without quotes).
+json_is() { [ "$("$reader" json "$1" --raw --get "$2" 2>/dev/null)" = "$3" ]; }
+json_count_is() { [ "$("$reader" json "$1" --count "$2" 2>/dev/null)" = "$3" ]; }
+json_matches() { [[ "$("$reader" json "$1" --raw --get "$2" 2>/dev/null)" =~ $3 ]]; }
 # pair_world_says WORLD RC REGEX: the prober exited RC with REGEX as its only finding (none when
 # RC is 0), and the responder answered and exited 0.
 pair_world_says() {
@@ -76,14 +82,14 @@ check "doctor pair, healthy: the traffic class as the peer received it" \
     has_line "$pair/healthy/report.txt" '^✓ traffic-class: traffic class 0 \(the default\): the peer received DSCP 0, ECN 00'
 echo "note: the pair checks took $(cat "$pair/healthy/seconds" 2>/dev/null) s on the healthy pair"
 check "doctor pair, healthy --json: exits 0" rc_is "$pair/healthy-json/report.rc" 0
-check "doctor pair, healthy --json: healthy, no finding" \
-    [ "$("$reader" json "$pair/healthy-json/report.txt" --get healthy)" = true ] &&
-    [ "$("$reader" json "$pair/healthy-json/report.txt" --count findings)" = 0 ]
-check "doctor pair, healthy --json: the first GID round trip verified at path MTU 1024" \
-    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/gid_round_trips/0/verified)" = true ] &&
-    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/gid_round_trips/0/path_mtu)" = 1024 ]
+check "doctor pair, healthy --json: healthy" json_is "$pair/healthy-json/report.txt" healthy true
+check "doctor pair, healthy --json: no finding" json_count_is "$pair/healthy-json/report.txt" findings 0
+check "doctor pair, healthy --json: the first GID round trip verified" \
+    json_is "$pair/healthy-json/report.txt" pair/gid_round_trips/0/verified true
+check "doctor pair, healthy --json: ... at path MTU 1024" \
+    json_is "$pair/healthy-json/report.txt" pair/gid_round_trips/0/path_mtu 1024
 check "doctor pair, healthy --json: the peer received TOS 0" \
-    [ "$("$reader" json "$pair/healthy-json/report.txt" --get pair/class_probe/received_tos)" = 0 ]
+    json_is "$pair/healthy-json/report.txt" pair/class_probe/received_tos 0
 part doctor-mtu-firewall
 pair_world_says mtu-mismatch 1 \
     '^✗ mtu-mismatch: the MTU differs between the ends: here eth0 9000 \(RDMA MTU 4096\), on 198\.51\.100\.1 eth0 1500 \(RDMA MTU 1024\) .*at path MTU 4096 failed.*at path MTU 1024 verified.*Fix: one MTU for both: sudo ip link set dev eth0 mtu 1500 here'
@@ -96,9 +102,39 @@ pair_world_says gid-index 1 \
     '^✗ gid-index: NCCL_IB_GID_INDEX=0 is fe80::[0-9a-f:]+ \(RoCE v2, IPv6 link-local\), not the address.s GID \(198\.51\.100\.2.s entry is index 1\) .*Fix: NCCL_IB_GID_INDEX=1'
 pair_world_says tclass-ecn 1 \
     '^✗ traffic-class: traffic class 3 \(NCCL_IB_TC\) sets both ECN bits: every packet leaves marked Congestion Experienced \(the peer received DSCP 0, ECN 11 \(CE\)\) .*NCCL_IB_TC=106'
-check "doctor pair, nobody answering: exits 2" rc_is "$pair/no-responder/report.rc" 2
-check "doctor pair, nobody answering: one line naming the refused connection" \
-    bash -c "[ \"\$(wc -l <'$pair/no-responder/report.err')\" = 1 ] && grep -q '^rdma-doctor: connect to 198\\.51\\.100\\.1 port 18516 failed: Connection refused' '$pair/no-responder/report.err'"
+
+# The peer unreachable, its IP layer broken (doctor-pair.sh's unreachable worlds, no responder):
+# exit 1 and one finding, the layer that fails, in the report's record.
+# unreachable_says WORLD CHECK FIELD VALUES REGEX: the finding is CHECK, its text matches REGEX,
+# and the reach record's FIELD matches ^(VALUES)$.
+unreachable_says() {
+    local report=$pair/$1/report.json
+    check "doctor unreachable, $1: the prober exits 1 (a finding)" rc_is "$pair/$1/report.rc" 1
+    check "doctor unreachable, $1: nothing on stderr" [ ! -s "$pair/$1/report.err" ]
+    check "doctor unreachable, $1: one finding" json_count_is "$report" findings 1
+    check "doctor unreachable, $1: the finding is $2" json_is "$report" findings/0/check "$2"
+    check "doctor unreachable, $1: the record says $3 $4" json_matches "$report" "reach/$3" "^($4)\$"
+    check "doctor unreachable, $1: says $5" json_matches "$report" findings/0/what "$5"
+    json_is "$report" findings/0/check "$2" || cat "$report" "$pair/$1/report.err" 2>/dev/null
+    echo "note: $1 took $(cat "$pair/$1/seconds" 2>/dev/null) s"
+}
+part doctor-unreachable-ip
+unreachable_says route-prohibit route route prohibit \
+    '^a route of type prohibit covers 198\.51\.100\.1 \(ip route get 198\.51\.100\.1: Permission denied\)$'
+unreachable_says static-neighbour neighbour neighbour PERMANENT \
+    '^a static neighbour entry on eth0 sends 198\.51\.100\.1.s frames to 02:00:00:00:00:99 and nothing answers through it \(0 of 3 ICMP echoes answered\)$'
+# (The TCP wait and ARP's three tries both end near 3 s: the connection ends silent or
+# unreachable, whichever comes first; the neighbour entry is the record's fact.)
+unreachable_says arp-ignored neighbour neighbour 'FAILED|INCOMPLETE' \
+    '^ARP for 198\.51\.100\.1 on eth0 got no answer \(neighbour entry (FAILED|INCOMPLETE); 0 of 3 ICMP echoes answered\)$'
+part doctor-unreachable-tcp
+unreachable_says no-responder tcp-port tcp refused '^198\.51\.100\.1 port 18516 refused the connection$'
+check "doctor unreachable, no-responder: the fix starts the responder" \
+    json_matches "$pair/no-responder/report.json" findings/0/fix 'rdma-doctor --respond'
+unreachable_says port-filtered firewall tcp silent \
+    '^198\.51\.100\.1 answers ICMP echo, but TCP to 198\.51\.100\.1 port 18516 got no answer within 3\.0 s$'
+check "doctor unreachable, port-filtered: host 1's rule dropped the connection's SYNs" \
+    has_line "$pair/port-filtered/nft.txt" 'tcp dport 18516 counter packets [1-9][0-9]* bytes [0-9]+ drop'
 
 part capture-classes
 rc=0

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,13 @@ class TcpExchange {
     static TcpExchange connect_to(const std::string& address, std::uint16_t port,
                                   std::chrono::milliseconds timeout,
                                   std::chrono::milliseconds startup_grace = kStartupGrace);
+    // One attempt, for a caller that explains a failure (rdma-doctor): the connection, or none
+    // with `error` set to the errno it ended with (ETIMEDOUT: nothing answered within timeout;
+    // ECONNREFUSED is tried again for startup_grace first, as connect_to does).
+    static std::optional<TcpExchange> try_connect(const std::string& address, std::uint16_t port,
+                                                  std::chrono::milliseconds timeout,
+                                                  std::chrono::milliseconds startup_grace,
+                                                  int& error);
 
     TcpExchange(TcpExchange&& other) noexcept;
     TcpExchange& operator=(TcpExchange&& other) noexcept;
