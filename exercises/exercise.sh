@@ -8,7 +8,8 @@
 #                                      lab hosts (captured), and judge it: one line per rule
 #   ./rdmalab exercise check N --watch the same, again each time you save the file (Ctrl-C ends)
 #   ./rdmalab exercise hint N          the next hint (the idea, then the calls, then the code)
-#   ./rdmalab exercise selftest DIR    (the suite) every reference, starter and mutant, judged
+#   ./rdmalab exercise selftest DIR [N...]  (the suite) every reference, starter and mutant
+#                                      judged (of exercises N… only, when given)
 # Progress is kept in my-exercises/progress.tsv: exercise, last verdict, hints shown.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -111,7 +112,7 @@ lab_runs() {
 
 need_build() {
     local tool
-    for tool in exercise-peer libexercise-observe.so rdma-wire; do
+    for tool in exercise-peer exercise-kv-clients libexercise-observe.so rdma-wire; do
         [ -e "$bin/$tool" ] && continue
         echo "exercise: building the project first (./rdmalab build)"
         "$repo/rdmalab" build || die "the build failed"
@@ -196,13 +197,19 @@ cmd_hint() {
 # to catch it) must be rejected by that rule, with its hint. One lab boot for all of them;
 # DIR/verdicts.tsv gets a line per program: exercise, variant, expected, what the judge said, ok|FAIL.
 cmd_selftest() {
-    local out=$1 dir name variant
+    local out=$1 dir name variant dirs
+    shift
+    if [ $# -gt 0 ]; then
+        dirs=$(for name in "$@"; do find_exercise "$name" || exit 2; done) || exit 2
+    else
+        dirs=$(exercise_dirs)
+    fi
     need_build
     rm -rf "$out"
     mkdir -p "$out"
     : >"$out/runs.tsv"
     : >"$out/build.tsv"
-    for dir in $(exercise_dirs); do
+    for dir in $dirs; do
         name=${dir##*/}
         mkdir -p "$out/$name"
         echo "reference $dir/solution.cpp" >>"$out/$name/variants"
@@ -284,7 +291,7 @@ case $command in
         [ $# = 1 ] || { [ $# = 2 ] && [ "$2" = --watch ]; } || die "usage: ./rdmalab exercise check N [--watch]"
         [ $# = 2 ] && watch=1
         cmd_check "$dir" "$watch" ;;
-    selftest) [ $# = 1 ] || die "usage: exercise.sh selftest OUT_DIR"; cmd_selftest "$1" ;;
-    -h|--help|help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+    selftest) [ $# -ge 1 ] || die "usage: exercise.sh selftest OUT_DIR [N...]"; cmd_selftest "$@" ;;
+    -h|--help|help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
     *) die "unknown command '$command' (./rdmalab exercise --help)" ;;
 esac

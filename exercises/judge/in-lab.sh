@@ -9,6 +9,9 @@
 # CAPTURE; each RUN_DIR gets `window`, the run's start and end on the capture's clock (host 1's),
 # which exercises/exercise.sh cuts the capture by before judge.sh judges each RUN_DIR.
 # Every wait is bounded: a program that hangs is stopped and its run judged as it stands.
+# An exercise whose rules.sh says reader_role=server (the capstone) turns the roles round: host 1
+# runs the reader's program as a server (its address and the port as arguments), host 2 the
+# reference clients (exercise-kv-clients) that judge it.
 # EXERCISE_BUILDING=1 (the suite's self-test): the programs are still being compiled on the host;
 # both hosts wait for PROGRAM.built before a run's handshake (host 2's wait for the peer's
 # readiness is shorter than a slow compile).
@@ -33,6 +36,64 @@ wait_for() {
 }
 
 now() { date +%s.%N; }
+
+# One run of a server exercise (reader_role=server): see above. Same files, same handshakes.
+server_run() {
+    if [ "$host" = 1 ]; then
+        rm -f "$run/capture.pcapng" "$run/packets.json" "$run/window" "$run/observe.tsv" \
+            "$run/reader.out" "$run/reader.err" "$run/reader.rc"
+        local start rc=0 ended
+        start=$(now)
+        EXERCISE_OBSERVE=$run/observe.tsv LD_PRELOAD=$bin/libexercise-observe.so \
+            timeout -k 2 "$server_limit_s" "$program" "$RDMALAB_ADDR" "$port" \
+            >"$run/reader.out" 2>"$run/reader.err" </dev/null &
+        local server=$! tick
+        # The clients start once the server listens, as the kernel's rdma_cm sees it (a slow
+        # start under emulation outlasts any fixed wait), or once it has ended without.
+        for ((tick = 0; tick < 300; tick++)); do
+            rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .* src-addr $RDMALAB_ADDR:$port " && break
+            kill -0 "$server" 2>/dev/null || break
+            sleep 0.1
+        done
+        touch "$shared/run-$n.listening"
+        wait "$server" || rc=$?
+        echo "$rc" >"$run/reader.rc"
+        ended=$(now)
+        touch "$shared/run-$n.reader-ended"
+        wait_for "$shared/run-$n.done" 40
+        echo "$start $start $ended $(now)" >"$run/timeline"
+        sleep 0.3   # the last ACKs
+        echo "$start $(now)" >"$run/window"
+        touch "$shared/run-$n.captured"
+    else
+        rm -f "$run/peer.out" "$run/peer.rc"
+        if wait_for "$shared/run-$n.listening" 60; then
+            local rc=0
+            # Once the server has ended the clients have nothing left to wait for.
+            timeout -k 2 "$server_limit_s" "$bin/exercise-kv-clients" --address "$peer_address" \
+                --port "$port" >"$run/peer.out" 2>&1 </dev/null &
+            local clients=$!
+            while kill -0 "$clients" 2>/dev/null; do
+                if [ -e "$shared/run-$n.reader-ended" ]; then
+                    local tick   # a grace of 3 s for the clients' last lines
+                    for ((tick = 0; tick < 30; tick++)); do kill -0 "$clients" 2>/dev/null || break; sleep 0.1; done
+                    kill -KILL "$clients" 2>/dev/null
+                    break
+                fi
+                sleep 0.1
+            done
+            wait "$clients" || rc=$?
+            [ "$rc" = 137 ] && rc=killed
+            echo "$rc" >"$run/peer.rc"
+        else
+            echo "peer: the server never listened (nor ended) within 60 s" >"$run/peer.out"
+            echo none >"$run/peer.rc"
+        fi
+        touch "$shared/run-$n.done"
+        wait_for "$shared/run-$n.captured" 60
+    fi
+}
+server_limit_s=45   # the reader's server, at most
 stopped=()   # peers killed after a failed run, still being torn down
 if [ "$host" = 1 ]; then
     rm -f "$capture"
@@ -45,12 +106,14 @@ while IFS=$'\t' read -r exercise_dir program run; do
     [ -n "$exercise_dir" ] || continue
     n=$((n + 1))
     port=$((19600 + n))
-    peer_exercise="" peer_size=""
-    source "$exercise_dir/rules.sh"   # peer_exercise, peer_size
+    peer_exercise="" peer_size="" reader_role=client
+    source "$exercise_dir/rules.sh"   # peer_exercise, peer_size, reader_role
     if [ -n "${EXERCISE_BUILDING:-}" ] && ! wait_for "$program.built" 300; then
         echo "in-lab: run $n: $program was not compiled within 300 s" >&2
     fi
-    if [ "$host" = 1 ]; then
+    if [ "$reader_role" = server ]; then
+        server_run
+    elif [ "$host" = 1 ]; then
         rm -f "$run/capture.pcapng" "$run/packets.json" "$run/peer.out" "$run/peer.rc" "$run/window"
         start=$(now)
         "$bin/exercise-peer" "$peer_exercise" --port "$port" --size "$peer_size" --timeout 10 \

@@ -205,6 +205,29 @@ rule_qp_access() {
     verdict qp-least-privilege "$([ "$seen" = "$1" ] && echo 1)" "the QP grants the peer $1" "${seen:-no access set}" "$2" "$3"
 }
 
+# rule_case NAME HINT LINK: the reference clients' case NAME held (their line "peer: case NAME: ok").
+rule_case() {
+    local line ok=""
+    line=$(grep -m 1 "^peer: case $1: " "$run/peer.out" 2>/dev/null | cut -c1-220)
+    grep -q "^peer: case $1: ok" "$run/peer.out" 2>/dev/null && ok=1
+    verdict "case-$1" "$ok" "the clients' case $1 holds" \
+        "${line:-no line for it, the clients ended first: $(peer_last)}" "$2" "$3"
+}
+
+# rule_no_remote_access HINT LINK: no registration grants a peer any access (no REMOTE_* flag):
+# a server that moves every value itself has nothing to open.
+rule_no_remote_access() {
+    local kind length access opened="" count=0 _
+    while IFS=$'\t' read -r kind length access _; do
+        [ "$kind" = reg ] || continue
+        count=$((count + 1))
+        [[ $access == *REMOTE* ]] && opened+="${opened:+, }$access on $length bytes"
+    done <"$run/observe.tsv"
+    verdict least-privilege "$([ "$count" -gt 0 ] && [ -z "$opened" ] && echo 1)" \
+        "no registration open to a peer (no REMOTE_* access)" \
+        "${opened:-$count registration(s), none opened}" "$1" "$2"
+}
+
 [ -e "$run/observe.tsv" ] || : >"$run/observe.tsv"
 source "$exercise_dir/rules.sh"
 judge_rules
