@@ -221,20 +221,15 @@ bool put_ok(KvClient& c, std::uint32_t key, const std::vector<std::uint8_t>& val
     return true;
 }
 
-bool get_is(KvClient& c, std::uint32_t key, const std::vector<std::uint8_t>& expected,
-            std::string& why) {
-    auto reply = get(c, key, why);
-    if (!reply) return false;
-    if (reply->status != kv::kOk) {
-        why = fmt::format("{}: GET key {} answered {}", c.name, key, status_name(reply->status));
-        return false;
-    }
-    if (reply->length != expected.size() ||
-        reply->checksum != exercise::checksum(expected.data(), expected.size())) {
+// A successful GET's reply and room hold `expected`: its length, its checksum, its bytes.
+bool room_holds(KvClient& c, std::uint32_t key, const kv::Reply& reply,
+                const std::vector<std::uint8_t>& expected, std::string& why) {
+    if (reply.length != expected.size() ||
+        reply.checksum != exercise::checksum(expected.data(), expected.size())) {
         why = fmt::format(
             "{}: GET key {}: the reply says {} bytes, checksum {:#010x}; stored were "
             "{} bytes, checksum {:#010x}",
-            c.name, key, reply->length, reply->checksum, expected.size(),
+            c.name, key, reply.length, reply.checksum, expected.size(),
             exercise::checksum(expected.data(), expected.size()));
         return false;
     }
@@ -247,6 +242,17 @@ bool get_is(KvClient& c, std::uint32_t key, const std::vector<std::uint8_t>& exp
             return false;
         }
     return true;
+}
+
+bool get_is(KvClient& c, std::uint32_t key, const std::vector<std::uint8_t>& expected,
+            std::string& why) {
+    auto reply = get(c, key, why);
+    if (!reply) return false;
+    if (reply->status != kv::kOk) {
+        why = fmt::format("{}: GET key {} answered {}", c.name, key, status_name(reply->status));
+        return false;
+    }
+    return room_holds(c, key, *reply, expected, why);
 }
 
 bool status_is(KvClient& c, const char* what, std::optional<kv::Reply> reply, std::uint32_t want,
@@ -422,7 +428,7 @@ int main(int argc, char** argv) {
             auto reply = get(*a, 9, why);
             const auto v9 = value_of(9, 256);
             ok = reply && (reply->status == kv::kNotFound ||
-                           (reply->status == kv::kOk && get_is(*a, 9, v9, why)));
+                           (reply->status == kv::kOk && room_holds(*a, 9, *reply, v9, why)));
             if (reply && !ok && why.empty())
                 why = fmt::format("GET key 9 answered {}", status_name(reply->status));
         }
