@@ -9,6 +9,7 @@
 // per check and a closing
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
+// (--page: one more page to visit; with --screenshots, also a PNG of it whole)
 import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -277,7 +278,7 @@ async function runChecks(context, baseUrl, options) {
     pass(`network: all ${requestCount} requests went to 127.0.0.1`);
   }
 
-  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0], tracePages);
+  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0], tracePages, options.extraPages);
 }
 
 // light: the page is server-rendered whole (a complete-program page), so
@@ -957,7 +958,7 @@ async function checkMermaid(page, url, where) {
   }
 }
 
-async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage, tracePages = []) {
+async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage, tracePages = [], wholePages = []) {
   await mkdir(directory, { recursive: true });
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     const size = `${width}x${height}`;
@@ -1028,6 +1029,13 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage,
         }
       }
       pass(`screenshots of ${CHAPTERS.length} chapters and their diagrams at ${size} (${shots} files)`);
+      // The pages named with --page, whole, top to bottom (whole-NAME-SIZE.png).
+      for (const link of wholePages) {
+        await visitPage(page, `${baseUrl}${link}`);
+        const name = link === '/' ? 'home' : link.replace(/^\//, '').replace(/\//g, '-');
+        await page.screenshot({ path: path.join(directory, `whole-${name}-${size}.png`), fullPage: true, timeout: 30_000 });
+      }
+      if (wholePages.length) pass(`screenshots of ${wholePages.length} whole page(s) at ${size}`);
     } catch (error) {
       fail(`screenshots at ${size}: ${error.message.split('\n')[0]}`);
     }
