@@ -1,7 +1,8 @@
 // Browser tests of the built site (docs/.vitepress/dist) in Debian's headless
 // Chromium through playwright-core: every chapter renders with no console or
 // page errors, no request leaves 127.0.0.1, every internal link and #anchor
-// resolves, the QP explorer responds to clicks and fits a phone, a mermaid
+// resolves, the source download is linked and answers at 1280 and 390 px,
+// the QP explorer responds to clicks and fits a phone, a mermaid
 // diagram renders; at 1280 px no code block or table scrolls sideways, every
 // imported code block carries its file label and link, every lesson has a
 // complete-program page with its regions marked, and at 1280 and 390 px no
@@ -20,7 +21,7 @@ import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
 import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { startServer } from './serve.mjs';
-import { checkCourse, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
+import { checkCourse, checkSourceDownload, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
 import { checkHintsOneAtATime } from './browser-hints.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -270,6 +271,8 @@ async function runChecks(context, baseUrl, options) {
   await checkPhone(page, baseUrl, diagramPages, ['/', ...courseChapters().map((chapter) => chapter.link)]);
   // 4d. An exercise's hints open one at a time, on a phone and on a laptop.
   await checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition });
+  // 4e. The source download: on screen at both widths, and it answers.
+  await checkSourceDownload(page, baseUrl, DIST_DIR, { pass, fail, skip, visitPage });
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
