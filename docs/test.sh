@@ -8,6 +8,7 @@
 #                                     docs.browser; browser needs the site built)
 #   docs/test.sh --screenshots DIR    also write PNGs at 1280x800 and 390x844 into DIR:
 #                                     home, explorer, every chapter, every diagram
+#   ... --page /PATH                  also visit /PATH; with --screenshots, a PNG of it whole
 # Works from any current directory.
 set -euo pipefail
 
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --part)
       [[ "${2:-}" =~ ^(build|unit|browser)$ ]] || { echo "docs/test.sh: --part must be build, unit or browser" >&2; exit 2; }
       part=$2; shift ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "docs/test.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
   shift

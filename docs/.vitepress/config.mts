@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitepress';
 import { withMermaid } from 'vitepress-plugin-mermaid';
 import { CHAPTERS } from './chapters.mjs';
-import { CLONE_URL, escapeHtml, excerptOf, importAnchor, parseRegions, repositoryLink, sourceFiles, sourceLink } from './sources.mjs';
+import { CLONE_URL, escapeHtml, excerptOf, importAnchor, parseRegions, repositoryLink, SOURCE_DOWNLOAD, sourceFiles, sourceLink } from './sources.mjs';
 import container from 'markdown-it-container';
 import { glossaryLinks, glossaryPage } from './glossary-links.mjs';
 
@@ -169,8 +169,12 @@ export default withMermaid(defineConfig({
     sequence: { useMaxWidth: true },
   },
   vite: {
-    // The clone command on the home page and in getting started (sources.mjs: CLONE_URL).
-    define: { __RDMALAB_CLONE_URL__: JSON.stringify(CLONE_URL) },
+    // The clone command and the source download on the home page and in getting started
+    // (sources.mjs: CLONE_URL, SOURCE_DOWNLOAD).
+    define: {
+      __RDMALAB_CLONE_URL__: JSON.stringify(CLONE_URL),
+      __RDMALAB_SOURCE_DOWNLOAD__: JSON.stringify(SOURCE_DOWNLOAD),
+    },
     // The dev server may read code imported from outside docs/ (lessons/, common/, bench/).
     server: { fs: { allow: [repositoryRoot] } },
     // No network during a build: nothing to prefetch, no telemetry.

@@ -36,6 +36,23 @@ export const REPOSITORY_URL = (process.env.RDMALAB_REPOSITORY_URL ?? originBlobU
 export const CLONE_URL = (process.env.RDMALAB_CLONE_URL
   ?? (/^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/(blob|tree)\//.exec(REPOSITORY_URL)?.[1]?.concat('.git') ?? '')).trim();
 
+// The source tarball docs/build.sh made for this build (docs/pack-source.sh packs HEAD): its
+// name, size and SHA-256 come in through RDMALAB_SOURCE_FILE, _BYTES and _SHA256, and the site
+// serves it at /download/FILE. null without one (a tree that is not a git checkout, or a bare
+// `vitepress build`); a value that does not describe one fails the build.
+export function sourceDownload(env = process.env) {
+  const file = env.RDMALAB_SOURCE_FILE ?? '';
+  if (!file) return null;
+  const name = /^rdmalab-([0-9a-f]{7,40})\.tar\.gz$/.exec(file);
+  const sha256 = env.RDMALAB_SOURCE_SHA256 ?? '';
+  const bytes = Number(env.RDMALAB_SOURCE_BYTES);
+  if (!name || !/^[0-9a-f]{64}$/.test(sha256) || !Number.isInteger(bytes) || bytes <= 0) {
+    throw new Error(`docs: RDMALAB_SOURCE_FILE, _SHA256 and _BYTES do not describe a source tarball ("${file}", "${sha256}", "${env.RDMALAB_SOURCE_BYTES ?? ''}")`);
+  }
+  return { file, commit: name[1], sha256, bytes };
+}
+export const SOURCE_DOWNLOAD = sourceDownload();
+
 const REGION_START = /^\s*\/\/\s*#region\s+([\w.-]+)\s*$/;
 const REGION_END = /^\s*\/\/\s*#endregion(\s+([\w.-]+))?\s*$/;
 const IMPORT = /^<<<\s+@\/\.\.\/([^#{\s]+)#([\w.-]+)/;

@@ -1,7 +1,8 @@
 // Browser tests of the built site (docs/.vitepress/dist) in Debian's headless
 // Chromium through playwright-core: every chapter renders with no console or
 // page errors, no request leaves 127.0.0.1, every internal link and #anchor
-// resolves, the QP explorer responds to clicks and fits a phone, a mermaid
+// resolves, the source download is linked and answers at 1280 and 390 px,
+// the QP explorer responds to clicks and fits a phone, a mermaid
 // diagram renders; at 1280 px no code block or table scrolls sideways, every
 // imported code block carries its file label and link, every lesson has a
 // complete-program page with its regions marked, and at 1280 and 390 px no
@@ -9,6 +10,7 @@
 // per check and a closing
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
+// (--page: one more page to visit; with --screenshots, also a PNG of it whole)
 import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +21,7 @@ import { chapterImports, sourceFiles } from '../.vitepress/sources.mjs';
 import { attributeTable, TRANSPORTS } from '../.vitepress/theme/qp-model.js';
 import { VERBS } from '../.vitepress/verbs.mjs';
 import { startServer } from './serve.mjs';
-import { checkCourse, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
+import { checkCourse, checkSourceDownload, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
 import { checkHintsOneAtATime } from './browser-hints.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -269,6 +271,8 @@ async function runChecks(context, baseUrl, options) {
   await checkPhone(page, baseUrl, diagramPages, ['/', ...courseChapters().map((chapter) => chapter.link)]);
   // 4d. An exercise's hints open one at a time, on a phone and on a laptop.
   await checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition });
+  // 4e. The source download: on screen at both widths, and it answers.
+  await checkSourceDownload(page, baseUrl, DIST_DIR, { pass, fail, skip, visitPage });
 
   // 5. Nothing was fetched from anywhere but this machine.
   if (outsideRequests.size) {
@@ -277,7 +281,7 @@ async function runChecks(context, baseUrl, options) {
     pass(`network: all ${requestCount} requests went to 127.0.0.1`);
   }
 
-  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0], tracePages);
+  if (options.screenshotsDir) await takeScreenshots(page, baseUrl, explorerKey, options.screenshotsDir, tracePages[0], tracePages, options.extraPages);
 }
 
 // light: the page is server-rendered whole (a complete-program page), so
@@ -957,7 +961,7 @@ async function checkMermaid(page, url, where) {
   }
 }
 
-async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage, tracePages = []) {
+async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage, tracePages = [], wholePages = []) {
   await mkdir(directory, { recursive: true });
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     const size = `${width}x${height}`;
@@ -1028,6 +1032,13 @@ async function takeScreenshots(page, baseUrl, explorerKey, directory, tracePage,
         }
       }
       pass(`screenshots of ${CHAPTERS.length} chapters and their diagrams at ${size} (${shots} files)`);
+      // The pages named with --page, whole, top to bottom (whole-NAME-SIZE.png).
+      for (const link of wholePages) {
+        await visitPage(page, `${baseUrl}${link}`);
+        const name = link === '/' ? 'home' : link.replace(/^\//, '').replace(/\//g, '-');
+        await page.screenshot({ path: path.join(directory, `whole-${name}-${size}.png`), fullPage: true, timeout: 30_000 });
+      }
+      if (wholePages.length) pass(`screenshots of ${wholePages.length} whole page(s) at ${size}`);
     } catch (error) {
       fail(`screenshots at ${size}: ${error.message.split('\n')[0]}`);
     }

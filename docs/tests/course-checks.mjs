@@ -1,10 +1,14 @@
 // The course's checks, run by docs/tests/browser.mjs on the rendered pages: the home page is the
-// door (clone command, goals, the chapter list in the sidebar's order); every chapter has goals,
+// door (the clone command or the source download, goals, the chapter list in the sidebar's order);
+// the source download's link is on screen at 1280 and 390 px and answers; every chapter has goals,
 // a summary and self-checks and fits ~12 screens at 1280 px; no excerpt is longer than 30 lines
 // or shows a trace hook; every glossary term is linked at its first use in the prose; hello-rdma's
 // page shows its build line and its output; at 390 px every box wider than the screen says so;
 // the core path is marked in the sidebar and on the home page's course map, where every deep dive
 // names what it needs; Getting started says what to do when the first run fails.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { CHAPTERS } from '../.vitepress/chapters.mjs';
 import { GLOSSARY } from '../.vitepress/glossary.mjs';
 import { glossaryForms, glossaryPatternSource, linksGlossaryOn } from '../.vitepress/glossary-links.mjs';
@@ -47,7 +51,7 @@ export function courseInfoInPage({ pattern, ids, linksGlossary, maxLines }) {
       return { region: label.querySelector('code')?.textContent + '#' + label.querySelector('.code-source-region code')?.textContent, lines, hook: /(^|\n)\s*trace::/.test(code?.textContent ?? '') };
     });
   // The glossary: the first use of each term in the prose, and whether it is the linked one.
-  const skip = 'h1, h2, h3, h4, h5, h6, pre, code, summary, figure, svg, .code-source, .site-diagram, .trace-viewer, .qp-explorer, .course-map, .clone-command, .scroll-cue, a:not(.glossary-term)';
+  const skip = 'h1, h2, h3, h4, h5, h6, pre, code, summary, figure, svg, .code-source, .site-diagram, .trace-viewer, .qp-explorer, .course-map, .clone-command, .download-source, .scroll-cue, a:not(.glossary-term)';
   const regex = new RegExp(pattern, 'g');
   const firstUse = new Map();
   const walker = document.createTreeWalker(doc, NodeFilter.SHOW_TEXT);
@@ -87,6 +91,7 @@ export function courseInfoInPage({ pattern, ids, linksGlossary, maxLines }) {
     termsUsed: firstUse.size,
     unlinked,
     cloneCommand: doc.querySelector('.clone-command')?.textContent ?? '',
+    download: doc.querySelector('.download-source a.download-source-link')?.getAttribute('href') ?? null,
     courseMap: [...doc.querySelectorAll('.course-map a.course-map-link')].map((a) => a.getAttribute('href')),
     // The core path (chapters.mjs: core, needs): the sidebar's marks, the course map's marks, its
     // core exercises and each entry's needs; the previous/next links carry no mark.
@@ -110,12 +115,16 @@ export function checkCourse(visited, pass, fail, keyOf) {
   if (!home) fail('home page: not measured');
   else {
     const problems = [];
-    if (!/git clone \S+ rdmalab/.test(home.cloneCommand)) problems.push('no clone command');
+    // The clone command (a placeholder address only when the build had no download either), the
+    // download, or both; checkSourceDownload holds the download to the built site's tarball.
+    const clone = /git clone \S+ rdmalab/.test(home.cloneCommand);
+    if (!clone && !home.download) problems.push('neither the clone command nor the source download');
     if (!home.goals) problems.push('no goals');
     const expected = CHAPTERS.filter((c) => c.link !== '/' && (c.group !== 'Exercises' || c.link === '/exercises')).map((c) => c.link);
     if (home.courseMap.join(' ') !== expected.join(' ')) problems.push(`chapter list ${home.courseMap.join(' ')} is not the sidebar's ${expected.join(' ')}`);
+    const ways = [clone && 'the clone command', home.download && 'the source download'].filter(Boolean).join(' and ');
     if (problems.length) fail(`home page: ${problems.join('; ')}`);
-    else pass(`home page: the clone command, the goals, and all ${expected.length} chapters in the sidebar's order`);
+    else pass(`home page: ${ways}, the goals, and all ${expected.length} chapters in the sidebar's order`);
   }
 
   checkCorePath(visited, pass, fail, keyOf);
@@ -247,4 +256,70 @@ export function scrollCuesInPage() {
     }
   }
   return { wide, problems, boxes: boxes.length };
+}
+
+// The source download (docs/build.sh packs HEAD into the built site's download/): at 1280 and
+// 390 px the home page and Getting started show its link on the screen, named after the
+// tarball, with the tarball's SHA-256, and the link answers HTTP 200 with the tarball's bytes.
+// Skipped only for a site built outside a git checkout, which has no download.
+export async function checkSourceDownload(page, baseUrl, distDir, { pass, fail, skip, visitPage }) {
+  const dir = path.join(distDir, 'download');
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => /^rdmalab-[0-9a-f]+\.tar\.gz$/.test(name)) : [];
+  if (!files.length && !isGitCheckout(path.resolve(distDir, '../../..'))) {
+    skip('source download: the site was built outside a git checkout, so it has none');
+    return;
+  }
+  if (files.length !== 1) {
+    fail(`source download: the built site's download/ holds ${files.length} tarballs, not 1 (docs/build.sh puts one there)`);
+    return;
+  }
+  const [file] = files;
+  const bytes = statSync(path.join(dir, file)).size;
+  const sha256 = readFileSync(path.join(dir, `${file}.sha256`), 'utf8').split(' ')[0];
+  const problems = [];
+  let checked = 0;
+  try {
+    for (const [width, height] of [[1280, 800], [390, 844]]) {
+      await page.setViewportSize({ width, height });
+      for (const link of ['/', '/getting-started']) {
+        const where = `${link} at ${width} px`;
+        await visitPage(page, `${baseUrl}${link}`);
+        const shown = await page.evaluate(() => {
+          const a = document.querySelector('.vp-doc .download-source a.download-source-link');
+          if (!a) return null;
+          a.scrollIntoView({ block: 'center' });
+          const box = a.getBoundingClientRect();
+          const sha = document.querySelector('.vp-doc .download-source .download-source-sha256');
+          return {
+            href: a.getAttribute('href'), text: a.textContent.trim(), left: box.left, right: box.right, height: box.height,
+            sha256: sha?.textContent.trim(), shaRight: sha?.getBoundingClientRect().right ?? 0, pageWidth: document.documentElement.scrollWidth,
+          };
+        });
+        if (!shown) { problems.push(`${where}: no download link`); continue; }
+        checked += 1;
+        if (shown.text !== file || shown.href !== `/download/${file}`) problems.push(`${where}: the link "${shown.text}" goes to ${shown.href}, not /download/${file}`);
+        if (!shown.height || shown.left < 0 || shown.right > width) problems.push(`${where}: the link is not on the screen (${Math.round(shown.left)}–${Math.round(shown.right)} px)`);
+        if (shown.sha256 !== sha256) problems.push(`${where}: shows SHA-256 ${shown.sha256}, the tarball's is ${sha256}`);
+        if (shown.shaRight > width || shown.pageWidth > width) problems.push(`${where}: the SHA-256 or the page runs off the screen`);
+        const response = await fetch(new URL(shown.href, baseUrl), { signal: AbortSignal.timeout(10_000) });
+        const length = (await response.arrayBuffer()).byteLength;
+        if (response.status !== 200 || length !== bytes) problems.push(`${where}: the link answers HTTP ${response.status} with ${length} bytes, not 200 with ${bytes}`);
+      }
+    }
+  } catch (error) {
+    problems.push(error.message.split('\n')[0]);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+  if (problems.length) fail(`source download: ${problems.slice(0, 4).join('; ')}`);
+  else pass(`source download: ${file} (${bytes} bytes) linked on / and /getting-started at 1280 and 390 px (${checked} views), its SHA-256 shown, HTTP 200`);
+}
+
+function isGitCheckout(repository) {
+  try {
+    const top = execFileSync('git', ['-C', repository, 'rev-parse', '--show-toplevel'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return realpathSync(top) === realpathSync(repository);
+  } catch {
+    return false;
+  }
 }

@@ -20,6 +20,8 @@ const CONTENT_TYPES = {
   '.woff2': 'font/woff2',
   '.txt': 'text/plain; charset=utf-8',
   '.xml': 'application/xml',
+  '.gz': 'application/gzip',
+  '.sha256': 'text/plain; charset=utf-8',
 };
 
 async function isFile(filePath) {

@@ -35,6 +35,7 @@ constexpr std::string_view kGreeting = "Hello from the client, placed by RDMA WR
 constexpr std::size_t kBufferSize = 64;  // the server's buffer: room for the greeting
 constexpr int kWaitMs = 10'000;          // every wait (rdma_cm event, completion) ends by then
 
+// #region checks
 // Every call is checked; a failure becomes an exception naming the call and errno's text.
 [[noreturn]] void fail(const std::string& what) {
     throw std::runtime_error(what + (errno ? std::string(": ") + std::strerror(errno) : ""));
@@ -48,6 +49,7 @@ T* check(T* object, const char* call) {
     if (object == nullptr) fail(std::string(call) + " failed");
     return object;
 }
+// #endregion checks
 
 // #region owners
 // One owner per object, so that every path out — an error included — releases everything, in
@@ -145,6 +147,7 @@ ibv_wc wait_for_completion(ibv_cq* cq, ibv_wc_opcode expected, const char* what)
 }
 // #endregion wait-for-completion
 
+// #region describe
 // The server tells the client where to write in rdma_accept's private data, as text
 // ("ADDRESS RKEY LENGTH", hexadecimal, decimal): no byte order to agree on.
 std::string describe(const ibv_mr* region) {
@@ -154,6 +157,9 @@ std::string describe(const ibv_mr* region) {
                   region->rkey, region->length);
     return text;
 }
+// #endregion describe
+
+// #region parse-remote-buffer
 struct RemoteBuffer {
     std::uint64_t address = 0;
     std::uint32_t rkey = 0;
@@ -181,6 +187,7 @@ RemoteBuffer parse_remote_buffer(const std::string& text) {  // from the peer: v
     }
     return remote;
 }
+// #endregion parse-remote-buffer
 
 int run_server(const char* port, int accept_timeout_s) {
     // #region server-listen
@@ -195,14 +202,16 @@ int run_server(const char* port, int accept_timeout_s) {
     check(rdma_listen(listener.get(), 1), "rdma_listen");
     std::printf("server: listening on port %s\n", port);
     std::fflush(stdout);
+    // #endregion server-listen
 
+    // #region server-connect-request
     pollfd ready{.fd = channel->fd, .events = POLLIN, .revents = 0};
     if (poll(&ready, 1, accept_timeout_s * 1000) == 0) {
         errno = 0;
         fail("no client within " + std::to_string(accept_timeout_s) + " s");
     }
     CmId id{wait_for_event(channel.get(), RDMA_CM_EVENT_CONNECT_REQUEST)};
-    // #endregion server-listen
+    // #endregion server-connect-request
 
     // #region server-register
     Queues queues;
@@ -252,8 +261,10 @@ int run_server(const char* port, int accept_timeout_s) {
                 static_cast<int>(arrived.size()), arrived.data(), written);
     // #endregion server-check
 
+    // #region server-disconnect
     wait_for_event(channel.get(), RDMA_CM_EVENT_DISCONNECTED);
     std::printf("server: verified the greeting; the client disconnected\n");
+    // #endregion server-disconnect
     return 0;
 }
 
@@ -291,13 +302,16 @@ int run_client(const char* server, const char* port) {
     char done[4] = {};
     std::snprintf(done, sizeof done, "%zu", kGreeting.size());  // "43": digits, no terminator
     MemoryRegion done_mr{
-        // #endregion client-register
         check(ibv_reg_mr(queues.pd.get(), done, sizeof done, 0), "ibv_reg_mr(done)")};
+    // #endregion client-register
 
     // #region client-connect
     rdma_conn_param connect{};
     connect.retry_count = 7;  // resend an unacknowledged packet up to 7 times (0: never)
     check(rdma_connect(id.get(), &connect), "rdma_connect");
+    // #endregion client-connect
+
+    // #region client-established
     std::string where;
     wait_for_event(channel.get(), RDMA_CM_EVENT_ESTABLISHED, &where);
     const RemoteBuffer remote = parse_remote_buffer(where);
@@ -305,7 +319,7 @@ int run_client(const char* server, const char* port) {
                 static_cast<unsigned long long>(remote.address), remote.rkey, remote.length);
     errno = 0;
     if (remote.length < kGreeting.size()) fail("the server's buffer is too small for the greeting");
-    // #endregion client-connect
+    // #endregion client-established
 
     // One RDMA WRITE: local bytes (address, length, lkey) to remote memory (address, rkey).
     // #region client-write
@@ -340,10 +354,12 @@ int run_client(const char* server, const char* port) {
     check(ibv_post_send(id->qp, &send, &bad), "ibv_post_send(SEND)");
     wait_for_completion(queues.cq.get(), IBV_WC_SEND, "the done message");
     std::printf("client: sent the done message; disconnecting\n");
+    // #endregion client-send
 
+    // #region client-disconnect
     check(rdma_disconnect(id.get()), "rdma_disconnect");
     wait_for_event(channel.get(), RDMA_CM_EVENT_DISCONNECTED);
-    // #endregion client-send
+    // #endregion client-disconnect
     return 0;
 }
 
