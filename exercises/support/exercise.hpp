@@ -215,7 +215,7 @@ inline void connect(Connection& c, Advertisement advertisement = Advertisement::
     param.initiator_depth = 1;
     param.responder_resources = 1;
     param.retry_count = 7;
-    param.rnr_retry_count = 7;
+    param.rnr_retry_count = 6;  // 7 would retry forever: a missing receive would hang, not fail
     if (rdma_connect(c.id, &param) != 0) fail("rdma_connect failed");
     expect_cm_event(c.events, RDMA_CM_EVENT_ESTABLISHED,
                     advertisement == Advertisement::kBuffer ? &c.peer_buffer : nullptr);

@@ -46,9 +46,11 @@ constexpr std::uint32_t kDatagramsSent = 0x53454e54;  // "SENT"
 // #region reliability
 // timeout 14: a packet whose ACK never comes is resent after 4.096 µs × 2^14 ≈ 67 ms (a lost
 // NAK or a lost last packet costs that); retry_cnt 7: on rxe, resend without giving up.
+// rnr_retry 6, not 7 (forever): the lesson's RC traffic is WRITEs, which need no receive, so an
+// RNR NAK would be a bug to report, not to wait out.
 constexpr Reliability kReliability{.timeout = 14,
                                    .retry_cnt = 7,
-                                   .rnr_retry = 7,
+                                   .rnr_retry = 6,
                                    .min_rnr_timer = 12,
                                    .max_rd_atomic = 0,
                                    .max_dest_rd_atomic = 0};
