@@ -1,0 +1,66 @@
+# Runs on the three hosts of `lab.sh --hosts 3` for tests/security/attacks.sh: one world after
+# another, each with a fresh victim. Host 1 runs rdma-victim's server, host 2 its legitimate
+# client, host 3 the attacker: it connects to the victim as any client may (rdma-attack probe),
+# predicts the next client's QP, slot and rkey from what that showed, and — once the client is
+# connected and before it writes — puts one hand-made RDMA WRITE on its own link, claiming to be
+# host 2. Worlds (WORLD: client's PSNs, server's keys, the rkey the attacker sends):
+#   inject       zero, shared, the predicted one    the write lands; the client's is lost
+#   random-psn   random, shared, the predicted one  the write is dropped: not the PSN expected
+#   bad-rkey     zero, shared, one bit off          one packet: the victim's QP goes to ERR
+#   keys-per-client  zero, per-client, its own      the write is refused, the QP goes to ERR
+# Outputs in OUT_DIR/WORLD/: victim.out, client.out, probe.txt, attack.out, *.rc.
+#   tests/security/worlds.sh BUILD_BIN_DIR OUT_DIR
+set -uo pipefail
+bin=${1:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
+out=${2:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
+
+# wait_for FILE: at most 60 s.
+wait_for() {
+    local tick
+    for ((tick = 0; tick < 600; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+
+n=0
+for spec in inject:zero:shared:0 random-psn:random:shared:0 bad-rkey:zero:shared:1 \
+    keys-per-client:zero:per-client:0; do
+    IFS=: read -r world psn keys rkey_flip <<<"$spec"
+    n=$((n + 1))
+    port=$((18600 + n))
+    dir=$out/$world
+    mkdir -p "$dir"
+    case $RDMALAB_HOST in
+        1)
+            timeout -k 2 60 "$bin/rdma-victim" server --clients 2 --keys "$keys" --port "$port" \
+                --timeout 20 >"$dir/victim.out" 2>&1
+            echo $? >"$dir/victim.rc" ;;
+        3)
+            # A connection the victim refuses (it is not listening yet) is tried again until
+            # the tool's timeout.
+            timeout -k 2 40 "$bin/rdma-attack" probe --server "$RDMALAB_ADDR_1" --port "$port" \
+                >"$dir/probe.txt" 2>"$dir/probe.err"
+            echo $? >"$dir/probe.rc"
+            touch "$dir/probed"
+            wait_for "$dir/ready"
+            field() { sed -n "s/^$1=//p" "$dir/probe.txt"; }
+            rkey=$(($(field slot_rkey) ^ rkey_flip))
+            timeout -k 2 20 "$bin/rdma-attack" inject-write --interface eth0 \
+                --victim "$RDMALAB_ADDR_1" --victim-mac "$(field victim_mac)" \
+                --spoof "$RDMALAB_ADDR_2" --qpn "$(field next_qpn)" --psn 0 \
+                --address "$(field next_slot_address)" --rkey "$rkey" \
+                --text "INJECTED by host 3" >"$dir/attack.out" 2>&1
+            echo $? >"$dir/attack.rc"
+            sleep 1   # the frame crosses the bridge and the victim acts on it
+            touch "$dir/go" ;;
+        2)
+            wait_for "$dir/probed"
+            timeout -k 2 60 "$bin/rdma-victim" client --server "$RDMALAB_ADDR_1" --port "$port" \
+                --psn "$psn" --ready-file "$dir/ready" --go-file "$dir/go" --timeout 8 \
+                >"$dir/client.out" 2>&1
+            echo $? >"$dir/client.rc" ;;
+    esac
+    # Every host leaves the world before the next begins.
+    touch "$dir/left-$RDMALAB_HOST"
+    for h in 1 2 3; do wait_for "$dir/left-$h"; done
+done
+exit 0
