@@ -23,6 +23,7 @@ import { VERBS } from '../.vitepress/verbs.mjs';
 import { startServer } from './serve.mjs';
 import { checkCourse, checkSourceDownload, courseChapters, courseInfoArguments, courseInfoInPage, scrollCuesInPage } from './course-checks.mjs';
 import { checkHintsOneAtATime } from './browser-hints.mjs';
+import { checkCmLabels, checkJumps, checkLanesInView, checkTwoLanesOnPhone } from './browser-traces.mjs';
 
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST_DIR = path.join(DOCS_DIR, '.vitepress', 'dist');
@@ -242,7 +243,7 @@ async function runChecks(context, baseUrl, options) {
   for (const key of tracePages) await checkTraceViewers(page, `${baseUrl}${key}`, pageProblems);
   console.log(`note trace viewers on ${tracePages.length} pages checked in ${((Date.now() - tracesStarted) / 1000).toFixed(1)} s`);
   if (tracePages.length && filteredAway === 0) fail('trace viewer: the QP filter hid nothing in any trace (no trace has two QPs)');
-  if (tracePages.length) await checkTraceViewerOnPhone(page, `${baseUrl}${tracePages[0]}`);
+  if (tracePages.length) await checkTraceViewerOnPhone(page, baseUrl, tracePages[0]);
 
   // 3c. The rate-per-flow figures (docs/congestion.md).
   const ratePages = [...visited].filter(([, info]) => info.rateTimelines > 0).map(([key]) => key);
@@ -702,6 +703,8 @@ async function checkExplorerOnPhone(page, url) {
 // clicking a packet shows its PSN and opcode; a foreign or malformed file gets a message.
 const STEPS_CLICKED = 12;  // each a click; the rest of the order is read off the ladder at the end
 let filteredAway = 0;  // packets the QP filter hid, over every trace
+const viewersSeen = [];  // { key, nth, src, steps, hosts } of every trace viewer checked
+const LONG_TRACE_STEPS = 100;  // a ladder this long is stepped through to its middle at 1280 px
 // What each recorded trace is there to show: marks it must have (at least one).
 const TRACE_MUST_SHOW = {
   'loss-and-retransmission.json': ['nak', 'again'],
@@ -735,6 +738,7 @@ async function checkTraceViewers(page, url, pageProblems) {
       if (problem) throw new Error(`${src}: ${await viewer.locator('.tv-problem').textContent()}`);
       const trace = JSON.parse(await readFile(path.join(DIST_DIR, src), 'utf8'));
       const name = `${where} ${src}`;
+      viewersSeen.push({ key: where, nth: v, src, steps: trace.timeline.length, hosts: trace.hosts.length });
 
       // It opens on the first operation posted (the set-up before it done), not on an empty box.
       const firstPost = trace.timeline.findIndex((s) => s.kind === 'event' && trace.events[s.index].event === 'post_send');
@@ -800,6 +804,10 @@ async function checkTraceViewers(page, url, pageProblems) {
       }
       if (marks.error && !shown.error.some((text) => /ERR/.test(text))) throw new Error(`${src}: no error completion names its status`);
       pass(`trace viewer on ${name}: marked as in the file: ${Object.entries(marks).map(([k, n]) => `${n} ${k}`).join(', ')}`);
+      const cmLabels = await checkCmLabels(viewer, trace, src);  // the ladder still at its end
+      if (cmLabels) pass(`trace viewer on ${name}: ${cmLabels}`);
+      pass(`trace viewer on ${name}: ${await checkJumps(viewer, trace, src)}`);
+      if (trace.timeline.length >= LONG_TRACE_STEPS) pass(`trace viewer on ${name}: ${await checkLanesInView(viewer, src, 1280)}`);
 
       if (trace.hosts.length > 2) {
         filteredAway += await checkManyHosts(viewer, trace, src, name);
@@ -915,7 +923,11 @@ async function checkManyHosts(viewer, trace, src, name) {
   return trace.packets.length - wantedPackets;
 }
 
-async function checkTraceViewerOnPhone(page, url) {
+// On a 390x844 phone: the viewer fits the page; two lanes side by side, on a two-host trace
+// (the first page's first) and on the longest trace of three hosts or more, stepped to its middle
+// (browser-traces.mjs).
+async function checkTraceViewerOnPhone(page, baseUrl, key) {
+  const url = `${baseUrl}${key}`;
   const where = new URL(url).pathname;
   try {
     await page.setViewportSize({ width: 390, height: 844 });
@@ -941,6 +953,19 @@ async function checkTraceViewerOnPhone(page, url) {
     if (!layout.controlsInside) problems.push('a control sticks out of the viewer');
     if (problems.length) fail(`trace viewer on a 390x844 phone (${where}): ${problems.join('; ')}`);
     else pass(`trace viewer on a 390x844 phone (${where}): fits, the ladder scrolls inside its frame`);
+    const first = viewersSeen.find((v) => v.key === where && v.nth === 0);
+    const longest = viewersSeen.filter((v) => v.hosts > 2).sort((a, b) => b.steps - a.steps)[0];
+    for (const [what, seen] of [[`the first trace on ${where}`, first], ['a trace of three hosts or more', longest]]) {
+      if (!seen) {
+        fail(`trace viewer on a 390x844 phone: ${what} was not checked at 1280 px, so not here either`);
+        continue;
+      }
+      await visitPage(page, `${baseUrl}${seen.key}`);
+      const viewer = page.locator('.trace-viewer').nth(seen.nth);
+      await waitForCondition(page, `${seen.src} to load on a phone`, (i) => document.querySelectorAll('.trace-viewer')[i]?.dataset.loaded, seen.nth);
+      const trace = JSON.parse(await readFile(path.join(DIST_DIR, seen.src), 'utf8'));
+      pass(`trace viewer on a 390x844 phone (${seen.key}): ${await checkTwoLanesOnPhone(viewer, trace, seen.src)}`);
+    }
   } catch (error) {
     fail(`trace viewer on a 390x844 phone (${where}): ${error.message.split('\n')[0]}`);
   } finally {
