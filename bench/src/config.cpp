@@ -17,12 +17,6 @@ namespace rdmalab::bench {
 
 namespace {
 
-constexpr std::array<std::pair<Op, const char*>, 6> kOps{{{Op::kWrite, "write"},
-                                                          {Op::kRead, "read"},
-                                                          {Op::kSend, "send"},
-                                                          {Op::kWriteImm, "write-imm"},
-                                                          {Op::kFetchAdd, "fetch-add"},
-                                                          {Op::kCompareSwap, "cmp-swap"}}};
 constexpr std::array<std::pair<Transport, const char*>, 3> kTransports{
     {{Transport::kRC, "RC"}, {Transport::kUC, "UC"}, {Transport::kUD, "UD"}}};
 constexpr std::array<std::pair<Mode, const char*>, 2> kModes{
@@ -42,20 +36,11 @@ std::string upper(std::string text) {
 
 }  // namespace
 
-const char* op_name(Op op) {
-    return name_in(kOps, op);
-}
 const char* transport_name(Transport t) {
     return name_in(kTransports, t);
 }
 const char* mode_name(Mode mode) {
     return name_in(kModes, mode);
-}
-
-std::optional<Op> parse_op(const std::string& text) {
-    for (const auto& [op, name] : kOps)
-        if (text == name) return op;
-    return std::nullopt;
 }
 
 std::optional<Transport> parse_transport(const std::string& text) {
@@ -73,18 +58,21 @@ std::optional<Mode> parse_mode(const std::string& text) {
 }
 
 std::optional<std::string> BenchConfig::problem() const {
-    const char* o = op_name(op);
-    const bool one_sided = op == Op::kWrite || op == Op::kWriteImm;
-    if (transport == Transport::kUD && op != Op::kSend)
-        return fmt::format("UD carries only send (not {}): datagrams have no remote memory access",
-                           o);
-    if (transport == Transport::kUC && !(one_sided || op == Op::kSend))
+    const Operation& row = operation(op);
+    const char* o = row.name;
+    if (transport == Transport::kUD && !row.runs_over_ud)
+        return fmt::format("UD carries only {} (not {}): datagrams have no remote memory access",
+                           op_names(&Operation::runs_over_ud), o);
+    if (transport == Transport::kUC && !row.runs_over_uc)
         return fmt::format("UC has no {}: READ and atomics need RC's responder", o);
-    if (is_atomic(op) && size != kAtomicBytes)
-        return fmt::format("{} moves exactly 8 bytes: drop -s (got {})", o, size);
-    if (is_atomic(op) && sge != 1) return fmt::format("{} takes one 8-byte SGE: drop --sge", o);
-    if (inline_size > 0 && (op == Op::kRead || is_atomic(op)))
-        return fmt::format("-I (inline) applies to write, send and write-imm, not {}", o);
+    if (const std::uint32_t fixed = row.fixed_size; fixed > 0) {
+        if (size != fixed)
+            return fmt::format("{} moves exactly {} bytes: drop -s (got {})", o, fixed, size);
+        if (sge != 1) return fmt::format("{} takes one {}-byte SGE: drop --sge", o, fixed);
+    }
+    if (inline_size > 0 && !row.can_inline)
+        return fmt::format("-I (inline) applies to {}, not {}",
+                           op_names(&Operation::can_inline, " and "), o);
     if (size == 0) return "message size must be at least 1 byte";
     if (size > (std::uint64_t{1} << 30)) return fmt::format("message size {} exceeds 1 GiB", size);
     if (sge == 0 || sge > 32) return fmt::format("--sge {} is outside 1..32", sge);
@@ -99,9 +87,9 @@ std::optional<std::string> BenchConfig::problem() const {
             "signal interval (-Q) {} exceeds the window ({}): the send queue would fill before "
             "any completion frees it",
             signal_every, window);
-    if (srq && !receiver_counts(op))
-        return fmt::format("--srq needs an operation the server receives (send, write-imm), not {}",
-                           o);
+    if (srq && !row.target_receives())
+        return fmt::format("--srq needs an operation the server receives ({}), not {}",
+                           op_names(&Operation::target_receives), o);
     if (duration_s < 0 || duration_s > 3600 || std::isnan(duration_s))
         return fmt::format("duration {} s is outside 0..3600", duration_s);
     if (duration_s == 0 && iters == 0) return "iterations (-n) must be at least 1";
@@ -113,9 +101,10 @@ std::optional<std::string> BenchConfig::problem() const {
         if (duration_s > 0) return "latency mode takes -n (samples), not -D";
         if (iters > 10'000'000) return "latency keeps every sample: -n at most 10000000";
         if (srq) return "latency mode does not use --srq";
-        if (events && op == Op::kWrite)
-            return "write latency polls memory, not the CQ: -e needs send, write-imm, read or "
-                   "atomics";
+        if (events && row.reply == Reply::kStamp)
+            return fmt::format(
+                "{} latency polls memory, not the CQ: -e needs send, write-imm, read or atomics",
+                o);
     }
     return std::nullopt;
 }

@@ -40,70 +40,14 @@ std::uint64_t wr_id(std::uint32_t queue, std::uint64_t seq) {
     return std::uint64_t{queue} << 48 | seq;
 }
 
-ibv_wr_opcode opcode_of(Op op) {
-    switch (op) {
-        case Op::kWrite:
-            return IBV_WR_RDMA_WRITE;
-        case Op::kRead:
-            return IBV_WR_RDMA_READ;
-        case Op::kSend:
-            return IBV_WR_SEND;
-        case Op::kWriteImm:
-            return IBV_WR_RDMA_WRITE_WITH_IMM;
-        case Op::kFetchAdd:
-            return IBV_WR_ATOMIC_FETCH_AND_ADD;
-        case Op::kCompareSwap:
-            return IBV_WR_ATOMIC_CMP_AND_SWP;
-    }
-    return IBV_WR_SEND;
-}
-
-// The send_ops_flags bit of op, for a QP made by ibv_create_qp_ex.
-std::uint64_t extended_ops_flag(Op op) {
-    switch (op) {
-        case Op::kWrite:
-            return IBV_QP_EX_WITH_RDMA_WRITE;
-        case Op::kRead:
-            return IBV_QP_EX_WITH_RDMA_READ;
-        case Op::kSend:
-            return IBV_QP_EX_WITH_SEND;
-        case Op::kWriteImm:
-            return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-        case Op::kFetchAdd:
-            return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-        case Op::kCompareSwap:
-            return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-    }
-    return IBV_QP_EX_WITH_SEND;
-}
-
-// The extended API's version of a prepared WR: the operation with its remote half, then its
-// data (inline data is copied by the provider now; SGEs are read by the NIC later).
-[[gnu::always_inline]] inline void build_extended(ibv_qp_ex* qpx, const ibv_send_wr& wr,
-                                                  std::uint32_t imm, bool inline_data, bool ud) {
-    switch (wr.opcode) {
-        case IBV_WR_RDMA_WRITE:
-            ibv_wr_rdma_write(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr);
-            break;
-        case IBV_WR_RDMA_WRITE_WITH_IMM:
-            ibv_wr_rdma_write_imm(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr, imm);
-            break;
-        case IBV_WR_RDMA_READ:
-            ibv_wr_rdma_read(qpx, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr);
-            break;
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-            ibv_wr_atomic_fetch_add(qpx, wr.wr.atomic.rkey, wr.wr.atomic.remote_addr,
-                                    wr.wr.atomic.compare_add);
-            break;
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-            ibv_wr_atomic_cmp_swp(qpx, wr.wr.atomic.rkey, wr.wr.atomic.remote_addr,
-                                  wr.wr.atomic.compare_add, wr.wr.atomic.swap);
-            break;
-        default:  // SEND; on UD it names its destination after the operation
-            ibv_wr_send(qpx);
-            if (ud) ibv_wr_set_ud_addr(qpx, wr.wr.ud.ah, wr.wr.ud.remote_qpn, wr.wr.ud.remote_qkey);
-            break;
-    }
+// The extended API's version of a prepared WR: the operation with its remote half (UD: its
+// destination after it), then its data (inline data is copied by the provider now; SGEs are read
+// by the NIC later).
+[[gnu::always_inline]] inline void build_extended(ibv_qp_ex* qpx, ExtendedCall call,
+                                                  const ibv_send_wr& wr, std::uint32_t imm,
+                                                  bool inline_data, bool ud) {
+    call(qpx, wr, imm);
+    if (ud) ibv_wr_set_ud_addr(qpx, wr.wr.ud.ah, wr.wr.ud.remote_qpn, wr.wr.ud.remote_qkey);
     if (inline_data) {
         std::array<ibv_data_buf, 32> buffers{};
         for (int i = 0; i < wr.num_sge; ++i)
@@ -116,33 +60,16 @@ std::uint64_t extended_ops_flag(Op op) {
     }
 }
 
-// What the PEER may do to the memory of a side that is the target of op.
-unsigned remote_access(Op op) {
-    switch (op) {
-        case Op::kWrite:
-        case Op::kWriteImm:
-            return IBV_ACCESS_REMOTE_WRITE;
-        case Op::kRead:
-            return IBV_ACCESS_REMOTE_READ;
-        case Op::kFetchAdd:
-        case Op::kCompareSwap:
-            return IBV_ACCESS_REMOTE_ATOMIC;
-        case Op::kSend:
-            return 0;
-    }
-    return 0;
-}
-
 // Whether this side's memory is written by the peer or by its own receives/READs/atomics.
 bool is_target(const BenchConfig& c, Side side) {
-    // A latency ping-pong of write, send or write-imm is symmetric: both sides are targets.
-    bool symmetric = c.mode == Mode::kLatency &&
-                     (c.op == Op::kWrite || c.op == Op::kSend || c.op == Op::kWriteImm);
+    // A latency ping-pong the target answers (write, send, write-imm) is symmetric: both sides
+    // are targets.
+    bool symmetric = c.mode == Mode::kLatency && operation(c.op).reply != Reply::kCompletion;
     return side == Side::kServer || symmetric;
 }
 
 bool side_receives(const BenchConfig& c, Side side) {
-    return receiver_counts(c.op) && is_target(c, side);
+    return operation(c.op).target_receives() && is_target(c, side);
 }
 
 // What the records call the provider: software providers are named for what they are.
@@ -230,10 +157,9 @@ std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevic
         return fmt::format("--sge {} exceeds {}'s max_sge ({})", c.sge, dev, a.max_sge);
     if (static_cast<int>(c.qps) > a.max_qp)
         return fmt::format("-q {} exceeds {}'s max_qp ({})", c.qps, dev, a.max_qp);
-    if (is_atomic(c.op) && a.atomic_cap == IBV_ATOMIC_NONE)
+    if (operation(c.op).atomic && a.atomic_cap == IBV_ATOMIC_NONE)
         return fmt::format("{} has no atomics (atomic_cap NONE)", dev);
-    if ((c.op == Op::kRead || is_atomic(c.op)) &&
-        (a.max_qp_rd_atom == 0 || a.max_qp_init_rd_atom == 0))
+    if (operation(c.op).lands_at_initiator && (a.max_qp_rd_atom == 0 || a.max_qp_init_rd_atom == 0))
         return fmt::format("{} allows no outstanding READ/atomic (max_qp_rd_atom 0)", dev);
     if (c.srq && a.max_srq == 0) return fmt::format("{} has no shared receive queues", dev);
     for (Side side : {Side::kClient, Side::kServer}) {
@@ -248,7 +174,7 @@ std::optional<std::string> device_problem(const BenchConfig& c, const BenchDevic
 
 std::optional<std::string> memory_problem(const BenchConfig& c, gpu::MemoryKind client,
                                           gpu::MemoryKind server) {
-    if (c.mode != Mode::kLatency || c.op != Op::kWrite) return std::nullopt;
+    if (c.mode != Mode::kLatency || operation(c.op).reply != Reply::kStamp) return std::nullopt;
     for (auto [side, kind] : {std::pair{"client", client}, std::pair{"server", server}})
         if (kind != gpu::MemoryKind::kHost)
             return fmt::format(
@@ -273,16 +199,18 @@ struct Engine::Queue {
     std::vector<ibv_sge> send_sges;       // sge entries per WR
     std::vector<ibv_recv_wr> recv_chain;  // kPollBatch receives linked by next
     std::vector<ibv_sge> recv_sges;
-    std::uint64_t wr_id_base = 0;     // the QP's index in wr_id's top 16 bits
-    unsigned base_flags = 0;          // IBV_SEND_INLINE when this configuration inlines
-    bool stamp_immediate = false;     // write-imm: each WR carries its sequence number
-    std::uint64_t next_signaled = 0;  // the sequence number of the next WR that asks for a CQE
+    ExtendedCall extended_call = nullptr;  // --api ex: the ibv_wr_* call of the operation
+    std::uint64_t wr_id_base = 0;          // the QP's index in wr_id's top 16 bits
+    unsigned base_flags = 0;               // IBV_SEND_INLINE when this configuration inlines
+    bool stamp_immediate = false;          // write-imm: each WR carries its sequence number
+    std::uint64_t next_signaled = 0;       // the sequence number of the next WR that asks for a CQE
 };
 
 Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
                const gpu::MemoryOptions& memory, bool stage_each_message, PostApi api)
     : device_(device),
       config_(config),
+      operation_(operation(config.op)),
       side_(side),
       slot_stride_((config.slot_bytes() + 63) / 64 * 64),
       memory_(memory.memory, 2 * slot_stride_) {
@@ -314,10 +242,11 @@ Engine::Engine(BenchDevice& device, const BenchConfig& config, Side side,
     // Per-message staging needs a moment per message on this side: the initiator's posts and
     // completions, the receiver's receives, both ends of a send/write-imm ping-pong.
     const bool latency = config.mode == Mode::kLatency;
-    const bool one_sided_target = side == Side::kServer && !receiver_counts(config.op) && !latency;
+    const bool one_sided_target =
+        side == Side::kServer && !operation_.target_receives() && !latency;
     stage_each_message_ = stage_each_message && registered_->path() == gpu::Path::kStaging &&
-                          !one_sided_target && !is_atomic(config.op) &&
-                          !(latency && (config.op == Op::kWrite || config.op == Op::kRead));
+                          !one_sided_target && !operation_.atomic &&
+                          !(latency && operation_.reply != Reply::kReceive);
 
     for (std::uint32_t i = 0; i < config.qps; ++i) queues_.push_back(create_queue(i));
     if (srq_) {  // the SRQ's chain: the first QP's, pointing at its own SGEs
@@ -352,9 +281,9 @@ void Engine::register_buffer(const gpu::MemoryOptions& memory) {
     // or atomic return values land in its memory, and nothing at all for write and send.
     unsigned mr_access = 0;
     if (is_target(config_, side_)) {
-        access_ = remote_access(config_.op);
-        mr_access = access_ | (config_.op == Op::kRead ? 0u : unsigned{IBV_ACCESS_LOCAL_WRITE});
-    } else if (config_.op == Op::kRead || is_atomic(config_.op)) {
+        access_ = operation_.target_access;
+        mr_access = access_ | (operation_.lands_at_target ? unsigned{IBV_ACCESS_LOCAL_WRITE} : 0u);
+    } else if (operation_.lands_at_initiator) {
         mr_access = IBV_ACCESS_LOCAL_WRITE;
     }
     registered_.emplace(
@@ -390,7 +319,7 @@ Engine::Queue Engine::create_queue(std::uint32_t index) {
         extended.cap = init.cap;
         extended.pd = pd_.get();
         extended.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-        extended.send_ops_flags = extended_ops_flag(config_.op);
+        extended.send_ops_flags = operation_.extended_flag;
         queue.qp.reset(ibv_create_qp_ex(device_.context.get(), &extended));
         if (queue.qp) queue.qpx = ibv_qp_to_qp_ex(queue.qp.get());
     } else {
@@ -406,7 +335,8 @@ Engine::Queue Engine::create_queue(std::uint32_t index) {
     queue.base_flags = config_.inline_size > 0 && config_.size <= config_.inline_size
                            ? unsigned{IBV_SEND_INLINE}
                            : 0u;
-    queue.stamp_immediate = config_.op == Op::kWriteImm;
+    queue.stamp_immediate = operation_.carries_immediate;
+    queue.extended_call = operation_.extended_call;
     queue.ud = config_.transport == Transport::kUD;
     queue.psn = random_psn();
 
@@ -426,15 +356,14 @@ Engine::Queue Engine::create_queue(std::uint32_t index) {
 // buffer. READ results and atomic return values land in the destination slot.
 void Engine::prepare_send_chain(Queue& queue) {
     const std::uint64_t nic_base = registered_->nic_address();
-    const bool lands_here = config_.op == Op::kRead || is_atomic(config_.op);
-    const std::uint64_t base = nic_base + (lands_here ? slot_stride_ : 0);
+    const std::uint64_t base = nic_base + (operation_.lands_at_initiator ? slot_stride_ : 0);
     const std::uint32_t wrs = config_.mode == Mode::kLatency ? 1 : config_.post_list;
     const std::uint64_t piece = config_.size / config_.sge;
     queue.send_chain.resize(wrs);
     queue.send_sges.resize(std::size_t{wrs} * config_.sge);
     for (std::uint32_t w = 0; w < wrs; ++w) {
         ibv_send_wr& wr = queue.send_chain[w];
-        wr.opcode = opcode_of(config_.op);
+        wr.opcode = operation_.opcode;
         wr.num_sge = static_cast<int>(config_.sge);
         wr.sg_list = &queue.send_sges[std::size_t{w} * config_.sge];
         wr.next = w + 1 < wrs ? &queue.send_chain[w + 1] : nullptr;
@@ -458,7 +387,7 @@ void Engine::prepare_receive_chain(Queue& queue, std::uint32_t index) {
         ibv_recv_wr& wr = queue.recv_chain[r];
         wr.wr_id = index;
         wr.next = r + 1 < kPollBatch ? &queue.recv_chain[r + 1] : nullptr;
-        wr.num_sge = config_.op == Op::kWriteImm ? 0 : 1;
+        wr.num_sge = operation_.data_in_receive() ? 1 : 0;
         wr.sg_list = &queue.recv_sges[r];
         queue.recv_sges[r] = {destination, static_cast<std::uint32_t>(config_.slot_bytes()),
                               registered_->lkey()};
@@ -473,8 +402,8 @@ std::uint8_t Engine::responder_depth() const {
 }
 
 std::vector<QpEndpoint> Engine::local_endpoints() const {
-    // The peer accesses the source slot with READ, the destination slot with everything else.
-    std::uint64_t slot = config_.op == Op::kRead ? 0 : slot_stride_;
+    // The peer writes the destination slot (its data, its atomics) or reads the source slot.
+    std::uint64_t slot = operation_.lands_at_target ? slot_stride_ : 0;
     std::vector<QpEndpoint> endpoints;
     for (const Queue& queue : queues_) {
         QpEndpoint e;
@@ -526,10 +455,10 @@ void Engine::connect(std::span<const QpEndpoint> remote, std::uint8_t peer_respo
                 wr.wr.ud.ah = ah_.get();
                 wr.wr.ud.remote_qpn = peer.qpn;
                 wr.wr.ud.remote_qkey = peer.qkey;  // the key the peer's QP accepts
-            } else if (is_atomic(config_.op)) {
+            } else if (operation_.atomic) {
                 wr.wr.atomic.remote_addr = peer.address;
                 wr.wr.atomic.rkey = peer.rkey;
-                wr.wr.atomic.compare_add = config_.op == Op::kFetchAdd ? 1 : 0;
+                wr.wr.atomic.compare_add = operation_.atomic_compare_add;
                 wr.wr.atomic.swap = 0;  // compare 0, swap 0: succeeds without changing the counter
             } else {
                 wr.wr.rdma.remote_addr = peer.address;
@@ -636,7 +565,7 @@ void Engine::stage_destinations(std::uint64_t count) {
     ibv_wr_start(qpx);
     qpx->wr_id = queue.wr_id_base | seq;
     qpx->wr_flags = send_flags(queue, seq, last_seq);  // IBV_SEND_INLINE too: rxe reads it here
-    build_extended(qpx, queue.send_chain.front(),
+    build_extended(qpx, queue.extended_call, queue.send_chain.front(),
                    queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
                    queue.base_flags & IBV_SEND_INLINE, queue.ud);
     if (const int rc = ibv_wr_complete(qpx); rc != 0) [[unlikely]]
@@ -652,7 +581,7 @@ void Engine::post_batch_extended(Queue& queue, std::uint64_t first_seq, std::uin
         const std::uint64_t seq = first_seq + w;
         qpx->wr_id = queue.wr_id_base | seq;
         qpx->wr_flags = send_flags(queue, seq, last_seq);
-        build_extended(qpx, queue.send_chain[w],
+        build_extended(qpx, queue.extended_call, queue.send_chain[w],
                        queue.stamp_immediate ? to_be32(static_cast<std::uint32_t>(seq)) : 0,
                        queue.base_flags & IBV_SEND_INLINE, queue.ud);
     }
@@ -776,8 +705,8 @@ InitiatorResult Engine::run_initiator(std::uint64_t per_qp, double duration_s,
     for (Queue& queue : queues_)
         queue.next_signaled = config_.signal_every - 1;  // every phase starts at seq 0
     // Per-message staging, decided once: the loop below must cost what the verbs cost.
-    const bool stage_each_source = stage_each_message_ && config_.op != Op::kRead;
-    const bool stage_each_read = stage_each_message_ && config_.op == Op::kRead;
+    const bool stage_each_source = stage_each_message_ && !operation_.lands_at_initiator;
+    const bool stage_each_read = stage_each_message_ && operation_.lands_at_initiator;
 
     const auto start = Clock::now();
     const auto stop_posting_at = start + std::chrono::duration_cast<Clock::duration>(
@@ -910,7 +839,7 @@ ReceiverResult Engine::run_receiver(
                 if (stage_each_message_) stage_destinations(1);
                 ++pending[srq_ ? 0 : q];
                 ++result.messages;
-                result.bytes += config_.op == Op::kWriteImm ? config_.size : wc.byte_len - header;
+                result.bytes += operation_.data_in_receive() ? wc.byte_len - header : config_.size;
             }
             repost(pending);
             if (expected && all_arrived()) break;
@@ -1015,7 +944,7 @@ void Engine::await_stamp(const PingPong& state, std::uint64_t round, const Limit
 Engine::PingPong Engine::ping_pong_state(std::uint64_t count) {
     PingPong state;
     state.count = count;
-    if (config_.op == Op::kWrite) {
+    if (operation_.reply == Reply::kStamp) {
         // memory_problem() keeps GPU memory out of the write ping-pong: the CPU polls these bytes,
         // where the NIC puts them (host memory, or the staging bounce buffer).
         const gpu::Path path = registered_->path();
@@ -1033,16 +962,16 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
     PingPong state = ping_pong_state(count);
     std::vector<double> samples;
     samples.reserve(count);
-    const bool wants_reply = config_.op == Op::kSend || config_.op == Op::kWriteImm;
+    const Reply reply = operation_.reply;
 
     for (std::uint64_t round = 0; round < count; ++round) {
-        if (config_.op == Op::kWrite) *state.source_tag = round_tag(round);
+        if (reply == Reply::kStamp) *state.source_tag = round_tag(round);
         auto t0 = Clock::now();
         if (stage_each_message_) stage_sources(1);  // the staged round trip starts in GPU memory
         post_single(queue, round);                  // every WR signaled in a ping-pong
-        if (config_.op == Op::kWrite) {
+        if (reply == Reply::kStamp) {
             await_stamp(state, round, limits, "reply");
-        } else if (wants_reply) {
+        } else if (reply == Reply::kReceive) {
             complete_until([&] { return state.recvs_done > round; }, state, round, limits, "reply");
             if (stage_each_message_) stage_destinations(1);  // … and ends there
         } else {  // READ and atomics: the completion is the reply
@@ -1058,11 +987,11 @@ std::vector<double> Engine::run_ping(std::uint64_t count, const Limits& limits) 
 }
 
 void Engine::run_pong(std::uint64_t count, const Limits& limits) {
-    if (config_.op == Op::kRead || is_atomic(config_.op)) return;  // one-sided: nothing to answer
+    if (operation_.reply == Reply::kCompletion) return;  // the initiator's completion is the reply
     Queue& queue = queues_[0];
     PingPong state = ping_pong_state(count);
     for (std::uint64_t round = 0; round < count; ++round) {
-        if (config_.op == Op::kWrite) {
+        if (operation_.reply == Reply::kStamp) {
             await_stamp(state, round, limits, "ping");
             *state.source_tag = round_tag(round);
         } else {

@@ -67,8 +67,7 @@ std::uint32_t u32(std::uint64_t v) {
 }  // namespace
 
 std::vector<BenchConfig> expand_knobs(const KnobTexts& k, bool size_given) {
-    auto ops =
-        names<Op>(k.op, "--op", parse_op, "write, read, send, write-imm, fetch-add, cmp-swap");
+    auto ops = names<Op>(k.op, "--op", parse_op, op_names().c_str());
     auto transports = names<Transport>(k.transport, "-c", parse_transport, "RC, UC, UD");
     auto modes = names<Mode>(k.mode, "--mode", parse_mode, "bw, lat");
     std::vector<std::uint64_t> sizes;
@@ -109,20 +108,22 @@ std::vector<BenchConfig> expand_knobs(const KnobTexts& k, bool size_given) {
                                                      {"shared_cq", as_numbers(shared)},
                                                      {"events", as_numbers(events)}});
 
-    const bool only_atomics = std::all_of(ops.begin(), ops.end(), is_atomic);
+    const bool only_fixed_sizes =
+        std::all_of(ops.begin(), ops.end(), [](Op op) { return operation(op).fixed_size > 0; });
     std::vector<BenchConfig> configs;
     for (const Point& point : points) {
         const Mode mode = modes[point.at("mode")];
         const Op op = ops[point.at("op")];
+        const std::uint32_t fixed_size = operation(op).fixed_size;
         const std::uint64_t window = point.at("window");
         // Defaults as perftest's: 64 KiB for bandwidth, 2 B for latency, 8 for atomics; one
         // signaled WR in min(100, window). Atomics move 8 bytes whatever -s says when other ops
         // share the run; asked for alone with another size, they are refused.
         std::vector<std::uint64_t> mode_sizes = sizes;
         if (!size_given)
-            mode_sizes = {is_atomic(op) ? kAtomicBytes : mode == Mode::kLatency ? 2u : 65536u};
-        else if (is_atomic(op) && !only_atomics)
-            mode_sizes = {kAtomicBytes};
+            mode_sizes = {fixed_size > 0 ? fixed_size : mode == Mode::kLatency ? 2u : 65536u};
+        else if (fixed_size > 0 && !only_fixed_sizes)
+            mode_sizes = {fixed_size};
         const std::vector<std::uint64_t> signal_values =
             signals ? *signals : std::vector<std::uint64_t>{std::min<std::uint64_t>(100, window)};
         for (auto every : signal_values)

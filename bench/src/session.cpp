@@ -176,6 +176,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
                          const Record& message, const SessionOptions& options,
                          const PinnedKnobs& pinned, std::string& last_path) {
     BenchConfig config = BenchConfig::from_json(field<Record>(message, "config"));
+    const Operation& row = operation(config.op);
     if (auto why = pinned_mismatch(config, pinned)) fail(*why);
     if (auto why = device_problem(config, device, path_mtu)) fail("server: " + *why);
     const Limits limits = limits_for(options, config);
@@ -207,7 +208,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
         if (config.mode == Mode::kLatency) {
             engine.run_pong(count, limits);
             sent = control.expect("sent", limits.phase);
-        } else if (receiver_counts(config.op)) {
+        } else if (row.target_receives()) {
             received = engine.run_receiver(
                 [&]() -> std::optional<std::vector<std::uint64_t>> {
                     if (!control.readable()) return std::nullopt;
@@ -216,7 +217,7 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
                 },
                 limits);
         } else {
-            sent = control.expect("sent", limits.phase);  // one-sided: this side's CPU is idle
+            sent = control.expect("sent", limits.phase);  // no receives: this side's CPU is idle
         }
         const double cpu1 = cpu_seconds(), t1 = now_seconds();
 
@@ -228,9 +229,10 @@ void serve_configuration(ControlChannel& control, BenchDevice& device, ibv_mtu p
                        {"elapsed_s", t1 - t0},
                        {"counter", engine.atomic_counter()},
                        {"staging_copies", engine.staging_copies()}};
-        // The bytes that landed here equal the sender's pattern (one-sided and two-sided alike).
-        bool lands_here =
-            config.op == Op::kWrite || (receiver_counts(config.op) && received.messages > 0);
+        // The bytes that landed here equal the sender's pattern (one-sided and two-sided alike;
+        // where every message was lost, UC or UD, nothing landed).
+        const bool lands_here = row.verify == Verify::kTargetPattern &&
+                                (!row.target_receives() || received.messages > 0);
         if (!warmup && config.mode == Mode::kBandwidth && lands_here) {
             auto why = engine.verify_destination();
             counted["verified"] = !why.has_value();
@@ -315,6 +317,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
                const gpu::MemorySpec& server_memory, std::string& last_path) {
     const Limits limits = limits_for(options, config);
     const milliseconds step = options.timeout();
+    const Operation& row = operation(config.op);
     control.send(Record{{"type", "config"}, {"config", config.to_json()}});
     Engine engine(device, config, Side::kClient, options.memory, options.stage_each_message,
                   options.api);
@@ -344,7 +347,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
         result["gib_per_s"] = seconds > 0 ? bytes / seconds / (1u << 30) : 0.0;
         result["gb_per_s"] = seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0;
         result["mops"] = seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0.0;
-        if (receiver_counts(config.op)) {
+        if (row.target_receives()) {
             auto messages = field<std::uint64_t>(counted, "messages");
             auto rbytes = field<std::uint64_t>(counted, "bytes");
             double rseconds = field<double>(counted, "seconds");
@@ -362,14 +365,14 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
             if (config.transport == Transport::kRC && messages != ops)
                 fail(fmt::format("RC lost messages: sent {}, received {}", ops, messages));
         }
-        if (config.op == Op::kFetchAdd) {
+        if (row.verify == Verify::kTargetCounter) {
             auto counter = field<std::uint64_t>(counted, "counter");
             result["atomic_counter"] = counter;
             if (counter != ops)
-                fail(fmt::format("fetch-add: the server's counter is {}, not the {} adds completed",
-                                 counter, ops));
+                fail(fmt::format("{}: the server's counter is {}, not the {} adds completed",
+                                 row.name, counter, ops));
         }
-        if (config.op == Op::kRead) {
+        if (row.verify == Verify::kInitiatorPattern) {
             if (auto why = engine.verify_destination()) fail("data check: " + *why);
             result["verified"] = true;
         } else if (counted.contains("verified")) {
@@ -378,7 +381,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
     } else {
         // perftest's convention: half the round trip for write/send/write-imm ping-pongs, the
         // whole round trip for READ and atomics (one side's operation is the round trip).
-        const bool half = !(config.op == Op::kRead || is_atomic(config.op));
+        const bool half = row.reply != Reply::kCompletion;
         std::vector<double> reported = phase.samples_ns;
         if (half)
             for (double& s : reported) s /= 2;

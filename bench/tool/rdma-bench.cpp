@@ -39,9 +39,8 @@ std::set<std::string> given_knobs(const std::vector<Knob>& knobs) {
 
 void add_knob_options(CLI::App& app, KnobTexts& k, std::vector<Knob>& knobs) {
     knobs = {
-        {"op", app.add_option("-o,--op", k.op,
-                              "write, read, send, write-imm, fetch-add, cmp-swap (a list sweeps)")
-                   ->capture_default_str()},
+        {"op",
+         app.add_option("-o,--op", k.op, op_names() + " (a list sweeps)")->capture_default_str()},
         {"transport", app.add_option("-c,--connection", k.transport, "RC, UC or UD (list)")
                           ->capture_default_str()},
         {"mode", app.add_option("-m,--mode", k.mode,

@@ -26,11 +26,13 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <set>
+#include <string_view>
 #include <thread>
 
 namespace {
@@ -453,7 +455,7 @@ bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config,
             Cell& c = cell_to(peer);
             if (config.mode == Mode::kLatency) {
                 // perftest's convention: half the round trip, but a READ's whole round trip.
-                const bool half = config.op != Op::kRead;
+                const bool half = operation(config.op).reply != Reply::kCompletion;
                 for (double& s : samples)
                     if (half) s /= 2;
                 LatencySummary stats = summarize_latency(std::move(samples));
@@ -467,7 +469,7 @@ bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config,
                     c.values["bw_gbps"] = s > 0 ? bytes * 8 / s / 1e9 : 0.0;
                 else
                     c.values["rate_mops"] = s > 0 ? static_cast<double>(result.ops) / s / 1e6 : 0.0;
-                if (config.op == Op::kRead) {
+                if (operation(config.op).verify == Verify::kInitiatorPattern) {
                     if (auto why = engine->verify_destination())
                         return failed("data check: " + *why), true;
                 }
@@ -489,7 +491,7 @@ bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config,
             try {
                 if (config.mode == Mode::kLatency) {
                     engine->run_pong(count, limits);
-                } else if (receiver_counts(config.op)) {
+                } else if (operation(config.op).target_receives()) {
                     engine->run_receiver(
                         [&]() -> std::optional<std::vector<std::uint64_t>> {
                             if (!sent) sent = receive(peer, t + 1, milliseconds(0));
@@ -502,7 +504,7 @@ bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config,
                 }
                 if (!sent) sent = receive(peer, t + 1, phase_wait);
                 if (!sent) return silent("report of what it sent");
-                const bool lands_here = config.op == Op::kWrite || receiver_counts(config.op);
+                const bool lands_here = operation(config.op).verify == Verify::kTargetPattern;
                 if (!warmup && config.mode == Mode::kBandwidth && lands_here)
                     if (auto why = engine->verify_destination()) fail("data check: " + *why);
             } catch (const std::exception& e) {
@@ -701,10 +703,12 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
     return verdict.flagged() ? 1 : 0;
 }
 
+// The operations this tool offers, by name: its choice, not a property of the operations.
+constexpr std::array<std::string_view, 3> kMeshOps{"write", "read", "send"};
+
 // Options every rank can check alone; rank 0 says what is wrong.
 std::optional<std::string> bad_input(const Options& o) {
-    if (!parse_op(o.op) || (*parse_op(o.op) != Op::kWrite && *parse_op(o.op) != Op::kRead &&
-                            *parse_op(o.op) != Op::kSend))
+    if (!parse_op(o.op) || std::ranges::find(kMeshOps, o.op) == kMeshOps.end())
         return fmt::format("--op '{}' is not write, read or send", o.op);
     if (!parse_transport(o.transport) || *parse_transport(o.transport) == Transport::kUD)
         return fmt::format("--connection '{}' is not RC or UC", o.transport);

@@ -2,6 +2,7 @@
 // that make a combination meaningful, and its JSON form (sent to the server, kept in records).
 #pragma once
 
+#include "rdmalab/bench/operations.hpp"
 #include "rdmalab/bench/records.hpp"
 
 #include <cstdint>
@@ -10,25 +11,13 @@
 
 namespace rdmalab::bench {
 
-enum class Op { kWrite, kRead, kSend, kWriteImm, kFetchAdd, kCompareSwap };
 enum class Transport { kRC, kUC, kUD };
 enum class Mode { kBandwidth, kLatency };
 
-const char* op_name(Op op);  // "write", "read", "send", "write-imm", "fetch-add", "cmp-swap"
-const char* transport_name(Transport t);  // "RC", "UC", "UD"
-const char* mode_name(Mode mode);         // "bw", "lat"
-std::optional<Op> parse_op(const std::string& text);
+const char* transport_name(Transport t);                            // "RC", "UC", "UD"
+const char* mode_name(Mode mode);                                   // "bw", "lat"
 std::optional<Transport> parse_transport(const std::string& text);  // case-insensitive
 std::optional<Mode> parse_mode(const std::string& text);
-
-inline bool is_atomic(Op op) {
-    return op == Op::kFetchAdd || op == Op::kCompareSwap;
-}
-// Operations the server sees as receive completions (it must post receives).
-inline bool receiver_counts(Op op) {
-    return op == Op::kSend || op == Op::kWriteImm;
-}
-inline constexpr std::uint32_t kAtomicBytes = 8;
 
 struct BenchConfig {
     Op op = Op::kWrite;

@@ -170,6 +170,7 @@ class Engine {
 
     BenchDevice& device_;
     BenchConfig config_;
+    const Operation& operation_;  // config_.op's row: what this engine asks of the operation
     Side side_;
     std::uint64_t slot_stride_ = 0;
     std::uint32_t receive_depth_ = 0;  // per QP (or the SRQ's total)
