@@ -89,6 +89,7 @@ std::vector<std::uint8_t> build_frame(const RdmaWritePacket& p) {
     put16(frame, kRoceV2Port);
     put16(frame, static_cast<std::uint16_t>(udp_length));
     put16(frame, 0);  // no UDP checksum (IPv4 allows it; the ICRC covers the packet)
+    // #region bth-reth
     // BTH: opcode; solicited 0, migration 0, the pad count, transport version 0; the partition;
     // a reserved byte and the destination QP; the ack request bit and the PSN.
     frame.push_back(kRcRdmaWriteOnly);
@@ -101,6 +102,7 @@ std::vector<std::uint8_t> build_frame(const RdmaWritePacket& p) {
     put32(frame, static_cast<std::uint32_t>(p.virtual_address));
     put32(frame, p.rkey);
     put32(frame, static_cast<std::uint32_t>(p.payload.size()));
+    // #endregion bth-reth
     frame.insert(frame.end(), p.payload.begin(), p.payload.end());
     frame.insert(frame.end(), pad, 0);
     const std::uint32_t icrc = invariant_crc(std::span(frame).subspan(ip_start));

@@ -66,6 +66,23 @@ check "keys per client: the guessed key was refused and the QP went to ERR" \
     says keys-per-client victim.out '^victim: client 2: .*; QP 0x[0-9a-f]+ ERR$'
 show bad-rkey
 
+part tenants
+t=$out/tenants
+check "cgroup: the tenant's group allows one handle and one object on rxe0" \
+    has_line "$t/rdma.max" '^rxe0 hca_handle=1 hca_object=1 *$'
+check "cgroup: past the limit the victim's registration is refused, one line, exit 1" \
+    bash -c "[ \"\$(cat '$t/limited.rc')\" = 1 ] && grep -q '^rdma-victim: ibv_reg_mr(pool) failed' '$t/limited.out'"
+check "netns, shared mode (the default): the namespace sees the host's rxe0" \
+    bash -c "grep -q 'netns shared' '$t/mode-shared.txt' && grep -q ': rxe0:' '$t/shared-tenant-sees.txt'"
+check "netns: an rxe device cannot be moved into a namespace" \
+    bash -c "[ \"\$(cat '$t/move.rc')\" != 0 ] && grep -qi 'not supported' '$t/move.out'"
+check "netns: rxe made from inside the namespace (exit 0) belongs to the initial one" \
+    bash -c "[ \"\$(cat '$t/add.rc')\" = 0 ] && grep -q 'rxe_tenant' '$t/root-sees.txt'"
+check "netns, exclusive mode: set" has_line "$t/mode-exclusive.txt" 'netns exclusive'
+check "netns, exclusive mode: the namespace sees no RDMA device" \
+    bash -c "! grep -q rxe '$t/exclusive-tenant-sees.txt'"
+sed 's/^/    /' "$t/limited.out" "$t/move.out" "$t/shared-tenant-sees.txt" "$t/exclusive.out" 2>/dev/null | head -8
+
 part refusals
 rc=0
 env -u RDMALAB_HOST "$bin/rdma-attack" probe --server 198.51.100.1 >/dev/null 2>"$out/outside.err" || rc=$?

@@ -8,7 +8,9 @@
 #   random-psn   random, shared, the predicted one  the write is dropped: not the PSN expected
 #   bad-rkey     zero, shared, one bit off          one packet: the victim's QP goes to ERR
 #   keys-per-client  zero, per-client, its own      the write is refused, the QP goes to ERR
-# Outputs in OUT_DIR/WORLD/: victim.out, client.out, probe.txt, attack.out, *.rc.
+# Outputs in OUT_DIR/WORLD/: victim.out, client.out, probe.txt, attack.out, *.rc. Then, on host
+# 2 alone, what keeps tenants apart (OUT_DIR/tenants/): the rdma cgroup's limit refusing the
+# objects past it, and what a network namespace sees of Soft-RoCE devices.
 #   tests/security/worlds.sh BUILD_BIN_DIR OUT_DIR
 set -uo pipefail
 bin=${1:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
@@ -63,4 +65,42 @@ for spec in inject:zero:shared:0 random-psn:random:shared:0 bad-rkey:zero:shared
     touch "$dir/left-$RDMALAB_HOST"
     for h in 1 2 3; do wait_for "$dir/left-$h"; done
 done
+
+[ "$RDMALAB_HOST" = 2 ] || exit 0
+dir=$out/tenants
+mkdir -p "$dir"
+# The rdma cgroup (cgroup v2): a group allowed one device handle and one object (a PD) on rxe0;
+# rdma-victim's server, started in it, allocates a PD and then registers its pool: refused.
+mkdir -p /sys/fs/cgroup
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+echo +rdma >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/tenant
+echo "rxe0 hca_handle=1 hca_object=1" >/sys/fs/cgroup/tenant/rdma.max
+cat /sys/fs/cgroup/tenant/rdma.max >"$dir/rdma.max"
+sh -c 'echo $$ >/sys/fs/cgroup/tenant/cgroup.procs; exec timeout -k 2 20 "$0" server --clients 1 --port 18700 --timeout 2' \
+    "$bin/rdma-victim" >"$dir/limited.out" 2>&1
+echo $? >"$dir/limited.rc"
+# Network namespaces. In the subsystem's default mode (shared) every namespace sees every RDMA
+# device, the host's rxe0 included. An rxe device cannot be moved into a namespace, and one made
+# from inside a namespace still belongs to the initial one. Exclusive mode (settable only while
+# no other namespace exists) hides the initial namespace's devices: the namespace sees none.
+rdma system show >"$dir/mode-shared.txt" 2>&1
+ip netns add tenant
+ip netns exec tenant rdma dev >"$dir/shared-tenant-sees.txt" 2>&1
+rdma dev set rxe0 netns tenant >"$dir/move.out" 2>&1
+echo $? >"$dir/move.rc"
+ip link add tenant0 type veth peer name tenant1
+ip link set tenant1 netns tenant
+ip netns exec tenant ip link set tenant1 up
+ip netns exec tenant rdma link add rxe_tenant type rxe netdev tenant1 >"$dir/add.out" 2>&1
+echo $? >"$dir/add.rc"
+rdma dev >"$dir/root-sees.txt" 2>&1
+ip netns exec tenant rdma link delete rxe_tenant >/dev/null 2>&1 || rdma link delete rxe_tenant >/dev/null 2>&1
+ip netns delete tenant
+rdma system set netns exclusive >"$dir/exclusive.out" 2>&1
+rdma system show >"$dir/mode-exclusive.txt" 2>&1
+ip netns add tenant
+ip netns exec tenant rdma dev >"$dir/exclusive-tenant-sees.txt" 2>&1
+ip netns delete tenant
+rdma system set netns shared >/dev/null 2>&1
 exit 0

@@ -304,23 +304,23 @@ TEST(TraceMerge, ThreeHostsTwoPeersWithTheSameQpNumberAreNotConfused) {
 }
 
 TEST(TraceMerge, BadInputIsOneClearError) {
-    EXPECT_THROW(parse_events("", "a"), trace_merge::InputError);
-    EXPECT_THROW(parse_events("{\"format\":\"something-else\"}\n", "a"), trace_merge::InputError);
-    EXPECT_THROW(parse_events(std::string(kHeader) + "\nnot json\n", "a"), trace_merge::InputError);
-    EXPECT_THROW(parse_packets("{}", "p"), trace_merge::InputError);
+    EXPECT_THROW(parse_events("", "a"), InputError);
+    EXPECT_THROW(parse_events("{\"format\":\"something-else\"}\n", "a"), InputError);
+    EXPECT_THROW(parse_events(std::string(kHeader) + "\nnot json\n", "a"), InputError);
+    EXPECT_THROW(parse_packets("{}", "p"), InputError);
     EXPECT_THROW(parse_packets(R"([{"src":"a"}])", "p"),
-                 trace_merge::InputError);  // lab/wire.sh's old array
+                 InputError);  // lab/wire.sh's old array
     auto packets = std::vector{packet(kH1, kH2, 4, "SEND Only", 1, 0)};
     EXPECT_NO_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"));
     packets[0].time_epoch = "yesterday";
     EXPECT_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"),
-                 trace_merge::InputError);
+                 InputError);
     json document = json::parse(rdmalab::wire::write_document(packets));
     document["packets"][0].erase("time_epoch");
-    EXPECT_THROW(parse_packets(document.dump(), "p"), trace_merge::InputError);
+    EXPECT_THROW(parse_packets(document.dump(), "p"), InputError);
     try {
         parse_events("[1,2]\n", "mine.jsonl");
-    } catch (const trace_merge::InputError& e) {
+    } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("mine.jsonl"), std::string::npos);
     }
 }
