@@ -277,7 +277,7 @@ Connected connect_probe(TcpExchange& tcp, ProbeEnd& end, ibv_mtu mtu, unsigned t
     result.remote = decode_qp_endpoint_or_throw(theirs, ours.qp_type, PeerBuffer::kNone);
     end.port.address.active_mtu = mtu;
     // The address vector (the RC QP's at RTR, a UD AH's) carries the class from here.
-    end.port.address.traffic_class = static_cast<std::uint8_t>(tclass);
+    apply_traffic_class(end.port.address, static_cast<int>(tclass));
     std::string detail;
     const int rc = end.bring_up(result.remote, ours.psn, detail);
     send_word(tcp, static_cast<std::uint32_t>(rc));

@@ -132,8 +132,7 @@ BenchDevice open_bench_device(const std::string& name, std::uint8_t port, int gi
     BenchDevice device;
     device.context = open_device(name);
     device.port = choose_port_address(device.context.get(), port, gid_index);
-    if (tclass >= 0)  // --tclass: into the address vector of every QP this side connects
-        device.port.traffic_class = static_cast<std::uint8_t>(tclass);
+    apply_traffic_class(device.port, tclass);  // into every QP this side connects
     check_ibv(ibv_query_device(device.context.get(), &device.attributes), "ibv_query_device");
     device.name = ibv_get_device_name(device.context->device);
     device.provider = provider_label(provider_name(device.context.get()));

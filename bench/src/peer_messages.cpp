@@ -3,7 +3,6 @@
 
 #include "rdmalab/bench/control.hpp"
 #include "rdmalab/bench/engine.hpp"
-#include "rdmalab/bench/session.hpp"
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>

@@ -3,6 +3,7 @@
 // barrier, the median reported as algbw and busbw — so that a sweep can set the lessons beside
 // the MPI library on the same hosts (bench/allreduce-sweep.sh). Rank 0 writes the record.
 //   mpirun -np N mpi-allreduce [-s BYTES] [-n ITERS] [--json FILE]
+#include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
 #include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/error.hpp"
@@ -20,17 +21,11 @@ using namespace rdmalab;
 
 namespace {
 
-struct MpiAllreduceOptions {
-    std::size_t size = 0;
-    unsigned iterations = 5;
-    std::string json;
-};
-
 void check_mpi(int rc, const char* call) {
     if (rc != MPI_SUCCESS) fail(fmt::format("{} failed (MPI error {})", call, rc));
 }
 
-int run(const MpiAllreduceOptions& o, int rank, int ranks) {
+int run(const AllreduceOptions& o, int rank, int ranks) {
     const std::string who = fmt::format("rank {}", rank);
     std::vector<float> data(o.size / sizeof(float));
     std::vector<double> times;
@@ -78,25 +73,16 @@ int run(const MpiAllreduceOptions& o, int rank, int ranks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MpiAllreduceOptions o;
+    AllreduceOptions o;
     // Every rank reads the same command line, so every rank refuses a bad one the same way,
     // before MPI starts.
     const int parsed = run_program("mpi-allreduce", [&] {
         CommandLine cli{"MPI_Allreduce (float32 sum), timed as the allreduce lessons time theirs",
                         "mpi-allreduce"};
-        std::string size = "64K";
-        cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
-            .is_size()
-            .show_default();
-        cli.option("-n,--iters", o.iterations, "allreduces to run (the median is reported)")
-            .range(1, 1000)
-            .show_default();
-        cli.option("--json", o.json, "rank 0 writes the measurement there, as a record");
+        AllreduceCommandLine allreduce(cli, o, "64K");  // -s, -n, --json
+        cli.existing("--json").description("rank 0 writes the measurement there, as a record");
         cli.parse_or_exit(argc, argv);
-        o.size = *parse_size(size);
-        if (o.size == 0 || o.size % 4)
-            fail("--size must be a positive multiple of 4 bytes (float32)");
-        if (o.size > (1u << 30)) fail("--size may be at most 1 GiB");
+        allreduce.check();
         return 0;
     });
     if (parsed != 0) return parsed;

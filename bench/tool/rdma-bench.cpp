@@ -2,6 +2,7 @@
 // every knob in one run, receiver-side counts, latency percentiles, CPU cost, JSON/CSV records
 // and SVG figures (`rdma-bench plot`). Run `rdma-bench --help`.
 #include "rdmalab/bench/config.hpp"
+#include "rdmalab/bench/control.hpp"
 #include "rdmalab/bench/knobs.hpp"
 #include "rdmalab/bench/plot.hpp"
 #include "rdmalab/bench/records.hpp"

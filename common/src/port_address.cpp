@@ -211,9 +211,14 @@ LocalPort open_port_for_address(const sockaddr_storage& address, const std::stri
 
 LocalPort open_port_for_address(const sockaddr_storage& address, const ConnectionOptions& options) {
     LocalPort local = open_port_for_address(address, options.device, options.gid_index);
-    if (options.tclass >= 0)
-        local.address.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    apply_traffic_class(local.address, options.tclass);
     return local;
+}
+
+void apply_traffic_class(PortAddress& port, int tclass) {
+    if (tclass < 0) return;
+    if (tclass > 255) fail(fmt::format("--tclass {} is not a traffic class (0 to 255)", tclass));
+    port.traffic_class = static_cast<std::uint8_t>(tclass);
 }
 
 std::optional<std::string> first_rdma_ipv4_address(const std::string& device) {

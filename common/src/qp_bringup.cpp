@@ -86,7 +86,7 @@ QpResources create_qp_resources(const QpOptions& options, ibv_qp_type type,
     QpResources r{};
     r.context = open_device(options.device);
     r.local = choose_port_address(r.context.get(), options.ib_port, options.gid_index);
-    if (options.tclass >= 0) r.local.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    apply_traffic_class(r.local, options.tclass);
     ibv_device_attr device{};
     check_ibv(ibv_query_device(r.context.get(), &device), "ibv_query_device");
     const std::size_t limit = std::min<std::uint64_t>(

@@ -3,13 +3,62 @@
 
 #include "rdmalab/error.hpp"
 #include "rdmalab/trace.hpp"
+#include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace rdmalab {
+
+void print_qp_attributes(std::string_view who, std::string_view label, const ibv_qp_attr& a,
+                         int mask) {
+    std::vector<std::string> fields;
+    auto add = [&](int bit, std::string text) {
+        if (mask & bit) fields.push_back(std::move(text));
+    };
+    add(IBV_QP_STATE, fmt::format("qp_state {}", qp_state_name(a.qp_state)));
+    add(IBV_QP_PKEY_INDEX, fmt::format("pkey_index {}", a.pkey_index));
+    add(IBV_QP_PORT, fmt::format("port_num {}", a.port_num));
+    add(IBV_QP_ACCESS_FLAGS,
+        fmt::format("qp_access_flags {}", access_flag_names(a.qp_access_flags)));
+    add(IBV_QP_PATH_MTU, fmt::format("path_mtu {}", mtu_bytes(a.path_mtu)));
+    add(IBV_QP_DEST_QPN, fmt::format("dest_qp_num {:#x}", a.dest_qp_num));
+    add(IBV_QP_RQ_PSN, fmt::format("rq_psn {:#x}", a.rq_psn));
+    add(IBV_QP_MAX_DEST_RD_ATOMIC, fmt::format("max_dest_rd_atomic {}", a.max_dest_rd_atomic));
+    add(IBV_QP_MIN_RNR_TIMER, fmt::format("min_rnr_timer {}", a.min_rnr_timer));
+    add(IBV_QP_SQ_PSN, fmt::format("sq_psn {:#x}", a.sq_psn));
+    add(IBV_QP_TIMEOUT, fmt::format("timeout {}", a.timeout));
+    add(IBV_QP_RETRY_CNT, fmt::format("retry_cnt {}", a.retry_cnt));
+    add(IBV_QP_RNR_RETRY, fmt::format("rnr_retry {}", a.rnr_retry));
+    add(IBV_QP_MAX_QP_RD_ATOMIC, fmt::format("max_rd_atomic {}", a.max_rd_atomic));
+    std::string line;
+    for (const auto& field : fields) line += (line.empty() ? "" : ", ") + field;
+    fmt::print("{}:     {}{}\n", who, label, line);
+    if (mask & IBV_QP_AV) {
+        const ibv_ah_attr& ah = a.ah_attr;
+        if (ah.is_global)
+            fmt::print(
+                "{}:     {}ah_attr: is_global 1, dgid {}, sgid_index {}, hop_limit {}, "
+                "port_num {}\n",
+                who, label, format_gid(ah.grh.dgid), ah.grh.sgid_index, ah.grh.hop_limit,
+                ah.port_num);
+        else
+            fmt::print("{}:     {}ah_attr: is_global 0, dlid {:#x}, port_num {}\n", who, label,
+                       ah.dlid, ah.port_num);
+    }
+}
+
+void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr& attributes,
+                      int mask) {
+    fmt::print("{}: {} -> {}: ibv_modify_qp({})\n", who, qp_state_name(from),
+               qp_state_name(attributes.qp_state), qp_attr_mask_names(mask));
+    print_qp_attributes(who, "", attributes, mask);
+}
 
 ibv_qp_state query_qp_state(ibv_qp* qp) {
     ibv_qp_attr attributes{};

@@ -7,6 +7,7 @@
 
 #include "kernels.hpp"
 #include "rdmalab/error.hpp"
+#include "stream_backend.hpp"
 
 #include <cuda.h>  // driver API types and enums only: its functions come from the entry points
 #include <cuda_runtime_api.h>
@@ -22,16 +23,62 @@
 namespace rdmalab::gpu {
 namespace {
 
-void check_cuda(cudaError_t rc, std::string_view call) {
-    if (rc != cudaSuccess)
-        fail(fmt::format("{} failed: {} ({})", call, cudaGetErrorName(rc), cudaGetErrorString(rc)));
-}
-
-void warn_cuda(cudaError_t rc, std::string_view call) noexcept {
-    if (rc != cudaSuccess)
-        std::fprintf(stderr, "warning: %.*s failed: %s\n", static_cast<int>(call.size()),
-                     call.data(), cudaGetErrorName(rc));
-}
+// The CUDA runtime's calls, as StreamBackend (stream_backend.hpp) makes them.
+struct CudaRuntime {
+    using Error = cudaError_t;
+    using Stream = cudaStream_t;
+    static constexpr const char* kPrefix = "cuda";
+    static constexpr const char* kDevice = "CUDA";
+    static constexpr const char* kPinnedCall = "cudaHostAlloc";
+    static constexpr const char* kPinnedFreeCall = "cudaFreeHost";
+    static constexpr const char* kCopyCall = "cudaMemcpyAsync";
+    static constexpr const char* kRuntimeLinkage = ", cudart_static";
+    static std::string error_text(Error rc) {
+        return fmt::format("{} ({})", cudaGetErrorName(rc), cudaGetErrorString(rc));
+    }
+    static const char* error_name(Error rc) { return cudaGetErrorName(rc); }
+    static Error driver_version(int* version) { return cudaDriverGetVersion(version); }
+    static Error runtime_version(int* version) { return cudaRuntimeGetVersion(version); }
+    // CUDA's version numbers are 1000 * major + 10 * minor: 12040 is "12.4".
+    static std::string version_text(int version) {
+        return fmt::format("{}.{} ({})", version / 1000, version % 1000 / 10, version);
+    }
+    static Error device_count(int* count) {
+        // The runtime would report a missing driver as "CUDA driver version is insufficient":
+        // look for the driver library first, to say what is really missing.
+        if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
+            dlclose(driver);
+        else
+            fail("no CUDA driver (libcuda.so.1 not found)");
+        return cudaGetDeviceCount(count);
+    }
+    static Error set_device(int device) { return cudaSetDevice(device); }
+    static Error pci_bus_id(char* text, int length, int device) {
+        return cudaDeviceGetPCIBusId(text, length, device);
+    }
+    static Error malloc(void** pointer, std::size_t size) { return cudaMalloc(pointer, size); }
+    static Error free(void* pointer) { return cudaFree(pointer); }
+    static Error host_alloc(void** pointer, std::size_t size) {
+        return cudaHostAlloc(pointer, size, cudaHostAllocDefault);
+    }
+    static Error host_free(void* pointer) { return cudaFreeHost(pointer); }
+    static Error memset_async(void* device, int byte, std::size_t size, Stream stream) {
+        return cudaMemsetAsync(device, byte, size, stream);
+    }
+    static Error to_device(void* device, const void* host, std::size_t size, Stream stream) {
+        return cudaMemcpyAsync(device, host, size, cudaMemcpyHostToDevice, stream);
+    }
+    static Error to_host(void* host, const void* device, std::size_t size, Stream stream) {
+        return cudaMemcpyAsync(host, device, size, cudaMemcpyDeviceToHost, stream);
+    }
+    static Error synchronize(Stream stream) { return cudaStreamSynchronize(stream); }
+    static Error create_stream(Stream* stream) {
+        return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
+    }
+    static Error destroy_stream(Stream stream) { return cudaStreamDestroy(stream); }
+    static constexpr auto launch_fill = cuda_launch_fill;
+    static constexpr auto launch_verify = cuda_launch_verify;
+};
 
 // The driver functions used, with the ABI version asked for (the version that introduced them).
 using DeviceGetFn = CUresult (*)(CUdevice*, int);
@@ -40,23 +87,6 @@ using MemGetHandleFn = CUresult (*)(void*, CUdeviceptr, std::size_t, CUmemRangeH
                                     unsigned long long);
 using PointerSetAttributeFn = CUresult (*)(const void*, CUpointer_attribute, CUdeviceptr);
 using GetErrorNameFn = CUresult (*)(CUresult, const char**);
-
-// RAII owners for the backend's own stream and result word.
-struct StreamDeleter {
-    void operator()(cudaStream_t stream) const noexcept {
-        warn_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
-    }
-};
-using Stream = std::unique_ptr<CUstream_st, StreamDeleter>;
-struct DeviceFree {
-    void operator()(void* pointer) const noexcept { warn_cuda(cudaFree(pointer), "cudaFree"); }
-};
-using DeviceWord = std::unique_ptr<unsigned long long, DeviceFree>;
-
-// CUDA's version numbers are 1000 * major + 10 * minor: 12040 is "12.4".
-std::string cuda_version_text(int version) {
-    return fmt::format("{}.{} ({})", version / 1000, version % 1000 / 10, version);
-}
 
 // The kernel module's own line ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64
 // 550.54.15 …"), with its runs of blanks squeezed: it says whether the open modules, which
@@ -81,42 +111,19 @@ Function driver_function(const char* symbol, unsigned version) {
     return reinterpret_cast<Function>(function);
 }
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public StreamBackend<CudaRuntime> {
   public:
-    explicit CudaBackend(int device) : device_(device) {
-        // The runtime would report a missing driver as "CUDA driver version is insufficient":
-        // look for the driver library first, to say what is really missing.
-        if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-            dlclose(driver);
-        } else {
-            fail("no CUDA driver (libcuda.so.1 not found)");
-        }
-        int count = 0;
-        check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-        if (device_ >= count)
-            fail(fmt::format("no CUDA device {} (this machine has {})", device_, count));
-        check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    explicit CudaBackend(int device) : StreamBackend(device) {
         cudaDeviceProp properties{};
-        check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
-        char bus[32] = {};
-        check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), "cudaDeviceGetPCIBusId");
-        description_ = fmt::format("CUDA device {} ({}, PCI {})", device_, properties.name, bus);
-        pci_bus_id_ = bus;
+        check(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
+        description_ =
+            fmt::format("CUDA device {} ({}, PCI {})", device_, properties.name, pci_bus_id_);
         device_facts_ = {
             {"device_name", properties.name},
-            {"pci_bus_id", bus},
+            {"pci_bus_id", pci_bus_id_},
             {"compute_capability", fmt::format("{}.{}", properties.major, properties.minor)},
             {"memory_bytes", std::to_string(properties.totalGlobalMem)},
             {"copy_engines", std::to_string(properties.asyncEngineCount)}};
-        cudaStream_t stream = nullptr;
-        check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                   "cudaStreamCreateWithFlags");
-        stream_owner_.reset(stream);
-        stream_ = stream;
-        void* word = nullptr;
-        check_cuda(cudaMalloc(&word, sizeof(unsigned long long)), "cudaMalloc(verify result)");
-        first_bad_owner_.reset(static_cast<unsigned long long*>(word));
-        first_bad_ = first_bad_owner_.get();
 
         device_get_ = driver_function<DeviceGetFn>("cuDeviceGet", 2000);
         get_attribute_ = driver_function<DeviceGetAttributeFn>("cuDeviceGetAttribute", 2000);
@@ -127,76 +134,9 @@ class CudaBackend final : public Backend {
     }
 
     MemoryKind kind() const override { return MemoryKind::kCuda; }
-    std::string description() const override { return description_; }
-    const char* copy_call() const override { return "cudaMemcpyAsync"; }
-    const char* pinned_call() const override { return "cudaHostAlloc"; }
 
-    Facts facts() const override {
-        Facts facts = device_facts_;
-        int driver = 0;
-        const cudaError_t driver_rc = cudaDriverGetVersion(&driver);
-        facts.emplace_back("cuda_driver",
-                           version_fact(driver_rc == cudaSuccess, cuda_version_text(driver),
-                                        "cudaDriverGetVersion", cudaGetErrorName(driver_rc)));
-        int runtime = 0;
-        const cudaError_t runtime_rc = cudaRuntimeGetVersion(&runtime);
-        facts.emplace_back(
-            "cuda_runtime",
-            version_fact(runtime_rc == cudaSuccess, cuda_version_text(runtime) + ", cudart_static",
-                         "cudaRuntimeGetVersion", cudaGetErrorName(runtime_rc)));
+    void add_toolkit_facts(Facts& facts) const override {
         facts.emplace_back("nvidia_kernel_module", nvidia_kernel_module());
-        for (auto& link : pci_link_facts(pci_bus_id_)) facts.push_back(std::move(link));
-        return facts;
-    }
-
-    void* allocate(std::size_t size) override {
-        void* pointer = nullptr;
-        check_cuda(cudaMalloc(&pointer, size), fmt::format("cudaMalloc({} bytes)", size));
-        check_cuda(cudaMemsetAsync(pointer, 0, size, stream_), "cudaMemsetAsync");
-        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-        return pointer;
-    }
-    void release(void* pointer) noexcept override { warn_cuda(cudaFree(pointer), "cudaFree"); }
-    void* allocate_pinned(std::size_t size) override {
-        void* pointer = nullptr;
-        check_cuda(cudaHostAlloc(&pointer, size, cudaHostAllocDefault),
-                   fmt::format("cudaHostAlloc({} bytes)", size));
-        return pointer;
-    }
-    void release_pinned(void* pointer) noexcept override {
-        warn_cuda(cudaFreeHost(pointer), "cudaFreeHost");
-    }
-
-    void copy_to_device(void* device, const void* host, std::size_t size) override {
-        check_cuda(cudaMemcpyAsync(device, host, size, cudaMemcpyHostToDevice, stream_),
-                   "cudaMemcpyAsync(host to device)");
-    }
-    void copy_to_host(void* host, const void* device, std::size_t size) override {
-        check_cuda(cudaMemcpyAsync(host, device, size, cudaMemcpyDeviceToHost, stream_),
-                   "cudaMemcpyAsync(device to host)");
-    }
-    void fill_pattern(void* device, std::size_t count, std::uint64_t seed) override {
-        check_cuda(static_cast<cudaError_t>(cuda_launch_fill(device, count, seed, stream_)),
-                   "fill kernel launch");
-    }
-    std::optional<std::size_t> find_mismatch(const void* device, std::size_t size,
-                                             std::size_t count, std::uint64_t seed) override {
-        // All ones is "no wrong byte"; the kernel lowers it with atomicMin.
-        check_cuda(cudaMemsetAsync(first_bad_, 0xff, sizeof *first_bad_, stream_),
-                   "cudaMemsetAsync(verify result)");
-        check_cuda(static_cast<cudaError_t>(
-                       cuda_launch_verify(device, size, count, seed, first_bad_, stream_)),
-                   "verify kernel launch");
-        unsigned long long first_bad = 0;
-        check_cuda(cudaMemcpyAsync(&first_bad, first_bad_, sizeof first_bad, cudaMemcpyDeviceToHost,
-                                   stream_),
-                   "cudaMemcpyAsync(verify result)");
-        synchronize();
-        if (first_bad == ~0ull) return std::nullopt;
-        return static_cast<std::size_t>(first_bad);
-    }
-    void synchronize() override {
-        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
 
     DmaBufExport export_dmabuf(void* pointer, std::size_t size) override {
@@ -245,11 +185,10 @@ class CudaBackend final : public Backend {
     }
 
     std::string make_nic_writes_visible() override {
-        check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+        check(cudaSetDevice(device_), "cudaSetDevice");
         int ordering = 0;
-        check_cuda(
-            cudaDeviceGetAttribute(&ordering, cudaDevAttrGPUDirectRDMAWritesOrdering, device_),
-            "cudaDeviceGetAttribute(GPUDirectRDMAWritesOrdering)");
+        check(cudaDeviceGetAttribute(&ordering, cudaDevAttrGPUDirectRDMAWritesOrdering, device_),
+              "cudaDeviceGetAttribute(GPUDirectRDMAWritesOrdering)");
         if (ordering >= cudaGPUDirectRDMAWritesOrderingOwner)
             return fmt::format(
                 "{} orders GPUDirect RDMA writes for its own kernels (WritesOrdering {}): "
@@ -257,9 +196,8 @@ class CudaBackend final : public Backend {
                 description_,
                 ordering >= cudaGPUDirectRDMAWritesOrderingAllDevices ? "all devices" : "owner");
         int options = 0;
-        check_cuda(
-            cudaDeviceGetAttribute(&options, cudaDevAttrGPUDirectRDMAFlushWritesOptions, device_),
-            "cudaDeviceGetAttribute(GPUDirectRDMAFlushWritesOptions)");
+        check(cudaDeviceGetAttribute(&options, cudaDevAttrGPUDirectRDMAFlushWritesOptions, device_),
+              "cudaDeviceGetAttribute(GPUDirectRDMAFlushWritesOptions)");
         if (!(options & cudaFlushGPUDirectRDMAWritesOptionHost))
             return fmt::format(
                 "{} neither orders GPUDirect RDMA writes nor offers a flush: the kernel is queued "
@@ -267,10 +205,9 @@ class CudaBackend final : public Backend {
                 description_);
         // The runtime's name for cuFlushGPUDirectRDMAWrites: returns once the NIC's writes
         // are visible to this device's context, before the verify kernel is launched.
-        check_cuda(
-            cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
-                                               cudaFlushGPUDirectRDMAWritesToOwner),
-            "cudaDeviceFlushGPUDirectRDMAWrites");
+        check(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                                 cudaFlushGPUDirectRDMAWritesToOwner),
+              "cudaDeviceFlushGPUDirectRDMAWrites");
         return "cudaDeviceFlushGPUDirectRDMAWrites (cuFlushGPUDirectRDMAWrites) made the NIC's "
                "writes visible "
                "before the verify kernel";
@@ -283,15 +220,6 @@ class CudaBackend final : public Backend {
         return fmt::format("CUresult {}", static_cast<int>(rc));
     }
 
-    int device_;
-    std::string description_;
-    std::string pci_bus_id_;  // "0000:3B:00.0"
-    Facts device_facts_;      // what does not change while the program runs: name, bus id, …
-    Stream stream_owner_;
-    DeviceWord first_bad_owner_;
-    cudaStream_t stream_ = nullptr;  // stream_owner_'s stream
-    unsigned long long* first_bad_ =
-        nullptr;  // first_bad_owner_'s word: the verify kernel's answer
     DeviceGetFn device_get_ = nullptr;
     DeviceGetAttributeFn get_attribute_ = nullptr;
     MemGetHandleFn get_handle_ = nullptr;

@@ -4,9 +4,10 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/qp_recovery.hpp"
 #include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
-#include "rdmalab/verified_rounds.hpp"
 
 #include <fmt/core.h>
 
@@ -19,8 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::uint32_t kRecover = 0x52535421;   // "RST!": the client's "my QP failed: reset both"
-constexpr std::uint32_t kFinished = 0x444f4e45;  // "DONE"
 constexpr int kRounds = 3;  // verified traffic: before the faults, and after each recovery
 
 // #region short-limits
@@ -40,21 +39,15 @@ struct RecoveryOptions : QpOptions {
 };
 
 // The next completion, whatever its status (wait_for_completion would throw on an error, but
-// here the errors are the lesson), printed with how long it took.
-ibv_wc next_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* who,
-                       const char* what) {
+// here the errors are the lesson), printed with how long it took; it must have `expected`.
+void expect_completion(ibv_cq* cq, std::chrono::milliseconds timeout, const char* what,
+                       ibv_wc_status expected) {
     const auto start = Clock::now();
     const ibv_wc wc = wait_for_any_completion(cq, timeout, what);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    fmt::print("{}:   completion of {} (wr_id {}): {} \"{}\" after {:.3f} s\n", who, what, wc.wr_id,
+    fmt::print("client:   completion of {} (wr_id {}): {} \"{}\" after {:.3f} s\n", what, wc.wr_id,
                wc_status_name(wc.status), ibv_wc_status_str(wc.status), seconds);
-    return wc;
-}
-
-void expect_status(const ibv_wc& wc, ibv_wc_status expected) {
-    if (wc.status != expected)
-        fail(fmt::format("expected {}, got {} ({})", wc_status_name(expected),
-                         wc_status_name(wc.status), ibv_wc_status_str(wc.status)));
+    expect_status(wc, expected, what);
 }
 
 void show_state(ibv_qp* qp, const char* who, const char* when) {
@@ -67,50 +60,27 @@ void show_state(ibv_qp* qp, const char* who, const char* when) {
 // RESET empties its queues and forgets its peer and PSNs, then INIT -> RTR -> RTS as at first,
 // with fresh PSNs exchanged again (the old packet numbering died with the error).
 void reset_qp(ibv_qp* qp, const char* who) {
+    const ibv_qp_state from = query_qp_state(qp);
     ibv_qp_attr reset{};
     reset.qp_state = IBV_QPS_RESET;
-    fmt::print("{}: {} -> RESET: ibv_modify_qp(IBV_QP_STATE)\n", who,
-               qp_state_name(query_qp_state(qp)));
+    fmt::print("{}: {} -> RESET: ibv_modify_qp(IBV_QP_STATE)\n", who, qp_state_name(from));
     check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
+    trace::modify_qp(qp, from, IBV_QPS_RESET);  // --trace records the transition (else: nothing)
     show_state(qp, who, "after the reset");
 }
 // #endregion reset-qp
 
-struct Server {
-    const RecoveryOptions& options;
-    QpResources r;
-    RoundTarget rounds;  // the target the client writes, and its "done" message
+// The server's QP and target, its bring-up and verified rounds: qp_recovery.hpp. What it adds:
+// after the client reports a failure, look at our own QP, then recover together.
+struct Server : RecoveryServer {
+    explicit Server(const RecoveryOptions& o) : RecoveryServer(o, kShortLimits) {}
 
-    explicit Server(const RecoveryOptions& o)
-        : options(o),
-          r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")),
-          rounds(r.pd.get(), o.size) {}
-
-    // INIT, the receive for the next round's "done" SEND, then the exchange and RTR/RTS.
-    void bring_up(TcpExchange& tcp) {
-        apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
-        rounds.post_done_receive(r.qp.get());
-        connect_qp(r.qp.get(), tcp, r.local, rounds.advertise(r), PeerBuffer::kNone, kShortLimits,
-                   "server");
-    }
-
-    // One verified round: the "done" SEND arrives after the client's WRITE (RC keeps order).
-    void verified_round(TcpExchange& tcp, int round) {
-        ibv_wc wc = next_completion(r.cq.get(), timeout(), "server", "the client's done SEND");
-        expect_status(wc, IBV_WC_SUCCESS);
-        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
-                   rounds.check(wc, tcp, round));
-    }
-
-    // After the client reports a failure: look at our own QP, then recover together.
     void recover(TcpExchange& tcp, const char* fault) {
-        expect_word(tcp, kRecover, "the client's request to recover");
+        await_recovery_request(tcp);
         show_state(r.qp.get(), "server", fault);
         reset_qp(r.qp.get(), "server");
         bring_up(tcp);
     }
-
-    std::chrono::milliseconds timeout() const { return options.timeout(); }
 };
 
 int run_server(const RecoveryOptions& options) {
@@ -126,7 +96,7 @@ int run_server(const RecoveryOptions& options) {
     // (b) Receiver not ready: the SEND found no receive, we answered RNR NAK; our QP is fine.
     server.recover(tcp, "after the client's SEND that found no receive");
     server.verified_round(tcp, 3);
-    expect_word(tcp, kFinished, "the client's end");
+    await_finished(tcp);
     fmt::print(
         "server: verified {} rounds of RDMA WRITE + SEND; "
         "the connection was broken and recovered twice\n",
@@ -134,39 +104,13 @@ int run_server(const RecoveryOptions& options) {
     return 0;
 }
 
-struct Client {
+// The client's QP, its bring-up and verified rounds are qp_recovery.hpp's; the failures and
+// the recovery are the lesson.
+struct Client : RecoveryClient {
     const RecoveryOptions& options;
-    QpResources r;
-    RoundSource rounds;  // the WRITEs' source, and the "done" message
-    QpEndpoint server;
 
     explicit Client(const RecoveryOptions& o)
-        : options(o),
-          r(create_qp_resources(o, IBV_QPT_RC, o.flushed + 2, 1, "client")),
-          rounds(r.pd.get(), o.size) {}
-
-    void bring_up(TcpExchange& tcp) {
-        apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
-        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
-                            kShortLimits, "client");
-        if (rounds.size() > server.length)
-            fail(fmt::format(
-                "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
-                server.length, rounds.size(), server.length));
-    }
-
-    void verified_round(TcpExchange& tcp, int round) {
-        rounds.fill(round);
-        rounds.post_write(r.qp.get(), server, 1, server.rkey);
-        rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
-        expect_status(next_completion(r.cq.get(), timeout(), "client", "RDMA WRITE"),
-                      IBV_WC_SUCCESS);
-        expect_status(next_completion(r.cq.get(), timeout(), "client", "SEND"), IBV_WC_SUCCESS);
-        rounds.expect_verified(tcp, round);
-        fmt::print(
-            "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
-            round, rounds.size());
-    }
+        : RecoveryClient(o, kShortLimits, o.flushed + 2), options(o) {}
 
     // #region wrong-rkey
     // (a) A WRITE whose rkey is wrong: the responder refuses it (NAK: remote access error), and
@@ -176,17 +120,15 @@ struct Client {
                    server.rkey ^ 0xff, server.rkey);
         rounds.post_write(r.qp.get(), server, 10,
                           server.rkey ^ 0xff);  // same MR index, wrong key byte
-        expect_status(
-            next_completion(r.cq.get(), timeout(), "client", "the WRITE with the wrong rkey"),
-            IBV_WC_REM_ACCESS_ERR);
+        expect_completion(r.cq.get(), timeout, "the WRITE with the wrong rkey",
+                          IBV_WC_REM_ACCESS_ERR);
         show_state(r.qp.get(), "client", "after IBV_WC_REM_ACCESS_ERR");
         fmt::print("client: posting {} correct WRITEs to the failed QP\n", options.flushed);
         for (std::uint32_t i = 0; i < options.flushed; ++i)
             rounds.post_write(r.qp.get(), server, 11 + i, server.rkey);
         for (std::uint32_t i = 0; i < options.flushed; ++i)
-            expect_status(
-                next_completion(r.cq.get(), timeout(), "client", "a WRITE posted after the error"),
-                IBV_WC_WR_FLUSH_ERR);
+            expect_completion(r.cq.get(), timeout, "a WRITE posted after the error",
+                              IBV_WC_WR_FLUSH_ERR);
         show_state(r.qp.get(), "client", "after the flushes");
     }
     // #endregion wrong-rkey
@@ -198,27 +140,24 @@ struct Client {
         fmt::print("client: (b) SEND while the server has no receive posted (rnr_retry {})\n",
                    kShortLimits.rnr_retry);
         rounds.post_done(r.qp.get(), 20, 0);
-        expect_status(
-            next_completion(r.cq.get(), timeout(), "client", "the SEND nobody can receive"),
-            IBV_WC_RNR_RETRY_EXC_ERR);
+        expect_completion(r.cq.get(), timeout, "the SEND nobody can receive",
+                          IBV_WC_RNR_RETRY_EXC_ERR);
         show_state(r.qp.get(), "client", "after IBV_WC_RNR_RETRY_EXC_ERR");
     }
     // #endregion receiver-not-ready
 
     // #region recover
     void recover(TcpExchange& tcp) {
-        send_word(tcp, kRecover);  // the server must reset too: its expected PSN is about to change
+        request_recovery(tcp);  // the server must reset too: its expected PSN is about to change
         reset_qp(r.qp.get(), "client");
         bring_up(tcp);
     }
     // #endregion recover
-
-    std::chrono::milliseconds timeout() const { return options.timeout(); }
 };
 
 int run_client(const RecoveryOptions& options) {
     Client client(options);
-    auto tcp = TcpExchange::connect_to(options.server_address, options.port, client.timeout());
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, client.timeout);
     client.bring_up(tcp);
     client.verified_round(tcp, 1);
     client.wrong_rkey();
@@ -227,7 +166,7 @@ int run_client(const RecoveryOptions& options) {
     client.receiver_not_ready();
     client.recover(tcp);
     client.verified_round(tcp, 3);
-    send_word(tcp, kFinished);
+    send_finished(tcp);
     fmt::print(
         "client: verified recovery: IBV_WC_REM_ACCESS_ERR (then {} WRs flushed) and "
         "IBV_WC_RNR_RETRY_EXC_ERR each put the QP in ERROR; RESET->INIT->RTR->RTS with new PSNs "

@@ -11,10 +11,9 @@
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/qp_recovery.hpp"
 #include "rdmalab/tcp_exchange.hpp"
-#include "rdmalab/trace.hpp"
 #include "rdmalab/verbs.hpp"
-#include "rdmalab/verified_rounds.hpp"
 
 #include <fmt/core.h>
 
@@ -28,9 +27,6 @@ using namespace rdmalab;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-constexpr std::uint32_t kRecover = 0x52535421;   // "RST!": the client's "my QP failed: reset both"
-constexpr std::uint32_t kFinished = 0x444f4e45;  // "DONE"
 
 // #region limits
 // The limits whose product is the time to an error. timeout 14: an unanswered packet is resent
@@ -73,74 +69,29 @@ struct FailureOptions : QpOptions {
     double wait_s = 30;  // client: how long to keep writing while waiting for the link to die
 };
 
-void expect_status(const ibv_wc& wc, ibv_wc_status expected, const char* what) {
-    if (wc.status != expected)
-        fail(fmt::format("{}: expected {}, got {} ({})", what, wc_status_name(expected),
-                         wc_status_name(wc.status), ibv_wc_status_str(wc.status)));
+// The server: its QP, bring-up and verified rounds are qp_recovery.hpp's. A responder sees
+// nothing of the client's failure: its QP stays in RTS. It resets only because the client asks
+// (the PSNs are about to start afresh).
+void recover(RecoveryServer& server, TcpExchange& tcp, const char* after) {
+    await_recovery_request(tcp);
+    fmt::print("server: {}: the client asks to recover\n", after);
+    reset_qp(server.r.qp.get(), "server");
+    server.bring_up(tcp);
 }
-
-void reset_qp(ibv_qp* qp, const char* who) {
-    const ibv_qp_state from = query_qp_state(qp);
-    fmt::print("{}: the QP is {}; -> RESET, then INIT -> RTR -> RTS with new PSNs\n", who,
-               qp_state_name(from));
-    ibv_qp_attr reset{};
-    reset.qp_state = IBV_QPS_RESET;
-    check_ibv(ibv_modify_qp(qp, &reset, IBV_QP_STATE), "ibv_modify_qp(-> RESET)");
-    trace::modify_qp(qp, from, IBV_QPS_RESET);  // --trace records the transition (else: nothing)
-}
-
-// The server: one RC QP, and the target its client writes in each verified round.
-struct Server {
-    QpResources r;
-    RoundTarget rounds;
-    double timeout_s;
-
-    explicit Server(const FailureOptions& o)
-        : r(create_qp_resources(o, IBV_QPT_RC, 1, 1, "server")),
-          rounds(r.pd.get(), o.size),
-          timeout_s(o.timeout_s) {}
-
-    // INIT, one receive for the next "done" SEND, the endpoint exchange, RTR (where our
-    // min_rnr_timer is set: it is the responder's to announce) and RTS.
-    void bring_up(TcpExchange& tcp) {
-        apply_transition(r.qp.get(), init_transition(r.local, IBV_ACCESS_REMOTE_WRITE), "server");
-        rounds.post_done_receive(r.qp.get());
-        connect_qp(r.qp.get(), tcp, r.local, rounds.advertise(r), PeerBuffer::kNone, kLimits,
-                   "server");
-    }
-
-    // The client's WRITE, then its "done" SEND (RC keeps their order): verified, answered.
-    void verified_round(TcpExchange& tcp, int round) {
-        ibv_wc wc = wait_for_any_completion(r.cq.get(), to_milliseconds(timeout_s),
-                                            "the client's done SEND");
-        expect_status(wc, IBV_WC_SUCCESS, "the client's done SEND");
-        fmt::print("server: round {}: verified {} bytes RDMA-written by the client\n", round,
-                   rounds.check(wc, tcp, round));
-    }
-
-    // A responder sees nothing of the client's failure: its QP stays in RTS. It resets only
-    // because the client asks (the PSNs are about to start afresh).
-    void recover(TcpExchange& tcp, const char* after) {
-        expect_word(tcp, kRecover, "the client's request to recover");
-        fmt::print("server: {}: the client asks to recover\n", after);
-        reset_qp(r.qp.get(), "server");
-        bring_up(tcp);
-    }
-};
 
 int run_server(const FailureOptions& options) {
-    Server server(options);
+    RecoveryServer server(options, kLimits);
     // The exchange's waits span the outage: they use the (long) accept limit.
     auto tcp =
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     server.bring_up(tcp);
     server.verified_round(tcp, 1);
-    server.recover(tcp, "after the dead link");
+    recover(server, tcp, "after the dead link");
     server.verified_round(tcp, 2);
     // Round 2 used our one receive: the client's next SEND finds none and gets RNR NAKs.
-    server.recover(tcp, "after the SEND that found no receive");
+    recover(server, tcp, "after the SEND that found no receive");
     server.verified_round(tcp, 3);
-    expect_word(tcp, kFinished, "the client's end");
+    await_finished(tcp);
     fmt::print(
         "server: verified 3 rounds; the connection failed twice (dead link, receiver not ready) "
         "and was "
@@ -148,40 +99,12 @@ int run_server(const FailureOptions& options) {
     return 0;
 }
 
-struct Client {
+// The client's QP, bring-up and verified rounds are qp_recovery.hpp's; the failures are the
+// lesson.
+struct Client : RecoveryClient {
     const FailureOptions& options;
-    QpResources r;
-    RoundSource rounds;
-    QpEndpoint server;
 
-    explicit Client(const FailureOptions& o)
-        : options(o),
-          r(create_qp_resources(o, IBV_QPT_RC, 4, 1, "client")),
-          rounds(r.pd.get(), o.size) {}
-
-    void bring_up(TcpExchange& tcp) {
-        apply_transition(r.qp.get(), init_transition(r.local, 0), "client");
-        server = connect_qp(r.qp.get(), tcp, r.local, local_endpoint(r), PeerBuffer::kAdvertised,
-                            kLimits, "client");
-        if (rounds.size() > server.length)
-            fail(fmt::format(
-                "the server's buffer holds {} bytes; cannot write {} (use -s {} or less)",
-                server.length, rounds.size(), server.length));
-    }
-
-    void verified_round(TcpExchange& tcp, int round) {
-        rounds.fill(round);
-        rounds.post_write(r.qp.get(), server, 1, server.rkey);
-        rounds.post_done(r.qp.get(), 2, static_cast<std::uint32_t>(rounds.size()));
-        expect_status(wait_for_any_completion(r.cq.get(), options.timeout(), "RDMA WRITE"),
-                      IBV_WC_SUCCESS, "RDMA WRITE");
-        expect_status(wait_for_any_completion(r.cq.get(), options.timeout(), "SEND"),
-                      IBV_WC_SUCCESS, "SEND");
-        rounds.expect_verified(tcp, round);
-        fmt::print(
-            "client: round {}: RDMA WRITE of {} bytes + SEND; the server verified the data\n",
-            round, rounds.size());
-    }
+    explicit Client(const FailureOptions& o) : RecoveryClient(o, kLimits, 4), options(o) {}
 
     // WRITEs one at a time, 20 ms apart, until one fails. While the link lives each completes in
     // well under a millisecond; once it is dead the WRITE's packets are resent retry_cnt times,
@@ -239,8 +162,7 @@ struct Client {
             predicted);
         const auto posted = Clock::now();
         rounds.post_done(r.qp.get(), 200, 0);
-        ibv_wc wc =
-            wait_for_any_completion(r.cq.get(), options.timeout(), "the SEND nobody can receive");
+        ibv_wc wc = wait_for_any_completion(r.cq.get(), timeout, "the SEND nobody can receive");
         const double took = std::chrono::duration<double>(Clock::now() - posted).count();
         expect_status(wc, IBV_WC_RNR_RETRY_EXC_ERR, "the SEND nobody can receive");
         fmt::print(
@@ -254,7 +176,7 @@ struct Client {
 
     // Both sides start afresh; over TCP, which waits out the outage by itself (TCP retransmits).
     void recover(TcpExchange& tcp) {
-        send_word(tcp, kRecover);
+        request_recovery(tcp);
         reset_qp(r.qp.get(), "client");
         const auto start = Clock::now();
         bring_up(tcp);
@@ -275,7 +197,7 @@ int run_client(const FailureOptions& options) {
     client.receiver_not_ready();
     client.recover(tcp);
     client.verified_round(tcp, 3);
-    send_word(tcp, kFinished);
+    send_finished(tcp);
     fmt::print(
         "client: a dead link ended in IBV_WC_RETRY_EXC_ERR and a missing receive in "
         "IBV_WC_RNR_RETRY_EXC_ERR, "

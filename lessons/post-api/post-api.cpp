@@ -143,7 +143,7 @@ Side open_side(const QpOptions& options, const char* who) {
     Side side;
     side.context = open_device(options.device);
     side.local = choose_port_address(side.context.get(), options.ib_port, options.gid_index);
-    if (options.tclass >= 0) side.local.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    apply_traffic_class(side.local, options.tclass);
     side.pd.reset(check_ptr(ibv_alloc_pd(side.context.get()), "ibv_alloc_pd"));
     side.cq = create_cq_ex(side.context.get(), who, side.timestamps);
     side.qp = create_qp_ex(side.context.get(), side.pd.get(), side.cq.get());

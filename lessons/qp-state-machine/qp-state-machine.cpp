@@ -52,8 +52,7 @@ int run(const QpOptions& options) {
     // The port's link layer decides how the peer is addressed: on RoCE by a GID (the RoCE v2 entry
     // with an IPv4-mapped GID, ::ffff:a.b.c.d, unless --gid-index), on InfiniBand by its LID.
     PortAddress local = choose_port_address(context.get(), options.ib_port, options.gid_index);
-    // --tclass: the traffic class our packets carry, set in the address vector at RTR.
-    if (options.tclass >= 0) local.traffic_class = static_cast<std::uint8_t>(options.tclass);
+    apply_traffic_class(local, options.tclass);  // our packets' class, set in the AV at RTR
     fmt::print("{}: {}, active MTU {}\n", who, local.description, mtu_bytes(local.active_mtu));
     if (options.size >
         std::min<std::uint64_t>(local.max_message_size, std::numeric_limits<std::uint32_t>::max()))

@@ -11,6 +11,7 @@
 // MPI's small-message allreduce make the same trade.
 // Run, one rank per host (rank R of the list; under mpirun or srun R comes from the launcher):
 //   recursive-doubling --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [-n ITERS] [--json FILE]
+#include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
 #include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/codec.hpp"
@@ -19,7 +20,6 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
-#include "rdmalab/rank_hosts.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
@@ -40,16 +40,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct DoublingOptions {
-    int rank = -1;
-    std::vector<std::string> hosts;  // the ranks' addresses, in rank order
-    std::size_t size = 0;            // bytes of float32 per rank
-    unsigned iterations = 5;
-    std::uint16_t port = kDefaultPort;  // rank R listens for link L on port + R × links + L
-    std::string device;
-    double timeout_s = 20;  // longest wait for a partner
-    std::string json;       // --json: this rank's record file
-};
+// The allreduce programs' options (allreduce_options.hpp); rank R listens for link L on
+// port + R × links + L.
+using DoublingOptions = RankedAllreduceOptions;
 
 // A partner's WRITE may wait behind a whole vector on a slow link: resend after 4.096 µs × 2^18
 // ≈ 1.1 s, not sooner (the ring lesson says why).
@@ -335,41 +328,11 @@ int main(int argc, char** argv) {
             "A recursive-doubling allreduce (float32 sum) over RDMA WRITE WITH IMMEDIATE",
             "recursive-doubling"};
         DoublingOptions o;
-        std::string hosts, size = "64K";
-        cli.option("--rank", o.rank, "this rank's place in --hosts (default: from mpirun or srun)")
-            .range(0, 63);
-        cli.option("--hosts", hosts, "the ranks' addresses in rank order, comma-separated")
-            .required();
-        cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
-            .is_size()
-            .show_default();
-        cli.option("-n,--iters", o.iterations, "allreduces to run (the median is reported)")
-            .range(1, 1000)
-            .show_default();
-        cli.option("-p,--port", o.port, "TCP port of rank 0's first link")
-            .range(1024, 65000)
-            .show_default();
-        cli.option("-d,--device", o.device,
-                   "the RDMA device (default: the one with this rank's address)");
-        cli.option("--timeout", o.timeout_s, "seconds to wait for a partner")
-            .range(1.0, 600.0)
-            .show_default();
-        cli.option("--json", o.json, "write this rank's measurement there, as a record");
+        AllreduceCommandLine allreduce(cli, o, "64K");  // -s, -n, --json, --rank, --hosts, …
+        cli.existing("--port").description("TCP port of rank 0's first link");
         cli.parse_or_exit(argc, argv);
-        o.hosts = split_hosts(hosts);
-        o.size = *parse_size(size);
-        if (o.rank < 0) o.rank = launcher_rank();  // from mpirun or srun
+        allreduce.check();
         const int ranks = static_cast<int>(o.hosts.size());
-        if (ranks < 2 || ranks > 64)
-            fail(fmt::format("--hosts names {} rank(s): an allreduce needs 2 to 64", ranks));
-        if (o.rank < 0 || o.rank >= ranks)
-            fail(
-                fmt::format("--rank {} is not a place among {} ranks (give --rank, or run under "
-                            "mpirun or srun)",
-                            o.rank, ranks));
-        if (o.size == 0 || o.size % 4)
-            fail("--size must be a positive multiple of 4 bytes (float32)");
-        if (o.size > (1u << 30)) fail("--size may be at most 1 GiB");
         if (o.port + ranks * doubling_links(ranks) > 65535)
             fail(fmt::format("--port {} leaves no room for {} ranks' links", o.port, ranks));
         return run(o);

@@ -7,6 +7,7 @@
 // it has used what landed there — NCCL's ring does the same through its proxy thread.
 // Run, one rank per host (rank R of the list; under mpirun or srun R comes from the launcher):
 //   ring-allreduce --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [--segment BYTES] [--slots N]
+#include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
 #include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/codec.hpp"
@@ -14,7 +15,6 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
-#include "rdmalab/rank_hosts.hpp"
 #include "rdmalab/ring_schedule.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/trace.hpp"
@@ -36,17 +36,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct RingOptions {
-    int rank = -1;
-    std::vector<std::string> hosts;  // the ring, in rank order
-    std::size_t size = 0;            // bytes of float32 per rank
-    std::size_t segment = 0;         // bytes per WRITE
-    std::uint32_t slots = 4;         // receive slots: segments in flight per link
-    unsigned iterations = 5;
-    std::uint16_t port = kDefaultPort;  // rank R listens on port + R
-    std::string device;
-    double timeout_s = 20;  // longest wait for a neighbour
-    std::string json;       // --json: this rank's record file
+// The allreduce programs' options (allreduce_options.hpp; rank R listens on port + R), and the
+// ring's own.
+struct RingOptions : RankedAllreduceOptions {
+    std::size_t segment = 0;  // bytes per WRITE
+    std::uint32_t slots = 4;  // receive slots: segments in flight per link
 };
 
 // An ACK may wait behind a full queue on a slow link (one 64 KiB segment is 70 ms at 8 Mbit/s):
@@ -397,50 +391,22 @@ int main(int argc, char** argv) {
         CommandLine cli{"A ring allreduce (float32 sum) over RDMA WRITE WITH IMMEDIATE",
                         "ring-allreduce"};
         RingOptions o;
-        std::string hosts;
-        cli.option("--rank", o.rank, "this rank's place in --hosts (default: from mpirun or srun)")
-            .range(0, 63);
-        cli.option("--hosts", hosts, "the ring's addresses in rank order, comma-separated")
-            .required();
-        std::string size = "1M", segment = "64K";
-        cli.option("-s,--size", size, "bytes of float32 per rank (a multiple of 4)")
-            .is_size()
-            .show_default();
-        cli.option("--segment", segment, "bytes per WRITE (a multiple of 4)")
-            .is_size()
-            .show_default();
+        AllreduceCommandLine allreduce(cli, o, "1M");  // -s, -n, --json, --rank, --hosts, …
+        cli.existing("--port").description("TCP port of rank 0; rank R listens on port + R");
         cli.option("--slots", o.slots, "receive slots per link: segments in flight")
             .range(1, 64)
             .show_default();
-        cli.option("-n,--iters", o.iterations, "allreduces to run (the median is reported)")
-            .range(1, 1000)
+        std::string segment = "64K";
+        cli.option("--segment", segment, "bytes per WRITE, and per slot (a multiple of 4)")
+            .is_size()
             .show_default();
-        cli.option("-p,--port", o.port, "TCP port of rank 0; rank R listens on port + R")
-            .range(1024, 65000)
-            .show_default();
-        cli.option("-d,--device", o.device,
-                   "the RDMA device (default: the one with this rank's address)");
-        cli.option("--timeout", o.timeout_s, "seconds to wait for a neighbour")
-            .range(1.0, 600.0)
-            .show_default();
-        cli.option("--json", o.json, "write this rank's measurement there, as a record");
         cli.add_trace_option();
         cli.parse_or_exit(argc, argv);
-        o.hosts = split_hosts(hosts);
-        o.size = *parse_size(size);
+        allreduce.check();
         o.segment = *parse_size(segment);
-        if (o.rank < 0) o.rank = launcher_rank();  // from mpirun or srun
-        if (o.hosts.size() < 2 || o.hosts.size() > 64)
-            fail(fmt::format("--hosts names {} rank(s): a ring needs 2 to 64", o.hosts.size()));
-        if (o.rank < 0 || o.rank >= static_cast<int>(o.hosts.size()))
-            fail(
-                fmt::format("--rank {} is not a place in a ring of {} (give --rank, or run under "
-                            "mpirun or srun)",
-                            o.rank, o.hosts.size()));
-        if (o.size % 4 || o.segment % 4)
-            fail("--size and --segment must be multiples of 4 bytes (float32)");
-        if (o.size > (1u << 30) || o.slots * o.segment > (1u << 30))
-            fail("--size, and --slots × --segment, may be at most 1 GiB");
+        require_float32_bytes("--segment", o.segment);
+        if (o.slots * o.segment > (1u << 30))
+            fail("--slots × --segment, the receive slots' memory, may be at most 1 GiB");
         return run(o);
     });
 }

@@ -29,5 +29,5 @@ check "the record has busbw's spread" record_has "$scratch/mpi.json" result/busb
 [ "$rc" = 0 ] || tail -n 20 "$scratch/mpi.out"
 
 expect_failure bad-size 2 "'3X' is not a size" "$tool" -s 3X
-expect_failure odd-size 1 'multiple of 4 bytes' "$tool" -s 6
+expect_failure odd-size 1 '^mpi-allreduce: --size must be a positive multiple of 4 bytes' "$tool" -s 6
 finish

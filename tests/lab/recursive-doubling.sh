@@ -77,5 +77,6 @@ part bad-arguments
 expect_failure bad-size 2 "'3X' is not a size" "$bin/recursive-doubling" --hosts "$addr,$addr" --rank 0 -s 3X
 expect_failure one-rank 1 'an allreduce needs 2 to 64' "$bin/recursive-doubling" --hosts "$addr" --rank 0
 expect_failure no-rank 1 'is not a place among 2 ranks' "$bin/recursive-doubling" --hosts "$addr,$addr"
-expect_failure odd-size 1 'multiple of 4 bytes' "$bin/recursive-doubling" --hosts "$addr,$addr" --rank 0 -s 6
+expect_failure odd-size 1 '^recursive-doubling: --size must be a positive multiple of 4 bytes' \
+    "$bin/recursive-doubling" --hosts "$addr,$addr" --rank 0 -s 6
 finish

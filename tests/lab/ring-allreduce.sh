@@ -58,7 +58,11 @@ check "killed: no rank left running" bash -c "! pgrep -f -- 'ring-allreduc[e] --
 
 part bad-arguments
 expect_failure bad-size 2 "'3X' is not a size" "$bin/ring-allreduce" --hosts "$addr,$addr" --rank 0 -s 3X
-expect_failure one-rank 1 'a ring needs 2 to 64' "$bin/ring-allreduce" --hosts "$addr" --rank 0
-expect_failure no-rank 1 'is not a place in a ring of 2' "$bin/ring-allreduce" --hosts "$addr,$addr"
-expect_failure odd-size 1 'multiples of 4 bytes' "$bin/ring-allreduce" --hosts "$addr,$addr" --rank 0 -s 6
+# The allreduce programs' shared refusals (allreduce_options.cpp), in the same words in each.
+expect_failure one-rank 1 'an allreduce needs 2 to 64' "$bin/ring-allreduce" --hosts "$addr" --rank 0
+expect_failure no-rank 1 'is not a place among 2 ranks' "$bin/ring-allreduce" --hosts "$addr,$addr"
+expect_failure odd-size 1 '^ring-allreduce: --size must be a positive multiple of 4 bytes' \
+    "$bin/ring-allreduce" --hosts "$addr,$addr" --rank 0 -s 6
+expect_failure odd-segment 1 '^ring-allreduce: --segment must be a positive multiple of 4 bytes' \
+    "$bin/ring-allreduce" --hosts "$addr,$addr" --rank 0 --segment 6
 finish

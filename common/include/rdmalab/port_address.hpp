@@ -39,6 +39,10 @@ struct PortAddress {
 // not active or no such GID exists.
 PortAddress choose_port_address(ibv_context* context, std::uint8_t port, int requested_gid_index);
 
+// --tclass as the traffic class of every address vector made from the port (the GRH's; on RoCE
+// the IP header's DS field); -1 leaves the port's default. Throws for a value outside 0…255.
+void apply_traffic_class(PortAddress& port, int tclass);
+
 // ---- The port behind an IP address (for programs that start from one, as rdma_cm does).
 
 // The device, port and GID that carry a local IP address: the RoCE v2 GID equal to it (IPv4

@@ -1,8 +1,9 @@
 // Connecting a queue pair by hand, without rdma_cm: the verbs objects of one connection, the
 // endpoint records swapped over TCP, and the transitions applied in order (connect_qp). The
 // pieces live in qp_endpoint.hpp (the record), port_address.hpp (device, port, GID),
-// qp_transitions.hpp (RESET→INIT→RTR→RTS) and verbs_names.hpp (printing); lessons/qp-state-machine
-// writes every step out; uc, error-recovery and the wire lessons reuse them.
+// qp_transitions.hpp (RESET→INIT→RTR→RTS, printed) and verbs_names.hpp (names);
+// lessons/qp-state-machine writes every step out; uc, error-recovery and the wire lessons reuse
+// them (error-recovery and link-failure through qp_recovery.hpp).
 #pragma once
 
 #include "rdmalab/options.hpp"

@@ -1,5 +1,5 @@
 // A QP's way from RESET to RTS: the attributes and mask each ibv_modify_qp needs (INIT, RTR,
-// RTS; RC, UC and UD), applied and confirmed. The file to read to learn bring-up;
+// RTS; RC, UC and UD), printed, applied and confirmed. The file to read to learn bring-up;
 // lessons/qp-state-machine writes every step out.
 #pragma once
 
@@ -44,6 +44,13 @@ QpTransition rtr_transition(ibv_qp_type type, const PortAddress& local, const Qp
                             const Reliability& reliability);
 // RTR -> RTS: this side's first PSN; for RC also timeout, retry_cnt, rnr_retry, max_rd_atomic.
 QpTransition rts_transition(ibv_qp_type type, std::uint32_t sq_psn, const Reliability& reliability);
+// "who:     LABEL name value, name value…" for the attributes mask selects (and ah_attr's).
+void print_qp_attributes(std::string_view who, std::string_view label,
+                         const ibv_qp_attr& attributes, int mask);
+// "who: INIT -> RTR: ibv_modify_qp(STATE | AV | …)" and the attributes the mask selects: a
+// transition announced before it is made.
+void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr& attributes,
+                      int mask);
 // Prints the transition (mask names and values), applies it with ibv_modify_qp, and confirms
 // the new state with ibv_query_qp.
 void apply_transition(ibv_qp* qp, const QpTransition& transition, std::string_view who);

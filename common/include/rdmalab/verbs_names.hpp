@@ -1,5 +1,7 @@
 // The names of verbs values, for printing what a QP is and what is done to it: QP states,
-// attribute masks, access flags, work-completion statuses.
+// attribute masks, access flags, work-completion statuses. It needs nothing else of the library
+// (verbs.cpp and the rest name values through it), so printing whole attribute sets, which
+// needs verbs.hpp's MTU and GID forms, is qp_transitions.hpp's.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -15,18 +17,10 @@ const char* send_opcode_name(ibv_wr_opcode opcode);  // "RDMA_WRITE", "SEND_WITH
 const char* wc_opcode_name(ibv_wc_opcode opcode);    // "RDMA_WRITE", "RECV", "RECV_RDMA_WITH_IMM"
 std::string qp_attr_mask_names(int mask);            // "STATE | PKEY_INDEX | PORT | ACCESS_FLAGS"
 std::string access_flag_names(unsigned access);      // "REMOTE_WRITE", "none"
-// "who:     LABEL name value, name value…" for the attributes mask selects (and ah_attr's).
-void print_qp_attributes(std::string_view who, std::string_view label,
-                         const ibv_qp_attr& attributes, int mask);
 // "IBV_WC_REM_ACCESS_ERR": the enum's name (ibv_wc_status_str gives the words).
 std::string wc_status_name(ibv_wc_status status);
 // The one report of a failed work completion, used by every program: "work completion failed:
 // remote access error (IBV_WC_REM_ACCESS_ERR, status 10) on QP 0x11, wr_id 3, vendor error 0x0".
 std::string failed_completion(const ibv_wc& wc);
-
-// "who: INIT -> RTR: ibv_modify_qp(STATE | AV | …)" and the attributes the mask selects: a
-// transition announced before it is made.
-void print_transition(std::string_view who, ibv_qp_state from, const ibv_qp_attr& attributes,
-                      int mask);
 
 }  // namespace rdmalab

@@ -17,6 +17,9 @@ namespace rdmalab::bench {
 
 // Bumped whenever a message changes; both sides refuse a peer with another version.
 inline constexpr int kProtocolVersion = 2;  // 2: each side's memory kind and registration path
+// The tool that speaks it, named in every hello and record (and in the refusal of a peer that
+// speaks another protocol).
+inline constexpr const char* kToolVersion = "rdma-bench 0.1";
 // A message larger than this is refused before reading it (endpoints of 1024 QPs fit easily).
 inline constexpr std::uint32_t kMaxControlMessage = 1 << 20;
 

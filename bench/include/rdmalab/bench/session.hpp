@@ -15,8 +15,6 @@
 
 namespace rdmalab::bench {
 
-inline constexpr const char* kToolVersion = "rdma-bench 0.1";
-
 // The common connection options (address, bind, port, -d, -i, GID index, timeouts: a
 // QpOptions, since rdma-bench connects its QPs by hand), and rdma-bench's own.
 struct SessionOptions : QpOptions {
