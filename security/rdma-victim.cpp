@@ -13,6 +13,8 @@
 //   victim: client K: its done message failed: …; QP 0x… ERR
 // The client WRITEs its message when --go-file exists (after saying it is connected in
 // --ready-file), and exits 0 only if its WRITE and its SEND both completed successfully.
+#include "victim_protocol.hpp"
+
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
@@ -35,18 +37,10 @@
 #include <vector>
 
 using namespace rdmalab;
+using namespace rdmalab::security;
 using std::chrono::milliseconds;
 
 namespace {
-
-constexpr std::uint32_t kSlotBytes = 64;
-constexpr std::uint32_t kFnvOffset = 2166136261u;
-
-std::uint32_t checksum(const std::uint8_t* bytes, std::size_t size) {
-    std::uint32_t hash = kFnvOffset;
-    for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 16777619u;
-    return hash;
-}
 
 // The slot's bytes as text a reader can see, non-printable bytes as '.'.
 std::string printable(const std::uint8_t* bytes, std::size_t size) {
@@ -58,14 +52,22 @@ std::string printable(const std::uint8_t* bytes, std::size_t size) {
 
 const char* state_name(ibv_qp_state state) {
     switch (state) {
-        case IBV_QPS_RESET: return "RESET";
-        case IBV_QPS_INIT: return "INIT";
-        case IBV_QPS_RTR: return "RTR";
-        case IBV_QPS_RTS: return "RTS";
-        case IBV_QPS_SQD: return "SQD";
-        case IBV_QPS_SQE: return "SQE";
-        case IBV_QPS_ERR: return "ERR";
-        default: return "?";
+        case IBV_QPS_RESET:
+            return "RESET";
+        case IBV_QPS_INIT:
+            return "INIT";
+        case IBV_QPS_RTR:
+            return "RTR";
+        case IBV_QPS_RTS:
+            return "RTS";
+        case IBV_QPS_SQD:
+            return "SQD";
+        case IBV_QPS_SQE:
+            return "SQE";
+        case IBV_QPS_ERR:
+            return "ERR";
+        default:
+            return "?";
     }
 }
 
@@ -74,7 +76,10 @@ QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* cq) {
     init.send_cq = cq;
     init.recv_cq = cq;
     init.qp_type = IBV_QPT_RC;
-    init.cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1,
+    init.cap = {.max_send_wr = 4,
+                .max_recv_wr = 4,
+                .max_send_sge = 1,
+                .max_recv_sge = 1,
                 .max_inline_data = 0};
     return QueuePair{check_ptr(ibv_create_qp(pd, &init), "ibv_create_qp")};
 }
@@ -105,8 +110,8 @@ int serve(const Settings& s) {
     const unsigned remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
     MemoryRegion pool_mr;
     if (s.keys == "shared")
-        pool_mr.reset(check_ptr(ibv_reg_mr(pd.get(), pool.data(), pool.size(), remote),
-                                "ibv_reg_mr(pool)"));
+        pool_mr.reset(
+            check_ptr(ibv_reg_mr(pd.get(), pool.data(), pool.size(), remote), "ibv_reg_mr(pool)"));
     fmt::print("victim: listening on TCP port {} for {} client(s), keys {}\n", s.connection.port,
                s.clients, s.keys);
     std::fflush(stdout);
@@ -116,8 +121,8 @@ int serve(const Settings& s) {
         std::uint8_t* slot = pool.data() + std::size_t{k - 1} * kSlotBytes;
         MemoryRegion slot_mr;  // --keys per-client: a registration (and an rkey) per slot
         if (s.keys != "shared")
-            slot_mr.reset(check_ptr(ibv_reg_mr(pd.get(), slot, kSlotBytes, remote),
-                                    "ibv_reg_mr(slot)"));
+            slot_mr.reset(
+                check_ptr(ibv_reg_mr(pd.get(), slot, kSlotBytes, remote), "ibv_reg_mr(slot)"));
         const ibv_mr& mr = s.keys == "shared" ? *pool_mr : *slot_mr;
         const CompletionQueue cq{
             check_ptr(ibv_create_cq(context.get(), 8, nullptr, nullptr, 0), "ibv_create_cq")};
@@ -127,9 +132,8 @@ int serve(const Settings& s) {
         const MemoryRegion done_mr{check_ptr(
             ibv_reg_mr(pd.get(), &done, sizeof done, IBV_ACCESS_LOCAL_WRITE), "ibv_reg_mr(done)")};
         post_receive(qp.get(), &done, sizeof done, done_mr->lkey);
-        const QpEndpoint ours =
-            local_endpoint(qp.get(), local, reinterpret_cast<std::uintptr_t>(slot), mr.rkey,
-                           kSlotBytes);
+        const QpEndpoint ours = local_endpoint(
+            qp.get(), local, reinterpret_cast<std::uintptr_t>(slot), mr.rkey, kSlotBytes);
         connect_qp(qp.get(), tcp, local, ours, PeerBuffer::kNone, Reliability{}, "victim");
         const std::string who = fmt::format("victim: client {}", k);
         std::string verdict;
@@ -137,7 +141,7 @@ int serve(const Settings& s) {
             const ibv_wc wc = wait_for_any_completion(cq.get(), s.connection.timeout(), "done");
             if (wc.status != IBV_WC_SUCCESS) {
                 verdict = fmt::format("its done message failed: {}", ibv_wc_status_str(wc.status));
-            } else if (ntohl(done) == checksum(slot, kSlotBytes)) {
+            } else if (ntohl(done) == slot_checksum(std::span(slot, kSlotBytes))) {
                 verdict = fmt::format("slot holds what it wrote ({} bytes, checksum {:#010x})",
                                       kSlotBytes, ntohl(done));
             } else {
@@ -164,8 +168,8 @@ int run_client(const Settings& s) {
     // connection is tried again for the whole timeout.
     TcpExchange tcp = TcpExchange::connect_to(s.connection.server_address, s.connection.port,
                                               s.connection.timeout(), s.connection.timeout());
-    const QpEndpoint slot =
-        connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised, Reliability{}, "client");
+    const QpEndpoint slot = connect_qp(r.qp.get(), tcp, r.local, ours, PeerBuffer::kAdvertised,
+                                       Reliability{}, "client");
     fmt::print("client: connected to QP {:#x}; my first PSN {:#08x}\n", slot.qpn, ours.psn);
     std::fflush(stdout);
     if (!s.ready_file.empty()) std::ofstream(s.ready_file) << "connected\n";
@@ -178,36 +182,25 @@ int run_client(const Settings& s) {
     std::array<std::uint8_t, kSlotBytes> message{};
     const std::string text = "client 2 wrote this, and nobody else";
     std::memcpy(message.data(), text.data(), text.size());
-    std::uint32_t word = htonl(checksum(message.data(), message.size()));
     const MemoryRegion message_mr{check_ptr(
         ibv_reg_mr(r.pd.get(), message.data(), message.size(), 0), "ibv_reg_mr(message)")};
-    const MemoryRegion word_mr{
-        check_ptr(ibv_reg_mr(r.pd.get(), &word, sizeof word, 0), "ibv_reg_mr(word)")};
-    int status = 0;
-    for (bool is_write : {true, false}) {
-        ibv_sge sge = is_write ? ibv_sge{reinterpret_cast<std::uintptr_t>(message.data()),
-                                         kSlotBytes, message_mr->lkey}
-                               : ibv_sge{reinterpret_cast<std::uintptr_t>(&word), sizeof word,
-                                         word_mr->lkey};
-        ibv_send_wr wr{};
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = is_write ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.wr.rdma.remote_addr = slot.address;
-        wr.wr.rdma.rkey = slot.rkey;
-        ibv_send_wr* bad = nullptr;
-        check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), "ibv_post_send");
-        const ibv_wc wc = wait_for_any_completion(r.cq.get(), s.connection.timeout(),
-                                                  is_write ? "the WRITE" : "the SEND");
-        fmt::print("client: my {} completed: {}\n", is_write ? "WRITE" : "SEND",
-                   ibv_wc_status_str(wc.status));
-        if (wc.status != IBV_WC_SUCCESS) {
-            status = 1;
-            break;
-        }
-    }
-    return status;
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(message.data()), kSlotBytes, message_mr->lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = slot.address;
+    wr.wr.rdma.rkey = slot.rkey;
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(r.qp.get(), &wr, &bad), "ibv_post_send(WRITE)");
+    const ibv_wc written = wait_for_any_completion(r.cq.get(), s.connection.timeout(), "the WRITE");
+    fmt::print("client: my WRITE completed: {}\n", ibv_wc_status_str(written.status));
+    if (written.status != IBV_WC_SUCCESS) return 1;
+    const ibv_wc_status sent = send_done(r.qp.get(), r.pd.get(), r.cq.get(), slot_checksum(message),
+                                         s.connection.timeout());
+    fmt::print("client: my SEND completed: {}\n", ibv_wc_status_str(sent));
+    return sent == IBV_WC_SUCCESS ? 0 : 1;
 }
 
 }  // namespace
@@ -232,7 +225,8 @@ int main(int argc, char** argv) {
         client->add_option("--ready-file", s.ready_file, "written once connected");
         client->add_option("--go-file", s.go_file, "wait for this file before writing");
         for (CLI::App* sub : {server, client}) {
-            sub->add_option("-p,--port", s.connection.port, "TCP port")->check(CLI::Range(1, 65535));
+            sub->add_option("-p,--port", s.connection.port, "TCP port")
+                ->check(CLI::Range(1, 65535));
             sub->add_option("--timeout", s.connection.timeout_s, "seconds each wait may take")
                 ->check(CLI::Range(1.0, 600.0));
         }

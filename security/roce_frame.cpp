@@ -50,12 +50,12 @@ std::uint32_t invariant_crc(std::span<const std::uint8_t> ip_packet) {
     std::uint32_t crc = crc32_update(0xffffffffu, masked_lrh);
     std::vector<std::uint8_t> headers(ip_packet.begin(),
                                       ip_packet.begin() + kIpv4Bytes + kUdpBytes + kBthBytes);
-    headers[1] = 0xff;                            // IP TOS: DSCP and ECN change on the way
-    headers[8] = 0xff;                            // TTL
-    headers[10] = headers[11] = 0xff;             // the IP checksum follows them
-    headers[kIpv4Bytes + 6] = 0xff;               // the UDP checksum
-    headers[kIpv4Bytes + 7] = 0xff;               //
-    headers[kIpv4Bytes + kUdpBytes + 4] = 0xff;   // the BTH's reserved byte before the QPN
+    headers[1] = 0xff;                           // IP TOS: DSCP and ECN change on the way
+    headers[8] = 0xff;                           // TTL
+    headers[10] = headers[11] = 0xff;            // the IP checksum follows them
+    headers[kIpv4Bytes + 6] = 0xff;              // the UDP checksum
+    headers[kIpv4Bytes + 7] = 0xff;              //
+    headers[kIpv4Bytes + kUdpBytes + 4] = 0xff;  // the BTH's reserved byte before the QPN
     crc = crc32_update(crc, headers);
     crc = crc32_update(crc, ip_packet.subspan(headers.size()));
     return ~crc;
@@ -81,8 +81,7 @@ std::vector<std::uint8_t> build_frame(const RdmaWritePacket& p) {
     put16(frame, 0);      // the checksum, below
     put32(frame, p.source_ip);
     put32(frame, p.destination_ip);
-    const std::uint16_t checksum =
-        ipv4_checksum(std::span(frame).subspan(ip_start, kIpv4Bytes));
+    const std::uint16_t checksum = ipv4_checksum(std::span(frame).subspan(ip_start, kIpv4Bytes));
     frame[ip_start + 10] = static_cast<std::uint8_t>(checksum >> 8);
     frame[ip_start + 11] = static_cast<std::uint8_t>(checksum);
     put16(frame, p.source_port);
@@ -106,7 +105,8 @@ std::vector<std::uint8_t> build_frame(const RdmaWritePacket& p) {
     frame.insert(frame.end(), p.payload.begin(), p.payload.end());
     frame.insert(frame.end(), pad, 0);
     const std::uint32_t icrc = invariant_crc(std::span(frame).subspan(ip_start));
-    for (int shift = 0; shift < 32; shift += 8) frame.push_back(static_cast<std::uint8_t>(icrc >> shift));
+    for (int shift = 0; shift < 32; shift += 8)
+        frame.push_back(static_cast<std::uint8_t>(icrc >> shift));
     return frame;
 }
 
