@@ -313,8 +313,7 @@ TEST(TraceMerge, BadInputIsOneClearError) {
     auto packets = std::vector{packet(kH1, kH2, 4, "SEND Only", 1, 0)};
     EXPECT_NO_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"));
     packets[0].time_epoch = "yesterday";
-    EXPECT_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"),
-                 InputError);
+    EXPECT_THROW(parse_packets(rdmalab::wire::write_document(packets), "p"), InputError);
     json document = json::parse(rdmalab::wire::write_document(packets));
     document["packets"][0].erase("time_epoch");
     EXPECT_THROW(parse_packets(document.dump(), "p"), InputError);
