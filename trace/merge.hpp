@@ -36,8 +36,9 @@ std::vector<nlohmann::json> parse_events(const std::string& text, const std::str
 // rdma-wire --json's text → the packets (wire::read_document; each time_epoch checked too).
 std::vector<wire::Packet> parse_packets(const std::string& text, const std::string& source);
 
-// Clock alignment, WR ↔ packet links, the timeline and the checks. hosts[0]'s clock is the
-// reference. meta is copied into the result (lesson, arguments, environment).
+// Clock alignment, WR ↔ packet links, the timeline and the checks: merge_passes.hpp's passes,
+// in order. hosts[0]'s clock is the reference. meta is copied into the result (lesson,
+// arguments, environment).
 nlohmann::json merge(const std::vector<HostInput>& hosts, const nlohmann::json& meta);
 
 // True when every check in a merged trace passed; failures gets one line per violation.

@@ -1,6 +1,7 @@
 // gpu-memory-bench: measures GPU memory the way the RDMA paths use it — allocation, dma-buf export,
 // the fill/verify kernels, and the staging copies against the card's own copy ceiling — and
 // records the numbers with the environment (JSON, Markdown). Run `gpu-memory-bench --help`.
+#include "rdmalab/bench/gpu_memory_record.hpp"
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/bench/sweep.hpp"
 #include "rdmalab/error.hpp"
@@ -31,17 +32,12 @@
 namespace {
 
 using namespace rdmalab;
+using namespace rdmalab::bench::gpu_memory;
 using bench::Record;
 
-constexpr const char* kToolVersion = "gpu-memory-bench 0.1";
 constexpr std::size_t kMaxSize = std::size_t{1} << 30;  // --sizes and --ceiling-size: 1 GiB
-// The ceiling queues this many copies back to back before one synchronize, so the time of one
-// launch and one wait is spread over them and only the copy engine's speed is left.
-constexpr int kCeilingCopies = 4;
-constexpr std::uint64_t kKernelSeed = 0x6b;  // the fill/verify measurement
-constexpr std::uint64_t kCopySeed = 0x63;    // the copy verification
-constexpr const char* kUnits =
-    "GB/s = 10^9 bytes/s; times in microseconds (us); sizes in bytes (B)";
+constexpr std::uint64_t kKernelSeed = 0x6b;             // the fill/verify measurement
+constexpr std::uint64_t kCopySeed = 0x63;               // the copy verification
 
 struct Options {
     gpu::MemorySpec memory;
@@ -79,29 +75,7 @@ double best(const std::vector<double>& values) {
     return *std::min_element(values.begin(), values.end());
 }
 
-// Times are kept to the nanosecond (the clock's resolution), speeds and ratios to 4 decimals:
-// the digits past those are noise, and a results file is read by people.
-double rounded(double value, double unit) {
-    return std::round(value / unit) * unit;
-}
-double microseconds(double seconds) {
-    return rounded(seconds * 1e6, 1e-3);
-}
-double gigabytes_per_second(double bytes, double seconds) {
-    return rounded(bytes / seconds / 1e9, 1e-4);
-}
-
 // --- The measurements ----------------------------------------------------------------------
-
-struct AllocationRow {
-    std::size_t size = 0;
-    double device_memory_us = 0;  // DeviceMemory(spec, size): its own backend, then allocate
-    double device_memory_free_us = 0;
-    double allocate_us = 0;  // Backend::allocate alone: allocation + zero-fill
-    double release_us = 0;
-    double pinned_us = 0;  // PinnedHostMemory: what the staging path's bounce buffer costs
-    double pinned_free_us = 0;
-};
 
 // Medians over reps of each step, for one size. backend is one already started, so its
 // allocate is timed without the start-up a new DeviceMemory pays.
@@ -145,16 +119,6 @@ AllocationRow measure_allocation(const gpu::MemorySpec& spec, gpu::Backend& back
             microseconds(median(unpin))};
 }
 
-struct ExportResult {
-    std::size_t size = 0;
-    bool exported = false;
-    std::string call;  // the export call that gave the fd
-    std::uint64_t offset = 0;
-    std::string failure;   // why there is no dma-buf: recorded, it is a fact of this machine
-    double median_us = 0;  // of the export call alone (closing the fd is not counted)
-    int attempts = 0;
-};
-
 ExportResult measure_export(gpu::DeviceMemory& memory, int reps) {
     ExportResult result;
     result.size = memory.size();
@@ -180,12 +144,6 @@ ExportResult measure_export(gpu::DeviceMemory& memory, int reps) {
     result.median_us = microseconds(median(times));
     return result;
 }
-
-struct KernelResult {
-    std::size_t size = 0;
-    double fill_us = 0, verify_us = 0;
-    std::size_t wrong_seed_caught_at = 0;
-};
 
 // Fill and verify over [0, size): both must work, or no speed is reported at all.
 KernelResult measure_kernels(gpu::DeviceMemory& memory, std::size_t size, int reps) {
@@ -262,152 +220,11 @@ void verify_copies(gpu::DeviceMemory& memory, std::span<std::byte> host, const c
                          host.size(), *wrong));
 }
 
-struct CopyPair {
-    double h2d_us = 0, d2h_us = 0;
-};
+// --- The run --------------------------------------------------------------------------------
 
-// --- Output --------------------------------------------------------------------------------
-
-std::string percent(double fraction) {
-    return fmt::format("{:.1f}%", fraction * 100);
-}
-
-std::string title(const Record& memory) {
-    if (!memory["gpu"].get<bool>())
-        return fmt::format(
-            "host memory, not a GPU: {} copies and CPU fill/verify (pinned buffers: {})",
-            memory["copy_call"].get<std::string>(), memory["pinned_call"].get<std::string>());
-    return fmt::format(
-        "{}: {} copies, pinned host memory from {}", memory["description"].get<std::string>(),
-        memory["copy_call"].get<std::string>(), memory["pinned_call"].get<std::string>());
-}
-
-std::string markdown_cell(const std::string& text) {
-    std::string cell;
-    for (char c : text) cell += c == '|' ? std::string("\\|") : std::string(1, c);
-    return cell;
-}
-
-// The Markdown report, from the record alone, so it says exactly what the JSON file says.
-std::string to_markdown(const Record& r) {
-    const Record& env = r["environment"];
-    std::string md = fmt::format("# gpu-memory-bench: {}\n\n", title(r["memory"]));
-    md += fmt::format("{} on {} (kernel {}), {} reps per number; {}.\n\n",
-                      env["date"].get<std::string>(), env["host"].get<std::string>(),
-                      env["kernel"].get<std::string>(), r["config"]["reps"].get<int>(), kUnits);
-
-    md += "## Environment\n\n| fact | value |\n|---|---|\n";
-    md += fmt::format("| memory | {} |\n",
-                      markdown_cell(r["memory"]["description"].get<std::string>()));
-    for (const auto& [key, value] : env["device"].items())
-        md += fmt::format("| {} | {} |\n", key, markdown_cell(value.get<std::string>()));
-    md += fmt::format("| tool | {} |\n\n", env["tool_version"].get<std::string>());
-
-    const Record& alloc = r["allocation"];
-    md += fmt::format(
-        "## Allocation\n\nMedian us. DeviceMemory = a new backend (device set-up, stream) + "
-        "allocate + zero-fill; Backend::allocate = allocate + zero-fill on a started backend; "
-        "PinnedHostMemory = the staging path's bounce buffer. The first DeviceMemory of the run "
-        "took {:.1f} us (backend start-up included: driver and context on a GPU).\n\n",
-        alloc["first_device_memory_us"].get<double>());
-    md +=
-        "| size (B) | DeviceMemory | ~DeviceMemory | Backend::allocate | Backend::release | "
-        "PinnedHostMemory | ~PinnedHostMemory |\n|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const Record& row : alloc["rows"])
-        md += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n",
-                          row["size"].get<std::size_t>(), row["device_memory_us"].get<double>(),
-                          row["device_memory_free_us"].get<double>(),
-                          row["allocate_us"].get<double>(), row["release_us"].get<double>(),
-                          row["pinned_us"].get<double>(), row["pinned_free_us"].get<double>());
-
-    const Record& dmabuf = r["dmabuf_export"];
-    md += fmt::format("\n## dma-buf export\n\n{} ({} B, median {:.2f} us over {} call(s))\n",
-                      markdown_cell(dmabuf["outcome"].get<std::string>()),
-                      dmabuf["size"].get<std::size_t>(), dmabuf["median_us"].get<double>(),
-                      dmabuf["attempts"].get<int>());
-
-    const Record& kernels = r["kernels"];
-    md += fmt::format(
-        "\n## Fill / verify ({}, {} B, median)\n\n| step | GB/s | us |\n|---|---:|---:|\n",
-        kernels["worker"].get<std::string>(), kernels["size"].get<std::size_t>());
-    md += fmt::format("| fill_pattern + synchronize | {:.2f} | {:.1f} |\n",
-                      kernels["fill_gbps"].get<double>(), kernels["fill_us"].get<double>());
-    md += fmt::format("| find_mismatch (verified) | {:.2f} | {:.1f} |\n",
-                      kernels["verify_gbps"].get<double>(), kernels["verify_us"].get<double>());
-
-    const Record& copies = r["copies"];
-    const Record& ceiling = copies["ceiling"];
-    md += fmt::format(
-        "\n## Staging copies\n\nPinned host memory, one copy + synchronize per message (the "
-        "staging path), median. Ceiling: {} queued copies of {} B, one synchronize, best of "
-        "reps: H2D {:.2f} GB/s, D2H {:.2f} GB/s. Copies verified: {}.\n\n",
-        ceiling["copies"].get<int>(), ceiling["size"].get<std::size_t>(),
-        ceiling["h2d_gbps"].get<double>(), ceiling["d2h_gbps"].get<double>(),
-        copies["verification"].get<std::string>());
-    md +=
-        "| size (B) | H2D GB/s | H2D of ceiling | D2H GB/s | D2H of ceiling |\n"
-        "|---:|---:|---:|---:|---:|\n";
-    for (const Record& row : copies["pinned"])
-        md += fmt::format(
-            "| {} | {:.2f} | {} | {:.2f} | {} |\n", row["size"].get<std::size_t>(),
-            row["h2d_gbps"].get<double>(), percent(row["h2d_of_ceiling"].get<double>()),
-            row["d2h_gbps"].get<double>(), percent(row["d2h_of_ceiling"].get<double>()));
-    const Record& pageable = copies["pageable"];
-    md += fmt::format(
-        "\nFor contrast, pageable memory (std::vector, not the staging path), {} B: H2D {:.2f} "
-        "GB/s ({} of ceiling), D2H {:.2f} GB/s ({}).\n",
-        pageable["size"].get<std::size_t>(), pageable["h2d_gbps"].get<double>(),
-        percent(pageable["h2d_of_ceiling"].get<double>()), pageable["d2h_gbps"].get<double>(),
-        percent(pageable["d2h_of_ceiling"].get<double>()));
-    return md;
-}
-
-// --- The run -------------------------------------------------------------------------------
-
-Record copy_numbers(std::size_t size, const CopyPair& times, const CopyPair& ceiling_times,
-                    std::size_t ceiling_bytes) {
-    const double h2d = gigabytes_per_second(static_cast<double>(size), times.h2d_us / 1e6);
-    const double d2h = gigabytes_per_second(static_cast<double>(size), times.d2h_us / 1e6);
-    const double h2d_ceiling =
-        gigabytes_per_second(static_cast<double>(ceiling_bytes), ceiling_times.h2d_us / 1e6);
-    const double d2h_ceiling =
-        gigabytes_per_second(static_cast<double>(ceiling_bytes), ceiling_times.d2h_us / 1e6);
-    return Record{{"size", size},
-                  {"h2d_gbps", h2d},
-                  {"h2d_us", times.h2d_us},
-                  {"h2d_of_ceiling", rounded(h2d / h2d_ceiling, 1e-5)},
-                  {"d2h_gbps", d2h},
-                  {"d2h_us", times.d2h_us},
-                  {"d2h_of_ceiling", rounded(d2h / d2h_ceiling, 1e-5)}};
-}
-
-int run(const Options& options) {
-    const std::size_t largest = options.sizes.back();
-    const int reps = options.reps;
-
-    // The first allocation starts the backend (driver, context): timed apart, and the place a
-    // machine without the GPU asked for says so, before anything is printed.
-    auto start = Clock::now();
-    gpu::DeviceMemory first(options.memory, options.sizes.front());
-    const double first_us = microseconds(seconds_since(start));
-    gpu::Backend& first_backend = first.backend();
-    const bool is_gpu = options.memory.kind != gpu::MemoryKind::kHost;
-
-    Record memory_record{{"kind", gpu::to_string(options.memory)},
-                         {"gpu", is_gpu},
-                         {"description", first.description()},
-                         {"copy_call", first_backend.copy_call()},
-                         {"pinned_call", first_backend.pinned_call()}};
-    fmt::print("gpu-memory-bench: {}\n", title(memory_record));
-    fmt::print("units: {}; {} reps per number, after one warm-up\n", kUnits, reps);
-    std::fflush(stdout);
-
-    // 1. Allocation: a few sizes, the smallest and largest asked for and the ceiling's.
-    std::vector<std::size_t> allocation_sizes = {options.sizes.front(), largest,
-                                                 options.ceiling_size};
-    std::sort(allocation_sizes.begin(), allocation_sizes.end());
-    allocation_sizes.erase(std::unique(allocation_sizes.begin(), allocation_sizes.end()),
-                           allocation_sizes.end());
+// 1. Allocation: a few sizes, the smallest and largest asked for and the ceiling's; the table
+// printed as it is measured.
+Record allocation_section(const Options& options, gpu::Backend& backend, double first_us) {
     fmt::print(
         "\nallocation (us, median; the first DeviceMemory of the run, backend start-up "
         "included: {:.1f} us)\n",
@@ -418,83 +235,76 @@ int run(const Options& options) {
     fmt::print("  {:>12}  {:>12}  {:>13}  {:>17}  {:>16}  {:>16}  {:>17}\n", "size B",
                "DeviceMemory", "~DeviceMemory", "Backend::allocate", "Backend::release",
                "PinnedHostMemory", "~PinnedHostMemory");
-    Record allocation_rows = Record::array();
-    for (std::size_t size : allocation_sizes) {
-        const AllocationRow row = measure_allocation(options.memory, first_backend, size, reps);
+    std::vector<AllocationRow> rows;
+    for (std::size_t size : allocation_sizes(options.sizes, options.ceiling_size)) {
+        const AllocationRow row = measure_allocation(options.memory, backend, size, options.reps);
         fmt::print("  {:>12}  {:>12.1f}  {:>13.1f}  {:>17.1f}  {:>16.1f}  {:>16.1f}  {:>17.1f}\n",
                    row.size, row.device_memory_us, row.device_memory_free_us, row.allocate_us,
                    row.release_us, row.pinned_us, row.pinned_free_us);
         std::fflush(stdout);
-        allocation_rows.push_back(Record{{"size", row.size},
-                                         {"device_memory_us", row.device_memory_us},
-                                         {"device_memory_free_us", row.device_memory_free_us},
-                                         {"allocate_us", row.allocate_us},
-                                         {"release_us", row.release_us},
-                                         {"pinned_us", row.pinned_us},
-                                         {"pinned_free_us", row.pinned_free_us}});
+        rows.push_back(row);
     }
+    return allocation_record(first_us, rows);
+}
 
-    // One buffer serves the rest: the kernels and the copies of each size use its start, the
-    // ceiling all of it. The pinned buffer comes from the same backend and goes before it.
-    const std::size_t buffer_size = std::max(largest, options.ceiling_size);
-    gpu::DeviceMemory memory(options.memory, buffer_size);
-    gpu::Backend& backend = memory.backend();
-    gpu::PinnedHostMemory pinned(backend, buffer_size);
-    memory_record["buffer_size"] = buffer_size;
-
-    // 2. dma-buf export of the whole buffer.
+// 2. dma-buf export of the whole buffer.
+Record export_section(gpu::DeviceMemory& memory, int reps) {
     const ExportResult exported = measure_export(memory, reps);
-    const std::string export_outcome =
-        exported.exported
-            ? fmt::format("fd from {} (offset {}); each fd closed", exported.call, exported.offset)
-            : fmt::format("failed: {}", exported.failure);
     fmt::print(
         "\ndma-buf export (Backend::export_dmabuf of {} B): {} — median {:.2f} us over {} "
         "call(s){}\n",
-        exported.size, export_outcome, exported.median_us, exported.attempts,
+        exported.size, export_outcome(exported), exported.median_us, exported.attempts,
         exported.exported ? "" : " (a fact of this machine, recorded; not an error)");
     std::fflush(stdout);
+    return export_record(exported);
+}
 
-    // 3. Fill and verify at the largest size.
+// 3. Fill and verify at the largest size.
+Record kernel_section(gpu::DeviceMemory& memory, std::size_t largest, int reps, bool is_gpu) {
     const char* worker = is_gpu ? "GPU kernels" : "the CPU (host backend)";
     const KernelResult kernels = measure_kernels(memory, largest, reps);
-    const double fill_gbps =
-        gigabytes_per_second(static_cast<double>(largest), kernels.fill_us / 1e6);
-    const double verify_gbps =
-        gigabytes_per_second(static_cast<double>(largest), kernels.verify_us / 1e6);
+    const Record record = kernel_record(worker, kernels);
     fmt::print("\nfill/verify by {}, {} B, median:\n", worker, largest);
-    fmt::print("  fill_pattern + synchronize  {:>10.2f} GB/s  {:>12.1f} us\n", fill_gbps,
-               kernels.fill_us);
+    fmt::print("  fill_pattern + synchronize  {:>10.2f} GB/s  {:>12.1f} us\n",
+               record["fill_gbps"].get<double>(), kernels.fill_us);
     fmt::print(
         "  find_mismatch               {:>10.2f} GB/s  {:>12.1f} us  verified: no wrong "
         "byte (another seed's pattern was caught at byte {})\n",
-        verify_gbps, kernels.verify_us, kernels.wrong_seed_caught_at);
+        record["verify_gbps"].get<double>(), kernels.verify_us, kernels.wrong_seed_caught_at);
     std::fflush(stdout);
+    return record;
+}
 
-    // 4. Copies: verified first, then timed.
+// The copy engine's ceiling, each direction, from the pinned buffer.
+CopyPair measure_ceiling(gpu::DeviceMemory& memory, std::byte* pinned, std::size_t size, int reps) {
+    gpu::Backend& backend = memory.backend();
+    return CopyPair{microseconds(ceiling_seconds(backend, Direction::kHostToDevice, memory.data(),
+                                                 pinned, size, reps)),
+                    microseconds(ceiling_seconds(backend, Direction::kDeviceToHost, memory.data(),
+                                                 pinned, size, reps))};
+}
+
+// 4. Copies: verified first, then timed: the ceiling, the staging copies of each size from
+// pinned memory, and pageable memory for contrast.
+Record copy_section(const Options& options, gpu::DeviceMemory& memory, std::span<std::byte> pinned,
+                    bool is_gpu) {
+    gpu::Backend& backend = memory.backend();
+    const std::size_t largest = options.sizes.back();
+    const int reps = options.reps;
     std::vector<std::byte> pageable(largest);
-    verify_copies(memory, std::span(pinned.data(), buffer_size), "pinned");
+    verify_copies(memory, pinned, "pinned");
     verify_copies(memory, std::span(pageable), "pageable");
-    const std::string verification = fmt::format(
-        "pattern through H2D checked on the device, back through D2H checked on the host "
-        "(pinned {} B, pageable {} B)",
-        buffer_size, largest);
+    const std::string verification = copy_verification(pinned.size(), largest);
     fmt::print("\ncopies verified: {}\n", verification);
 
-    const CopyPair ceiling{
-        microseconds(ceiling_seconds(backend, Direction::kHostToDevice, memory.data(),
-                                     pinned.data(), options.ceiling_size, reps)),
-        microseconds(ceiling_seconds(backend, Direction::kDeviceToHost, memory.data(),
-                                     pinned.data(), options.ceiling_size, reps))};
+    const CopyPair ceiling = measure_ceiling(memory, pinned.data(), options.ceiling_size, reps);
     const std::size_t ceiling_bytes = options.ceiling_size * kCeilingCopies;
-    const double h2d_ceiling_gbps =
-        gigabytes_per_second(static_cast<double>(ceiling_bytes), ceiling.h2d_us / 1e6);
-    const double d2h_ceiling_gbps =
-        gigabytes_per_second(static_cast<double>(ceiling_bytes), ceiling.d2h_us / 1e6);
+    const Record ceiling_numbers = ceiling_record(options.ceiling_size, ceiling);
     fmt::print(
         "copy ceiling ({} queued copies of {} B, one synchronize, best): H2D {:.2f} GB/s, "
         "D2H {:.2f} GB/s\n",
-        kCeilingCopies, options.ceiling_size, h2d_ceiling_gbps, d2h_ceiling_gbps);
+        kCeilingCopies, options.ceiling_size, ceiling_numbers["h2d_gbps"].get<double>(),
+        ceiling_numbers["d2h_gbps"].get<double>());
     fmt::print(
         "staging copies ({}, pinned host memory, one copy + synchronize per message, "
         "median; ratio to the ceiling of the same direction):\n",
@@ -529,8 +339,12 @@ int run(const Options& options) {
         percent(pageable_record["h2d_of_ceiling"].get<double>()),
         pageable_record["d2h_gbps"].get<double>(),
         percent(pageable_record["d2h_of_ceiling"].get<double>()));
+    return copies_record(backend.copy_call(), verification, ceiling_numbers, pinned_rows,
+                         pageable_record);
+}
 
-    // 5. The environment, read now: right after the copies the PCIe link is still trained up.
+// 5. The environment, read now: right after the copies the PCIe link is still trained up.
+Record environment_section(gpu::Backend& backend) {
     Record environment = bench::host_environment(kToolVersion);
     Record device_facts = Record::object();
     for (const auto& [name, value] : backend.facts()) device_facts[name] = value;
@@ -540,59 +354,42 @@ int run(const Options& options) {
                environment["date"].get<std::string>(), kToolVersion);
     for (const auto& [name, value] : device_facts.items())
         fmt::print("  {}: {}\n", name, value.get<std::string>());
+    return environment;
+}
 
-    Record record{
-        {"tool", kToolVersion},
-        {"units",
-         {{"bandwidth", "GB/s = 10^9 bytes/s"},
-          {"time", "microseconds"},
-          {"size", "bytes"},
-          {"of_ceiling",
-           "fraction of the ceiling of the same direction, measured in the same run"}}},
-        {"config",
-         {{"mem", gpu::to_string(options.memory)},
-          {"sizes", options.sizes},
-          {"reps", reps},
-          {"ceiling_size", options.ceiling_size},
-          {"ceiling_copies", kCeilingCopies}}},
-        {"memory", memory_record},
-        {"environment", environment},
-        {"allocation", {{"first_device_memory_us", first_us}, {"rows", allocation_rows}}},
-        {"dmabuf_export",
-         {{"size", exported.size},
-          {"exported", exported.exported},
-          {"call", exported.call},
-          {"offset", exported.offset},
-          {"failure", exported.failure},
-          {"outcome", export_outcome},
-          {"median_us", exported.median_us},
-          {"attempts", exported.attempts}}},
-        {"kernels",
-         {{"worker", worker},
-          {"size", largest},
-          {"fill_gbps", fill_gbps},
-          {"fill_us", kernels.fill_us},
-          {"verify_gbps", verify_gbps},
-          {"verify_us", kernels.verify_us},
-          {"verified", true},
-          {"wrong_seed_caught_at", kernels.wrong_seed_caught_at}}},
-        {"copies",
-         {{"method", fmt::format("{}: one copy + synchronize per message (the staging path), "
-                                 "median of reps",
-                                 backend.copy_call())},
-          {"verified", true},
-          {"verification", verification},
-          {"ceiling",
-           {{"size", options.ceiling_size},
-            {"copies", kCeilingCopies},
-            {"statistic", "best of reps"},
-            {"h2d_gbps", h2d_ceiling_gbps},
-            {"h2d_us", ceiling.h2d_us},
-            {"d2h_gbps", d2h_ceiling_gbps},
-            {"d2h_us", ceiling.d2h_us}}},
-          {"pinned", pinned_rows},
-          {"pageable", pageable_record}}}};
+int run(const Options& options) {
+    const std::size_t largest = options.sizes.back();
+    const int reps = options.reps;
 
+    // The first allocation starts the backend (driver, context): timed apart, and the place a
+    // machine without the GPU asked for says so, before anything is printed.
+    auto start = Clock::now();
+    gpu::DeviceMemory first(options.memory, options.sizes.front());
+    const double first_us = microseconds(seconds_since(start));
+    gpu::Backend& first_backend = first.backend();
+    const bool is_gpu = options.memory.kind != gpu::MemoryKind::kHost;
+    Record memory_facts = memory_record(gpu::to_string(options.memory), is_gpu, first.description(),
+                                        first_backend.copy_call(), first_backend.pinned_call());
+    fmt::print("gpu-memory-bench: {}\n", title(memory_facts));
+    fmt::print("units: {}; {} reps per number, after one warm-up\n", kUnits, reps);
+    std::fflush(stdout);
+
+    const Record allocation = allocation_section(options, first_backend, first_us);
+    // One buffer serves the rest: the kernels and the copies of each size use its start, the
+    // ceiling all of it. The pinned buffer comes from the same backend and goes before it.
+    const std::size_t buffer_size = std::max(largest, options.ceiling_size);
+    gpu::DeviceMemory memory(options.memory, buffer_size);
+    gpu::PinnedHostMemory pinned(memory.backend(), buffer_size);
+    memory_facts["buffer_size"] = buffer_size;
+    const Record dmabuf = export_section(memory, reps);
+    const Record kernels = kernel_section(memory, largest, reps, is_gpu);
+    const Record copies =
+        copy_section(options, memory, std::span(pinned.data(), buffer_size), is_gpu);
+    const Record environment = environment_section(memory.backend());
+
+    const Record record = run_record(
+        config_record(gpu::to_string(options.memory), options.sizes, reps, options.ceiling_size),
+        memory_facts, environment, allocation, dmabuf, kernels, copies);
     if (!options.json_path.empty()) {
         bench::write_file(options.json_path, record.dump(2) + "\n");
         fmt::print("\nwrote {}\n", options.json_path);

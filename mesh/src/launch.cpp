@@ -2,6 +2,7 @@
 #include "rdmalab/mesh/launch.hpp"
 
 #include <cstdlib>
+#include <vector>
 
 namespace rdmalab::mesh {
 
@@ -51,6 +52,17 @@ LaunchInfo read_launch_info_from_process() {
         if (value == nullptr) return std::nullopt;
         return std::string(value);
     });
+}
+
+std::string device_for_local_rank(const std::string& devices, int local_rank) {
+    std::vector<std::string> names;
+    for (std::size_t start = 0; start <= devices.size();) {
+        std::size_t comma = devices.find(',', start);
+        if (comma == std::string::npos) comma = devices.size();
+        names.push_back(devices.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return names[static_cast<std::size_t>(local_rank) % names.size()];
 }
 
 }  // namespace rdmalab::mesh

@@ -39,6 +39,18 @@ std::optional<int> partner_in(const Round& round, int rank) {
     return std::nullopt;
 }
 
+std::vector<std::pair<int, int>> pairs_of(const std::vector<Round>& rounds) {
+    std::vector<std::pair<int, int>> pairs;
+    for (const Round& round : rounds) pairs.insert(pairs.end(), round.begin(), round.end());
+    return pairs;
+}
+
+std::vector<Round> one_pair_per_round(const std::vector<Round>& rounds) {
+    std::vector<Round> plan;
+    for (const auto& pair : pairs_of(rounds)) plan.push_back(Round{pair});
+    return plan;
+}
+
 std::optional<PairChoice> parse_pairs(const std::string& text) {
     if (text == "all") return PairChoice{PairChoice::Kind::kAll, 0};
     if (text == "rail") return PairChoice{PairChoice::Kind::kRail, 0};

@@ -13,6 +13,7 @@
 #include "rdmalab/gpu/options.hpp"
 #include "rdmalab/mesh/heatmap.hpp"
 #include "rdmalab/mesh/launch.hpp"
+#include "rdmalab/mesh/results.hpp"
 #include "rdmalab/mesh/schedule.hpp"
 #include "rdmalab/mesh/verdict.hpp"
 #include "rdmalab/options.hpp"
@@ -74,42 +75,6 @@ struct Options {
     double latency_factor = 1.5;
     int simulate_silent_rank = -1;  // testing: this rank never answers its peers
     gpu::MemoryOptions memory;
-};
-
-// Who a rank is, told to every other rank once at the start.
-struct Identity {
-    int rank = 0;
-    std::string host, address, device, provider, gid, node, launcher, problem;
-    int local_rank = 0;
-    Record to_json() const {
-        return Record{{"rank", rank},
-                      {"host", host},
-                      {"address", address},
-                      {"device", device},
-                      {"provider", provider},
-                      {"gid", gid},
-                      {"local_rank", local_rank},
-                      {"node", node},
-                      {"launcher", launcher},
-                      {"problem", problem}};
-    }
-    static Identity from_json(const Record& r) {
-        Identity i;
-        i.rank = r.at("rank").get<int>();
-        i.host = r.at("host").get<std::string>();
-        i.address = r.at("address").get<std::string>();
-        i.device = r.at("device").get<std::string>();
-        i.provider = r.at("provider").get<std::string>();
-        i.gid = r.at("gid").get<std::string>();
-        i.local_rank = r.at("local_rank").get<int>();
-        i.node = r.at("node").get<std::string>();
-        i.launcher = r.at("launcher").get<std::string>();
-        i.problem = r.at("problem").get<std::string>();
-        return i;
-    }
-    // How the summary names its host: the name, with the RDMA address where there is one (lab
-    // guests all share one host name).
-    std::string label() const { return address.empty() ? host : host + " " + address; }
 };
 
 void check_mpi(int rc, const char* call) {
@@ -199,16 +164,6 @@ bool timed_barrier(milliseconds limit, Doomed doomed) {
 
 // ---- One rank's view of the run.
 
-struct Cell {
-    int to = 0;
-    Record values = Record::object();  // bw_gbps, rate_mops, lat_us, lat_p99_us
-};
-
-struct Failure {
-    int peer = 0;
-    std::string reason;
-};
-
 class Rank {
   public:
     Rank(const Options& options, int rank, int size, std::vector<Identity> who,
@@ -247,6 +202,31 @@ class Rank {
     // One measurement; returns false when the peer went silent (the rest of the meeting is
     // skipped); a failure it reported is recorded and the meeting goes on.
     bool measure(int peer, int tag, bool initiator, const BenchConfig& config, const char* what);
+
+    // One measurement under way: with whom, its tags (from tag), which side, its engine.
+    struct Measurement {
+        int peer, tag;
+        bool initiator;
+        const BenchConfig& config;
+        const char* what;
+        milliseconds wait;
+        Limits limits;
+        std::optional<Engine> engine;
+    };
+    // How a step of a measurement ended: the next step may follow; or the measurement is over
+    // (a failure recorded, the peer still answering); or the peer went silent.
+    enum class Step { kNext, kOver, kSilent };
+    // The failure a measurement's initiator records (the target's is the initiator's to say).
+    Step failed(const Measurement& m, const std::string& reason);
+    // The peer sent nothing within the timeout: recorded on both sides.
+    Step silent(const Measurement& m, const char* waiting_for);
+    // Both sides' QPs made, exchanged and connected: RTR/RTS before anything is posted.
+    Step connect(Measurement& m);
+    // A phase (0: warm-up, 1: the measurement) on each side.
+    Step initiate_phase(Measurement& m, int phase);
+    Step answer_phase(Measurement& m, int phase);
+    // The measurement's numbers into the peer's cell (and the data checked where it landed).
+    Step record_result(Measurement& m, const InitiatorResult& result, std::vector<double> samples);
 
     const Options& o_;
     int rank_, size_;
@@ -356,166 +336,189 @@ void Rank::meet(int peer) {
 
 bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config, const char* what) {
     const milliseconds wait = step();
-    const Limits limits{wait, wait + to_milliseconds(config.duration_s * 2 + 60)};
-    auto failed = [&](const std::string& reason) {
-        if (initiator) failures.push_back(Failure{peer, fmt::format("{}: {}", what, reason)});
-    };
-    auto silent = [&](const char* waiting_for) {
-        failures.push_back(
-            Failure{peer, fmt::format("{}: {}", what,
-                                      fmt::format("{} sent no {} within {:.1f} s", name(peer),
-                                                  waiting_for, o_.timeout_s))});
-        return false;
-    };
-    auto status = [](const std::string& error) { return Record{{"error", error}}.dump(); };
-    auto peer_error = [&](const std::string& text) {
-        try {
-            return parse_json(text, "a status").at("error").get<std::string>();
-        } catch (const std::exception& e) {
-            return fmt::format("malformed status: {}", e.what());
-        }
-    };
+    Measurement m{peer,
+                  tag,
+                  initiator,
+                  config,
+                  what,
+                  wait,
+                  {wait, wait + to_milliseconds(config.duration_s * 2 + 60)},
+                  {}};
+    Step outcome = connect(m);
+    // Phases (warm-up, then the measurement), as rdma-bench runs them: the target clears its
+    // destination and says go; the initiator measures and says what it sent; the target
+    // counts, checks the data and answers.
+    for (int phase = config.warmup > 0 ? 0 : 1; phase < 2 && outcome == Step::kNext; ++phase)
+        outcome = initiator ? initiate_phase(m, phase) : answer_phase(m, phase);
+    return outcome != Step::kSilent;
+}
 
+Rank::Step Rank::failed(const Measurement& m, const std::string& reason) {
+    if (m.initiator) failures.push_back(Failure{m.peer, fmt::format("{}: {}", m.what, reason)});
+    return Step::kOver;
+}
+
+Rank::Step Rank::silent(const Measurement& m, const char* waiting_for) {
+    failures.push_back(
+        Failure{m.peer, fmt::format("{}: {}", m.what,
+                                    fmt::format("{} sent no {} within {:.1f} s", name(m.peer),
+                                                waiting_for, o_.timeout_s))});
+    return Step::kSilent;
+}
+
+std::string status_text(const std::string& error) {
+    return Record{{"error", error}}.dump();
+}
+
+// The error a peer's status message names ("" for none).
+std::string peer_error(const std::string& text) {
+    try {
+        return parse_json(text, "a status").at("error").get<std::string>();
+    } catch (const std::exception& e) {
+        return fmt::format("malformed status: {}", e.what());
+    }
+}
+
+Rank::Step Rank::connect(Measurement& m) {
     // Endpoints: each side's QPs, or why it could not make them.
-    std::optional<Engine> engine;
     std::string error;
     try {
-        engine.emplace(*device_, config, initiator ? Side::kClient : Side::kServer, o_.memory);
+        m.engine.emplace(*device_, m.config, m.initiator ? Side::kClient : Side::kServer,
+                         o_.memory);
     } catch (const Error& e) {
         error = e.what();
     }
     Record mine{{"error", error}};
-    if (engine) {
+    if (m.engine) {
         Record list = Record::array();
-        for (const QpEndpoint& endpoint : engine->local_endpoints())
+        for (const QpEndpoint& endpoint : m.engine->local_endpoints())
             list.push_back(to_hex(encode_qp_endpoint(endpoint)));
         mine["endpoints"] = list;
-        mine["depth"] = engine->responder_depth();
+        mine["depth"] = m.engine->responder_depth();
     }
-    outbox_.send(peer, tag, mine.dump());
-    auto theirs_text = receive(peer, tag, wait);
-    if (!theirs_text) return silent("endpoints");
+    outbox_.send(m.peer, m.tag, mine.dump());
+    auto theirs_text = receive(m.peer, m.tag, m.wait);
+    if (!theirs_text) return silent(m, "endpoints");
     try {
         Record theirs = parse_json(*theirs_text, "endpoints");
         if (!error.empty()) fail(fmt::format("{}: {}", name(rank_), error));
         if (auto e = theirs.at("error").get<std::string>(); !e.empty())
-            fail(fmt::format("{}: {}", name(peer), e));
+            fail(fmt::format("{}: {}", name(m.peer), e));
         std::vector<QpEndpoint> remote;
         for (const auto& hex : theirs.at("endpoints").get<std::vector<std::string>>())
             remote.push_back(decode_qp_endpoint_or_throw(
-                from_hex(hex), qp_type_of(config.transport), PeerBuffer::kAdvertised));
+                from_hex(hex), qp_type_of(m.config.transport), PeerBuffer::kAdvertised));
         const auto depth = theirs.at("depth").get<unsigned>();
-        engine->connect(remote, static_cast<std::uint8_t>(std::min(depth, 255u)));
+        m.engine->connect(remote, static_cast<std::uint8_t>(std::min(depth, 255u)));
         error.clear();
     } catch (const std::exception& e) {
         error = e.what();
     }
     // Ready: both sides' QPs are at RTR/RTS before anything is posted.
-    outbox_.send(peer, tag + 1, status(error));
-    auto ready = receive(peer, tag + 1, wait);
-    if (!ready) return silent("ready");
-    if (!error.empty()) return failed(error), true;
+    outbox_.send(m.peer, m.tag + 1, status_text(error));
+    auto ready = receive(m.peer, m.tag + 1, m.wait);
+    if (!ready) return silent(m, "ready");
+    if (!error.empty()) return failed(m, error);
     if (auto e = peer_error(*ready); !e.empty())
-        return failed(fmt::format("{}: {}", name(peer), e)), true;
+        return failed(m, fmt::format("{}: {}", name(m.peer), e));
+    return Step::kNext;
+}
 
-    // Phases (warm-up, then the measurement), as rdma-bench runs them: the target clears its
-    // destination and says go; the initiator measures and says what it sent; the target
-    // counts, checks the data and answers.
-    const bool has_warmup = config.warmup > 0;
-    for (int phase = has_warmup ? 0 : 1; phase < 2; ++phase) {
-        const bool warmup = phase == 0;
-        const int t = tag + 2 + phase * 3;
-        const std::uint64_t count =
-            warmup ? config.warmup : (config.duration_s > 0 ? 0 : config.iters);
-        const double duration = warmup ? 0 : config.duration_s;
-        if (initiator) {
-            auto go = receive(peer, t, wait);
-            if (!go) return silent("go");
-            if (auto e = peer_error(*go); !e.empty()) return failed(e), true;
-            InitiatorResult result;
-            std::vector<double> samples;
-            std::string local_error;
-            try {
-                if (config.mode == Mode::kLatency)
-                    samples = engine->run_ping(count, limits);
-                else
-                    result = engine->run_initiator(count, duration, limits);
-            } catch (const Error& e) {
-                local_error = e.what();
-            }
-            std::vector<std::uint64_t> per_qp =
-                config.mode == Mode::kLatency ? std::vector<std::uint64_t>{count} : result.per_qp;
-            outbox_.send(peer, t + 1, Record{{"error", local_error}, {"per_qp", per_qp}}.dump());
-            auto counted = receive(peer, t + 2, wait * 3 + to_milliseconds(duration));
-            if (!local_error.empty()) return failed(local_error), true;
-            if (!counted) return silent("count");
-            if (auto e = peer_error(*counted); !e.empty())
-                return failed(fmt::format("{}: {}", name(peer), e)), true;
-            if (warmup) continue;
-            Cell& c = cell_to(peer);
-            if (config.mode == Mode::kLatency) {
-                // perftest's convention: half the round trip, but a READ's whole round trip.
-                const bool half = operation(config.op).reply != Reply::kCompletion;
-                for (double& s : samples)
-                    if (half) s /= 2;
-                LatencySummary stats = summarize_latency(std::move(samples));
-                c.values["lat_us"] = stats.median_us;
-                c.values["lat_p99_us"] = stats.p99_us;
-            } else {
-                const double bytes =
-                    static_cast<double>(result.ops) * static_cast<double>(config.size);
-                const double s = result.seconds;
-                if (std::string(what) == "bw")
-                    c.values["bw_gbps"] = s > 0 ? bytes * 8 / s / 1e9 : 0.0;
-                else
-                    c.values["rate_mops"] = s > 0 ? static_cast<double>(result.ops) / s / 1e6 : 0.0;
-                if (operation(config.op).verify == Verify::kInitiatorPattern) {
-                    if (auto why = engine->verify_destination())
-                        return failed("data check: " + *why), true;
-                }
-            }
-        } else {
-            std::string local_error;
-            try {
-                engine->clear_destination();
-            } catch (const Error& e) {
-                local_error = e.what();
-            }
-            outbox_.send(peer, t, status(local_error));
-            if (!local_error.empty()) return true;
-            // The initiator runs for the duration (or the count) before it reports.
-            // As long as the initiator's own limits let it run: on a slow link, draining the
-            // window of messages posted before the duration ended takes a while.
-            const milliseconds phase_wait = limits.phase + wait;
-            std::optional<std::string> sent;
-            try {
-                if (config.mode == Mode::kLatency) {
-                    engine->run_pong(count, limits);
-                } else if (operation(config.op).target_receives()) {
-                    engine->run_receiver(
-                        [&]() -> std::optional<std::vector<std::uint64_t>> {
-                            if (!sent) sent = receive(peer, t + 1, milliseconds(0));
-                            if (!sent) return std::nullopt;
-                            return parse_json(*sent, "sent")
-                                .at("per_qp")
-                                .get<std::vector<std::uint64_t>>();
-                        },
-                        limits);
-                }
-                if (!sent) sent = receive(peer, t + 1, phase_wait);
-                if (!sent) return silent("report of what it sent");
-                const bool lands_here = operation(config.op).verify == Verify::kTargetPattern;
-                if (!warmup && config.mode == Mode::kBandwidth && lands_here)
-                    if (auto why = engine->verify_destination()) fail("data check: " + *why);
-            } catch (const std::exception& e) {
-                local_error = e.what();
-                if (!sent) sent = receive(peer, t + 1, phase_wait);
-                if (!sent) return silent("report of what it sent");
-            }
-            outbox_.send(peer, t + 2, status(local_error));
-        }
+// A phase's tags (from tag: go, sent, counted), and how many operations or how long it runs.
+struct Phase {
+    bool warmup;
+    int tag;
+    std::uint64_t count;
+    double duration;
+};
+Phase phase_of(const BenchConfig& config, int tag, int phase) {
+    const bool warmup = phase == 0;
+    return Phase{warmup, tag + 2 + phase * 3,
+                 warmup ? config.warmup : (config.duration_s > 0 ? 0 : config.iters),
+                 warmup ? 0 : config.duration_s};
+}
+
+Rank::Step Rank::initiate_phase(Measurement& m, int phase) {
+    const Phase p = phase_of(m.config, m.tag, phase);
+    auto go = receive(m.peer, p.tag, m.wait);
+    if (!go) return silent(m, "go");
+    if (auto e = peer_error(*go); !e.empty()) return failed(m, e);
+    InitiatorResult result;
+    std::vector<double> samples;
+    std::string local_error;
+    try {
+        if (m.config.mode == Mode::kLatency)
+            samples = m.engine->run_ping(p.count, m.limits);
+        else
+            result = m.engine->run_initiator(p.count, p.duration, m.limits);
+    } catch (const Error& e) {
+        local_error = e.what();
     }
-    return true;
+    std::vector<std::uint64_t> per_qp =
+        m.config.mode == Mode::kLatency ? std::vector<std::uint64_t>{p.count} : result.per_qp;
+    outbox_.send(m.peer, p.tag + 1, Record{{"error", local_error}, {"per_qp", per_qp}}.dump());
+    auto counted = receive(m.peer, p.tag + 2, m.wait * 3 + to_milliseconds(p.duration));
+    if (!local_error.empty()) return failed(m, local_error);
+    if (!counted) return silent(m, "count");
+    if (auto e = peer_error(*counted); !e.empty())
+        return failed(m, fmt::format("{}: {}", name(m.peer), e));
+    if (p.warmup) return Step::kNext;
+    return record_result(m, result, std::move(samples));
+}
+
+Rank::Step Rank::record_result(Measurement& m, const InitiatorResult& result,
+                               std::vector<double> samples) {
+    Cell& c = cell_to(m.peer);
+    if (m.config.mode == Mode::kLatency) {
+        add_latency(c.values, m.config.op, std::move(samples));
+        return Step::kNext;
+    }
+    add_throughput(c.values, m.what, result.ops, m.config.size, result.seconds);
+    if (operation(m.config.op).verify == Verify::kInitiatorPattern) {
+        if (auto why = m.engine->verify_destination()) return failed(m, "data check: " + *why);
+    }
+    return Step::kNext;
+}
+
+Rank::Step Rank::answer_phase(Measurement& m, int phase) {
+    const Phase p = phase_of(m.config, m.tag, phase);
+    std::string local_error;
+    try {
+        m.engine->clear_destination();
+    } catch (const Error& e) {
+        local_error = e.what();
+    }
+    outbox_.send(m.peer, p.tag, status_text(local_error));
+    if (!local_error.empty()) return Step::kOver;
+    // The initiator runs for the duration (or the count) before it reports.
+    // As long as the initiator's own limits let it run: on a slow link, draining the
+    // window of messages posted before the duration ended takes a while.
+    const milliseconds phase_wait = m.limits.phase + m.wait;
+    std::optional<std::string> sent;
+    try {
+        if (m.config.mode == Mode::kLatency) {
+            m.engine->run_pong(p.count, m.limits);
+        } else if (operation(m.config.op).target_receives()) {
+            m.engine->run_receiver(
+                [&]() -> std::optional<std::vector<std::uint64_t>> {
+                    if (!sent) sent = receive(m.peer, p.tag + 1, milliseconds(0));
+                    if (!sent) return std::nullopt;
+                    return parse_json(*sent, "sent").at("per_qp").get<std::vector<std::uint64_t>>();
+                },
+                m.limits);
+        }
+        if (!sent) sent = receive(m.peer, p.tag + 1, phase_wait);
+        if (!sent) return silent(m, "report of what it sent");
+        const bool lands_here = operation(m.config.op).verify == Verify::kTargetPattern;
+        if (!p.warmup && m.config.mode == Mode::kBandwidth && lands_here)
+            if (auto why = m.engine->verify_destination()) fail("data check: " + *why);
+    } catch (const std::exception& e) {
+        local_error = e.what();
+        if (!sent) sent = receive(m.peer, p.tag + 1, phase_wait);
+        if (!sent) return silent(m, "report of what it sent");
+    }
+    outbox_.send(m.peer, p.tag + 2, status_text(local_error));
+    return Step::kNext;
 }
 
 // ---- Rank 0: the matrices, the files, the verdict.
@@ -538,165 +541,75 @@ std::string hostname() {
     return host;
 }
 
-struct MetricInfo {
-    const char* key;
-    const char* label;
-    bool higher;
-};
-constexpr MetricInfo kMetrics[] = {{"bw_gbps", "bandwidth (Gb/s)", true},
-                                   {"rate_mops", "message rate (million/s)", true},
-                                   {"lat_us", "latency median (µs)", false},
-                                   {"lat_p99_us", "latency p99 (µs)", false}};
-
-// Whether --judge names the metric ("bw_gbps" is judged by "bw", "lat_p99_us" by "lat-p99").
-bool judges(const Options& o, const std::string& key) {
-    const std::string name = key == "bw_gbps"     ? "bw"
-                             : key == "rate_mops" ? "rate"
-                             : key == "lat_us"    ? "lat"
-                                                  : "lat-p99";
-    return ("," + o.judge + ",").find("," + name + ",") != std::string::npos;
+// The heatmaps: one per metric, the judged ones' flagged cells marked.
+void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Gathered& g,
+                    const Verdict& stats, const std::vector<std::pair<int, int>>& planned,
+                    const Record& environment, const Record& settings) {
+    std::vector<std::string> labels;
+    for (const Identity& i : who) labels.push_back(fmt::format("{} {}", i.rank, i.label()));
+    std::vector<std::pair<int, int>> failed_pairs;
+    for (const FailedPair& f : g.failed) failed_pairs.emplace_back(f.a, f.b);
+    for (std::size_t k = 0; k < g.metrics.size(); ++k) {
+        Heatmap h;
+        h.title = fmt::format("rdma-mesh: {} {}, {} ranks{}", o.op, g.metrics[k].label, who.size(),
+                              judges(o.judge, g.metrics[k].key) ? "" : " (not judged)");
+        h.caption = fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device,
+                                who[0].provider, environment.at("kernel").get<std::string>(),
+                                environment.at("date").get<std::string>(),
+                                settings.at("describe").get<std::string>());
+        h.labels = labels;
+        h.metric = &g.metrics[k];
+        h.typical = stats.metrics[k].typical;
+        h.threshold = stats.metrics[k].threshold;
+        h.failed = failed_pairs;
+        if (o.pairs != "all") h.planned = planned;
+        std::string file = g.metrics[k].key;
+        std::replace(file.begin(), file.end(), '_', '-');
+        write_file(o.out_dir + "/mesh-" + file + ".svg", render_heatmap(h));
+    }
 }
 
+// Rank 0's report of the rows: the verdict, mesh.json, mesh.csv, the heatmaps and the summary.
+// 1 when a pair is flagged.
 int report(const Options& o, const std::vector<Identity>& who, const std::vector<Round>& rounds,
            const std::vector<Record>& rows, const std::vector<FailedPair>& lost_rows,
            const Record& environment, const Record& settings) {
     const int n = static_cast<int>(who.size());
-    std::vector<std::pair<int, int>> planned;
-    for (const Round& round : rounds) planned.insert(planned.end(), round.begin(), round.end());
-    std::vector<Metric> metrics;
-    for (const MetricInfo& m : kMetrics)
-        metrics.push_back(Metric{m.key, m.label, m.higher, empty_matrix(n)});
-    // Both ends of a failed pair may report it: the first report of each pair is kept.
-    std::vector<FailedPair> failed;
-    auto add_failure = [&](FailedPair f) {
-        for (const FailedPair& seen : failed)
-            if (seen.a == f.a && seen.b == f.b) return;
-        failed.push_back(std::move(f));
-    };
-    for (const FailedPair& f : lost_rows) add_failure(f);
-    Record pair_seconds = Record::array();
-    for (const Record& row : rows) {
-        const int from = row.at("rank").get<int>();
-        if (from < 0 || from >= n) continue;
-        for (const Record& cell : row.at("cells")) {
-            const int to = cell.at("to").get<int>();
-            if (to < 0 || to >= n || to == from) continue;
-            for (Metric& m : metrics)
-                if (cell.at("values").contains(m.key))
-                    m.values[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)] =
-                        cell.at("values").at(m.key).get<double>();
-        }
-        for (const Record& f : row.at("failures")) {
-            const int peer = f.at("peer").get<int>();
-            add_failure(FailedPair{
-                std::min(from, peer), std::max(from, peer),
-                fmt::format("seen by rank {}: {}", from, f.at("reason").get<std::string>())});
-        }
-        for (const Record& p : row.at("pair_seconds")) {
-            if (from < p.at("peer").get<int>())
-                pair_seconds.push_back(
-                    Record{{"a", from}, {"b", p.at("peer")}, {"seconds", p.at("seconds")}});
-        }
-    }
+    const std::vector<std::pair<int, int>> planned = pairs_of(rounds);
+    const Gathered g = gather_rows(n, rows, lost_rows);
     const Thresholds thresholds{o.fraction, o.latency_factor};
     // Every metric's typical value and threshold; the verdict over the metrics --judge names.
-    const Verdict stats = judge(n, metrics, {}, thresholds, planned);
+    const Verdict stats = judge(n, g.metrics, {}, thresholds, planned);
     std::vector<Metric> judged;
-    for (const Metric& m : metrics)
-        if (judges(o, m.key)) judged.push_back(m);
-    const Verdict verdict = judge(n, judged, failed, thresholds, planned);
-    std::vector<std::string> labels, hosts;
-    for (const Identity& i : who) {
-        labels.push_back(fmt::format("{} {}", i.rank, i.label()));
-        hosts.push_back(i.label());
-    }
-    std::vector<std::string> lines = summary_lines(stats, metrics, hosts);
-    lines.resize(metrics.size());  // the typical values of every metric, then the verdict's
-    const std::vector<std::string> verdict_lines = summary_lines(verdict, judged, hosts);
-    lines.insert(lines.end(), verdict_lines.begin() + static_cast<long>(judged.size()),
-                 verdict_lines.end());
+    for (const Metric& m : g.metrics)
+        if (judges(o.judge, m.key)) judged.push_back(m);
+    const Verdict verdict = judge(n, judged, g.failed, thresholds, planned);
+    std::vector<std::string> hosts;
+    for (const Identity& i : who) hosts.push_back(i.label());
+    const std::vector<std::string> lines = report_lines(stats, g.metrics, verdict, judged, hosts);
 
     // JSON: everything; CSV: one row per directed pair with both ends' identity.
     Record ranks = Record::array();
     for (const Identity& i : who) ranks.push_back(i.to_json());
-    Record matrices = Record::object();
-    for (std::size_t k = 0; k < metrics.size(); ++k) {
-        Record matrix = Record::array();
-        for (const auto& row : metrics[k].values) {
-            Record r = Record::array();
-            for (const auto& v : row) r.push_back(v ? Record(*v) : Record(nullptr));
-            matrix.push_back(r);
-        }
-        matrices[metrics[k].key] =
-            Record{{"label", metrics[k].label},           {"median", stats.metrics[k].median},
-                   {"typical", stats.metrics[k].typical}, {"threshold", stats.metrics[k].threshold},
-                   {"judged", judges(o, metrics[k].key)}, {"matrix", matrix}};
-    }
-    Record failed_json = Record::array();
-    for (const FailedPair& f : failed)
-        failed_json.push_back(Record{{"a", f.a}, {"b", f.b}, {"reason", f.reason}});
-    Record slow_json = Record::array();
-    for (const FlaggedPair& p : verdict.slow)
-        slow_json.push_back(Record{{"a", p.a}, {"b", p.b}, {"reasons", p.reasons}});
-    Record culprits = Record::array();
-    for (const Culprit& c : verdict.culprits)
-        culprits.push_back(Record{{"rank", c.rank},
-                                  {"host", who[static_cast<std::size_t>(c.rank)].label()},
-                                  {"pairs", c.pairs}});
     Record document{{"tool", kTool},
                     {"environment", environment},
                     {"settings", settings},
                     {"ranks", ranks},
                     {"rounds", rounds.size()},
                     {"planned_pairs", planned.size()},
-                    {"pair_seconds", pair_seconds},
-                    {"metrics", matrices},
-                    {"failed", failed_json},
-                    {"slow", slow_json},
-                    {"culprits", culprits},
+                    {"pair_seconds", g.pair_seconds},
+                    {"metrics", matrices_record(g.metrics, stats, o.judge)},
+                    {"failed", failed_record(g.failed)},
+                    {"slow", slow_record(verdict.slow)},
+                    {"culprits", culprits_record(verdict.culprits, who)},
                     {"summary", lines},
                     {"flagged", verdict.flagged()}};
     ::mkdir(o.out_dir.c_str(), 0755);
     write_file(o.out_dir + "/mesh.json", document.dump(2) + "\n");
-    std::string csv =
-        "from,from_host,from_device,from_gid,to,to_host,to_device,to_gid,bw_gbps,rate_mops,lat_us,"
-        "lat_p99_us,date,kernel,tool\n";
-    for (int from = 0; from < n; ++from)
-        for (int to = 0; to < n; ++to) {
-            if (from == to) continue;
-            const Identity& a = who[static_cast<std::size_t>(from)];
-            const Identity& b = who[static_cast<std::size_t>(to)];
-            csv += fmt::format("{},{},{},{},{},{},{},{}", from, a.label(), a.device, a.gid, to,
-                               b.label(), b.device, b.gid);
-            for (const Metric& m : metrics) {
-                const auto& v =
-                    m.values[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
-                csv += v ? fmt::format(",{:.6g}", *v) : std::string(",");
-            }
-            csv += fmt::format(",{},{},{}\n", environment.at("date").get<std::string>(),
-                               environment.at("kernel").get<std::string>(), kTool);
-        }
-    write_file(o.out_dir + "/mesh.csv", csv);
-    std::vector<std::pair<int, int>> failed_pairs;
-    for (const FailedPair& f : failed) failed_pairs.emplace_back(f.a, f.b);
-    for (std::size_t k = 0; k < metrics.size(); ++k) {
-        Heatmap h;
-        h.title = fmt::format("rdma-mesh: {} {}, {} ranks{}", o.op, metrics[k].label, n,
-                              judges(o, metrics[k].key) ? "" : " (not judged)");
-        h.caption = fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device,
-                                who[0].provider, environment.at("kernel").get<std::string>(),
-                                environment.at("date").get<std::string>(),
-                                settings.at("describe").get<std::string>());
-        h.labels = labels;
-        h.metric = &metrics[k];
-        h.typical = stats.metrics[k].typical;
-        h.threshold = stats.metrics[k].threshold;
-        h.failed = failed_pairs;
-        if (o.pairs != "all") h.planned = planned;
-        std::string file = metrics[k].key;
-        std::replace(file.begin(), file.end(), '_', '-');
-        write_file(o.out_dir + "/mesh-" + file + ".svg", render_heatmap(h));
-    }
+    write_file(o.out_dir + "/mesh.csv",
+               csv_text(who, g.metrics, environment.at("date").get<std::string>(),
+                        environment.at("kernel").get<std::string>(), kTool));
+    write_heatmaps(o, who, g, stats, planned, environment, settings);
     for (const std::string& line : lines) fmt::print("rdma-mesh: {}\n", line);
     fmt::print("rdma-mesh: wrote {0}/mesh.json, {0}/mesh.csv and {0}/mesh-*.svg\n", o.out_dir);
     std::fflush(stdout);
@@ -717,13 +630,8 @@ std::optional<std::string> bad_input(const Options& o) {
         if (!parse_size(text)) return fmt::format("{} '{}' is not a size (64, 4K, 1M)", flag, text);
     if (!parse_pairs(o.pairs))
         return fmt::format("--pairs '{}' is not all, sample:K, ring:K or rail", o.pairs);
-    for (std::size_t start = 0; start <= o.judge.size();) {
-        std::size_t comma = std::min(o.judge.find(',', start), o.judge.size());
-        const std::string name = o.judge.substr(start, comma - start);
-        if (name != "bw" && name != "rate" && name != "lat" && name != "lat-p99")
-            return fmt::format("--judge '{}' is not a list of bw, rate, lat, lat-p99", o.judge);
-        start = comma + 1;
-    }
+    if (!is_judge_list(o.judge))
+        return fmt::format("--judge '{}' is not a list of bw, rate, lat, lat-p99", o.judge);
     BenchConfig c;
     c.op = *parse_op(o.op);
     c.transport = *parse_transport(o.transport);
@@ -735,13 +643,7 @@ std::optional<std::string> bad_input(const Options& o) {
     return std::nullopt;
 }
 
-int run(int argc, char** argv, int rank, int size) {
-    Options o;
-    CLI::App app{
-        "rdma-mesh: every pair of ranks measured both ways (bandwidth, message rate, latency) "
-        "in round-robin rounds;\nN×N matrices, heatmaps and a verdict naming slow pairs and "
-        "hosts. Run under mpirun or srun, one rank per host or per NIC.",
-        "rdma-mesh"};
+void add_options(CLI::App& app, Options& o) {
     app.add_option("-d,--ib-dev", o.devices,
                    "RDMA device, or a comma list: each rank takes the entry of its local rank");
     app.add_option("-i,--ib-port", o.ib_port, "device port")->check(CLI::Range(1, 255));
@@ -785,6 +687,16 @@ int run(int argc, char** argv, int rank, int size) {
                    "testing: this rank never answers its peers")
         ->group("");
     gpu::add_memory_options(app, o.memory);
+}
+
+// The options, or the exit status when the run ends here (--help, bad input: rank 0 says so).
+std::optional<int> parse_options(int argc, char** argv, int rank, Options& o) {
+    CLI::App app{
+        "rdma-mesh: every pair of ranks measured both ways (bandwidth, message rate, latency) "
+        "in round-robin rounds;\nN×N matrices, heatmaps and a verdict naming slow pairs and "
+        "hosts. Run under mpirun or srun, one rank per host or per NIC.",
+        "rdma-mesh"};
+    add_options(app, o);
     try {
         app.parse(argc, argv);
         if (o.quick) {
@@ -803,25 +715,20 @@ int run(int argc, char** argv, int rank, int size) {
         if (rank == 0) fmt::print(stderr, "rdma-mesh: {} (run with --help for usage)\n", *why);
         return 2;
     }
+    return std::nullopt;
+}
 
-    // Which device: the local rank's entry of -d.
-    const LaunchInfo launch = read_launch_info_from_process();
-    std::vector<std::string> names;
-    for (std::size_t start = 0; start <= o.devices.size();) {
-        std::size_t comma = o.devices.find(',', start);
-        if (comma == std::string::npos) comma = o.devices.size();
-        names.push_back(o.devices.substr(start, comma - start));
-        start = comma + 1;
-    }
-    const std::string device_name =
-        names[static_cast<std::size_t>(launch.local_rank) % names.size()];
+// This rank: its host, its place on it, and the device it opened (the local rank's entry of -d),
+// or the problem that stops it from measuring.
+Identity identify(const Options& o, int rank, const LaunchInfo& launch,
+                  std::optional<BenchDevice>& device) {
+    const std::string device_name = device_for_local_rank(o.devices, launch.local_rank);
     Identity me;
     me.rank = rank;
     me.host = hostname();
     me.local_rank = launch.local_rank;
     me.node = launch.node;
     me.launcher = launch.launcher;
-    std::optional<BenchDevice> device;
     try {
         device.emplace(
             open_bench_device(device_name, static_cast<std::uint8_t>(o.ib_port), o.gid_index));
@@ -834,8 +741,11 @@ int run(int argc, char** argv, int rank, int size) {
         me.problem = fmt::format("no usable RDMA device: {}", e.what());
         fmt::print(stderr, "rdma-mesh: rank {} on {}: {}\n", rank, me.host, me.problem);
     }
+    return me;
+}
 
-    // Everyone learns who everyone is (all ranks are alive at the start: mpirun started them).
+// Everyone learns who everyone is (all ranks are alive at the start: mpirun started them).
+std::vector<Identity> exchange_identities(const Identity& me, int size) {
     const std::string my_text = me.to_json().dump();
     int my_length = static_cast<int>(my_text.size());
     std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(lengths.size());
@@ -852,114 +762,129 @@ int run(int argc, char** argv, int rank, int size) {
         who.push_back(Identity::from_json(parse_json(
             all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])),
             "an identity")));
+    return who;
+}
+
+// Rank 0 says what the run will measure and who takes part.
+void print_plan(const Options& o, int size, const std::vector<Round>& rounds,
+                const std::vector<Identity>& who) {
+    fmt::print(
+        "rdma-mesh: {} ranks, {} rounds, {} of {} pairs (--pairs {}); {} {} {} for {:.2g} s, "
+        "rate at {}, latency at {} × {}\n",
+        size, rounds.size(), pairs_of(rounds).size(), size * (size - 1) / 2, o.pairs, o.op,
+        o.transport, o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
+    for (const Identity& i : who)
+        fmt::print("rdma-mesh: rank {}: {} {} {} local rank {}{}\n", i.rank, i.label(), i.device,
+                   i.gid, i.local_rank, i.problem.empty() ? "" : " — " + i.problem);
+    std::fflush(stdout);
+}
+
+// This rank's meetings, round by round.
+void meet_every_round(const Options& o, Rank& me, int rank, const std::vector<Round>& plan) {
+    bool paced = true;
+    for (const Round& round : plan) {
+        if (auto peer = partner_in(round, rank)) me.meet(*peer);
+        // Rounds start together. A timed barrier: a rank that is late or silent past the
+        // limit stops the pacing (later barriers would wait on it too), not the run.
+        // Its limit covers a pair 3× as long as the longest seen (at least 10 timeouts).
+        // A rank known to be silent stops it at once: it would never arrive.
+        const milliseconds pace_limit =
+            std::max(me.longest_pair() * 3, to_milliseconds(o.timeout_s * 10)) +
+            to_milliseconds(o.timeout_s * 3);
+        if (paced && me.knows_silent_rank()) paced = false;
+        if (paced) paced = timed_barrier(pace_limit, [&] { return me.knows_silent_rank(); });
+    }
+}
+
+// mesh.json's settings: the options that shape the run.
+Record settings_record(const Options& o) {
+    Record settings{{"op", o.op},
+                    {"transport", o.transport},
+                    {"size", o.size},
+                    {"rate_size", o.rate_size},
+                    {"lat_size", o.lat_size},
+                    {"duration_s", o.duration_s},
+                    {"lat_iters", o.lat_iters},
+                    {"warmup", o.warmup},
+                    {"timeout_s", o.timeout_s},
+                    {"serial", o.serial},
+                    {"pairs", o.pairs},
+                    {"seed", o.seed},
+                    {"judge", o.judge},
+                    {"fraction", o.fraction},
+                    {"latency_factor", o.latency_factor},
+                    {"memory", gpu::to_string(o.memory.memory)}};
+    settings["describe"] =
+        fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport, o.size,
+                    o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
+    return settings;
+}
+
+// mesh.json's environment: the host's, with the MPI library and the launcher.
+Record run_environment(const LaunchInfo& launch, int size) {
+    Record environment = host_environment(kTool);
+    char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int library_length = 0;
+    MPI_Get_library_version(library, &library_length);
+    std::string mpi(library, static_cast<std::size_t>(library_length));
+    environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
+    environment["launcher"] = launch.launcher;
+    environment["ranks"] = size;
+    return environment;
+}
+
+// Rank 0: every other rank's row, then the report. 3 when a rank sent none (its pairs failed),
+// else the report's status.
+int gather_and_report(const Options& o, const std::vector<Identity>& who,
+                      const std::vector<Round>& rounds, const Record& row, const LaunchInfo& launch,
+                      int size) {
+    int status = 0;
+    std::vector<Record> rows{row};
+    std::vector<FailedPair> lost;
+    // Every other rank finishes within its rounds' bounded waits; a generous limit on top.
+    const milliseconds gather_wait = to_milliseconds(o.timeout_s * 30 + 30);
+    for (int r = 1; r < size; ++r) {
+        auto text = receive(r, kRowTag, gather_wait);
+        if (!text) {
+            const auto pairs = lost_pairs(rounds, size, r,
+                                          fmt::format("rank {} ({}) sent no results", r,
+                                                      who[static_cast<std::size_t>(r)].label()));
+            lost.insert(lost.end(), pairs.begin(), pairs.end());
+            status = 3;
+            continue;
+        }
+        rows.push_back(parse_json(*text, "a rank's results"));
+    }
+    const int verdict =
+        report(o, who, rounds, rows, lost, run_environment(launch, size), settings_record(o));
+    return status == 0 ? verdict : status;
+}
+
+int run(int argc, char** argv, int rank, int size) {
+    Options o;
+    if (auto status = parse_options(argc, argv, rank, o)) return *status;
+    const LaunchInfo launch = read_launch_info_from_process();
+    std::optional<BenchDevice> device;
+    const std::vector<Identity> who = exchange_identities(identify(o, rank, launch, device), size);
     std::vector<int> rail_of;
     for (const Identity& i : who) rail_of.push_back(i.local_rank);
     const auto rounds = plan_rounds(size, *parse_pairs(o.pairs), o.seed, rail_of);
-    std::size_t planned_pairs = 0;
-    for (const Round& round : rounds) planned_pairs += round.size();
-    if (rank == 0) {
-        fmt::print(
-            "rdma-mesh: {} ranks, {} rounds, {} of {} pairs (--pairs {}); {} {} {} for {:.2g} s, "
-            "rate at {}, latency at {} × {}\n",
-            size, rounds.size(), planned_pairs, size * (size - 1) / 2, o.pairs, o.op, o.transport,
-            o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
-        for (const Identity& i : who)
-            fmt::print("rdma-mesh: rank {}: {} {} {} local rank {}{}\n", i.rank, i.label(),
-                       i.device, i.gid, i.local_rank, i.problem.empty() ? "" : " — " + i.problem);
-        std::fflush(stdout);
-    }
+    if (rank == 0) print_plan(o, size, rounds, who);
 
     Outbox outbox;
-    Rank me_rank(o, rank, size, who, device, outbox);
+    Rank me(o, rank, size, who, device, outbox);
     // --serial: every pair a round of its own, so pairs never share the CPUs or the fabric
     // (a lab guest has one or two vCPUs; a real cluster wants the rounds).
-    std::vector<Round> plan;
-    for (const Round& round : rounds) {
-        if (!o.serial)
-            plan.push_back(round);
-        else
-            for (const auto& pair : round) plan.push_back(Round{pair});
-    }
-    if (rank != o.simulate_silent_rank) {
-        bool paced = true;
-        for (const Round& round : plan) {
-            if (auto peer = partner_in(round, rank)) me_rank.meet(*peer);
-            // Rounds start together. A timed barrier: a rank that is late or silent past the
-            // limit stops the pacing (later barriers would wait on it too), not the run.
-            // Its limit covers a pair 3× as long as the longest seen (at least 10 timeouts).
-            // A rank known to be silent stops it at once: it would never arrive.
-            const milliseconds pace_limit =
-                std::max(me_rank.longest_pair() * 3, to_milliseconds(o.timeout_s * 10)) +
-                to_milliseconds(o.timeout_s * 3);
-            if (paced && me_rank.knows_silent_rank()) paced = false;
-            if (paced)
-                paced = timed_barrier(pace_limit, [&] { return me_rank.knows_silent_rank(); });
-        }
-    }
+    if (rank != o.simulate_silent_rank)
+        meet_every_round(o, me, rank, o.serial ? one_pair_per_round(rounds) : rounds);
 
     // Results to rank 0.
-    Record row{{"rank", rank},
-               {"cells", Record::array()},
-               {"failures", Record::array()},
-               {"pair_seconds", me_rank.pair_seconds}};
-    for (const Cell& c : me_rank.cells)
-        row["cells"].push_back(Record{{"to", c.to}, {"values", c.values}});
-    for (const Failure& f : me_rank.failures)
-        row["failures"].push_back(Record{{"peer", f.peer}, {"reason", f.reason}});
+    const Record row = row_record(rank, me.cells, me.failures, me.pair_seconds);
     int status = 0;
-    if (rank != 0) {
+    if (rank != 0)
         outbox.send(0, kRowTag, row.dump());
-    } else {
-        std::vector<Record> rows{row};
-        std::vector<FailedPair> lost;
-        // Every other rank finishes within its rounds' bounded waits; a generous limit on top.
-        const milliseconds gather_wait = to_milliseconds(o.timeout_s * 30 + 30);
-        for (int r = 1; r < size; ++r) {
-            auto text = receive(r, kRowTag, gather_wait);
-            if (!text) {
-                for (int p = 0; p < size; ++p)
-                    if (p != r && std::any_of(rounds.begin(), rounds.end(), [&](const Round& x) {
-                            return partner_in(x, r) == p;
-                        }))
-                        lost.push_back(
-                            FailedPair{std::min(r, p), std::max(r, p),
-                                       fmt::format("rank {} ({}) sent no results", r,
-                                                   who[static_cast<std::size_t>(r)].label())});
-                status = 3;
-                continue;
-            }
-            rows.push_back(parse_json(*text, "a rank's results"));
-        }
-        Record settings{{"op", o.op},
-                        {"transport", o.transport},
-                        {"size", o.size},
-                        {"rate_size", o.rate_size},
-                        {"lat_size", o.lat_size},
-                        {"duration_s", o.duration_s},
-                        {"lat_iters", o.lat_iters},
-                        {"warmup", o.warmup},
-                        {"timeout_s", o.timeout_s},
-                        {"serial", o.serial},
-                        {"pairs", o.pairs},
-                        {"seed", o.seed},
-                        {"judge", o.judge},
-                        {"fraction", o.fraction},
-                        {"latency_factor", o.latency_factor},
-                        {"memory", gpu::to_string(o.memory.memory)}};
-        settings["describe"] =
-            fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport,
-                        o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
-        Record environment = host_environment(kTool);
-        char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-        int library_length = 0;
-        MPI_Get_library_version(library, &library_length);
-        std::string mpi(library, static_cast<std::size_t>(library_length));
-        environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
-        environment["launcher"] = launch.launcher;
-        environment["ranks"] = size;
-        const int verdict = report(o, who, rounds, rows, lost, environment, settings);
-        if (status == 0) status = verdict;
-    }
+    else
+        status = gather_and_report(o, who, rounds, row, launch, size);
     outbox.drain(to_milliseconds(o.timeout_s));
     return status;
 }

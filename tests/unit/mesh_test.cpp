@@ -1,6 +1,7 @@
 // Unit tests for rdma-mesh's pure logic: the round-robin schedule, the verdict (typical value,
-// slow pairs, the host named as culprit), the launcher environment (Open MPI, Slurm, PMIx) and
-// the heatmap.
+// slow pairs, the host named as culprit), the launcher environment (Open MPI, Slurm, PMIx, the
+// device a local rank takes) and the heatmap. Its results (rows, matrices, files):
+// mesh_results_test.cpp.
 #include "rdmalab/mesh/heatmap.hpp"
 #include "rdmalab/mesh/launch.hpp"
 #include "rdmalab/mesh/schedule.hpp"
@@ -178,6 +179,19 @@ TEST(MeshPairs, RailPairsOnlyTheSameLocalRank) {
         EXPECT_EQ(partners[static_cast<std::size_t>(r)].size(), 3u);
         for (int p : partners[static_cast<std::size_t>(r)]) EXPECT_EQ(p % 2, r % 2);
     }
+}
+
+TEST(MeshPairs, SerialPlansTakeEachPairOfTheRoundsInARoundOfItsOwn) {
+    const auto rounds = round_robin(4);
+    const auto all = pairs_of(rounds);
+    ASSERT_EQ(all.size(), 6u);
+    EXPECT_EQ(all.front(), rounds.front().front());
+    EXPECT_EQ(all.back(), rounds.back().back());
+    const auto serial = one_pair_per_round(rounds);
+    ASSERT_EQ(serial.size(), all.size());
+    for (std::size_t i = 0; i < serial.size(); ++i) EXPECT_EQ(serial[i], Round{all[i]});
+    EXPECT_TRUE(pairs_of({}).empty());
+    EXPECT_TRUE(one_pair_per_round(round_robin(1)).empty());
 }
 
 TEST(MeshPairs, PackRoundsNeverDoublesARank) {
@@ -393,6 +407,15 @@ TEST(MeshLaunch, GarbageIsIgnored) {
     auto short_size = read_launch_info(env_of({{"SLURM_LOCALID", "3"}}));
     EXPECT_EQ(short_size.local_rank, 3);
     EXPECT_EQ(short_size.local_size, 4);  // never less than the rank implies
+}
+
+TEST(MeshLaunch, EachLocalRankTakesItsEntryOfTheDeviceList) {
+    EXPECT_EQ(device_for_local_rank("mlx5_0", 3), "mlx5_0");
+    EXPECT_EQ(device_for_local_rank("", 1), "");  // the first device, whichever it is
+    EXPECT_EQ(device_for_local_rank("mlx5_0,mlx5_1", 0), "mlx5_0");
+    EXPECT_EQ(device_for_local_rank("mlx5_0,mlx5_1", 1), "mlx5_1");
+    EXPECT_EQ(device_for_local_rank("mlx5_0,mlx5_1", 2), "mlx5_0");  // fewer NICs: round again
+    EXPECT_EQ(device_for_local_rank("a,,b", 1), "");
 }
 
 TEST(MeshHeatmap, DrawsEveryCellAndMarksFlaggedOnes) {

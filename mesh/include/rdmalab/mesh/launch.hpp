@@ -29,4 +29,8 @@ LaunchInfo read_launch_info(const EnvLookup& env);
 // The process environment as an EnvLookup.
 LaunchInfo read_launch_info_from_process();
 
+// The device a rank takes: devices is one name ("" for the first device), or a comma list of
+// which each rank takes the entry of its local rank (wrapping round when there are fewer).
+std::string device_for_local_rank(const std::string& devices, int local_rank);
+
 }  // namespace rdmalab::mesh

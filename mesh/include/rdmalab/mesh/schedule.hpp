@@ -21,6 +21,11 @@ std::vector<Round> round_robin(int n);
 // rank's partner in a round, or nullopt on its bye.
 std::optional<int> partner_in(const Round& round, int rank);
 
+// Every pair of the rounds, in order.
+std::vector<std::pair<int, int>> pairs_of(const std::vector<Round>& rounds);
+// The same pairs, each a round of its own (--serial: pairs never share the CPUs or the fabric).
+std::vector<Round> one_pair_per_round(const std::vector<Round>& rounds);
+
 // --pairs: which pairs to measure.
 //   all        every pair (round_robin)
 //   sample:K   K rounds of a tournament over the ranks in a seeded random order: every rank
