@@ -10,7 +10,7 @@
 // each client, whether its slot holds those bytes, and the state of that client's QP:
 //   victim: client K: slot holds what it wrote (64 bytes, checksum 0x…); QP 0x… RTS
 //   victim: client K: slot holds bytes it did not write: "…"; QP 0x… RTS
-//   victim: client K: its done message failed: …; QP 0x… ERR
+//   victim: client K: its done message failed: …; QP 0x… ERROR
 // The client WRITEs its message when --go-file exists (after saying it is connected in
 // --ready-file), and exits 0 only if its WRITE and its SEND both completed successfully.
 #include "victim_protocol.hpp"
@@ -22,6 +22,7 @@
 #include "rdmalab/qp_transitions.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
+#include "rdmalab/verbs_names.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
@@ -48,27 +49,6 @@ std::string printable(const std::uint8_t* bytes, std::size_t size) {
     for (std::size_t i = 0; i < size && bytes[i] != 0; ++i)
         text += (bytes[i] >= 0x20 && bytes[i] < 0x7f) ? static_cast<char>(bytes[i]) : '.';
     return text;
-}
-
-const char* state_name(ibv_qp_state state) {
-    switch (state) {
-        case IBV_QPS_RESET:
-            return "RESET";
-        case IBV_QPS_INIT:
-            return "INIT";
-        case IBV_QPS_RTR:
-            return "RTR";
-        case IBV_QPS_RTS:
-            return "RTS";
-        case IBV_QPS_SQD:
-            return "SQD";
-        case IBV_QPS_SQE:
-            return "SQE";
-        case IBV_QPS_ERR:
-            return "ERR";
-        default:
-            return "?";
-    }
 }
 
 QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* cq) {
@@ -153,7 +133,7 @@ int serve(const Settings& s) {
             verdict = fmt::format("no done message: {}", e.what());
         }
         fmt::print("{}: {}; QP {:#x} {}\n", who, verdict, qp->qp_num,
-                   state_name(query_qp_state(qp.get())));
+                   qp_state_name(query_qp_state(qp.get())));
         std::fflush(stdout);
     }
     return failures == 0 ? 0 : 1;

@@ -57,13 +57,13 @@ part defences
 check "random PSN: the victim's slot holds what the client wrote" \
     says random-psn victim.out '^victim: client 2: slot holds what it wrote .*; QP 0x[0-9a-f]+ RTS$'
 check "random PSN: the client exited 0" rc_is "$out/random-psn/client.rc" 0
-check "bad rkey: one packet moved the victim's QP to ERR" \
-    says bad-rkey victim.out '^victim: client 2: its done message failed: .*; QP 0x[0-9a-f]+ ERR$'
+check "bad rkey: one packet moved the victim's QP to ERROR" \
+    says bad-rkey victim.out '^victim: client 2: its done message failed: .*; QP 0x[0-9a-f]+ ERROR$'
 check "bad rkey: the legitimate client failed (exit 1)" rc_is "$out/bad-rkey/client.rc" 1
 check "keys per client: the attacker's bytes never reached the slot" \
     bash -c "! grep -q 'INJECTED' '$out/keys-per-client/victim.out'"
-check "keys per client: the guessed key was refused and the QP went to ERR" \
-    says keys-per-client victim.out '^victim: client 2: .*; QP 0x[0-9a-f]+ ERR$'
+check "keys per client: the guessed key was refused and the QP went to ERROR" \
+    says keys-per-client victim.out '^victim: client 2: .*; QP 0x[0-9a-f]+ ERROR$'
 show bad-rkey
 
 part tenants
