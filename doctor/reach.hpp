@@ -45,6 +45,7 @@ enum class TcpOutcome {
 struct ReachFacts {
     std::string peer;  // "198.51.100.1"
     unsigned port = 0;
+    bool layers_read = true;  // false: an IPv6 peer, whose route and neighbour are not read
     double connect_wait_s = 0;
     TcpOutcome tcp = TcpOutcome::kConnected;
     std::string tcp_error;  // strerror of the connection's errno

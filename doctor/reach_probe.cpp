@@ -315,9 +315,9 @@ ReachFacts probe_reach(const std::string& peer, std::uint16_t port, double conne
     facts.tcp_error = std::strerror(connect_error);
     in_addr address{};
     if (inet_pton(AF_INET, peer.c_str(), &address) != 1) {
-        // IPv6 peers: the TCP outcome alone (the layers below are read for IPv4).
-        facts.route = RouteKind::kOther;
-        facts.route_error = "the layer-by-layer reading covers IPv4 peers only";
+        // IPv6 peers: the TCP outcome alone (the layers below it are read for IPv4 only).
+        facts.layers_read = false;
+        facts.echo_error = "not sent: the layers below TCP are read for IPv4 peers only";
         return facts;
     }
     // The echoes first: they also give ARP its time to reach FAILED before the table is read.

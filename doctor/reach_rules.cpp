@@ -225,6 +225,10 @@ void check_port(const ReachFacts& r, Diagnosis& out) {
 }  // namespace
 
 void diagnose_reach(const ReachFacts& reach, Diagnosis& out) {
+    if (!reach.layers_read) {  // the TCP outcome alone
+        check_port(reach, out);
+        return;
+    }
     if (!check_route(reach, out)) return;
     if (!check_interface(reach, out)) return;
     if (!check_neighbour(reach, out)) return;
@@ -234,6 +238,7 @@ void diagnose_reach(const ReachFacts& reach, Diagnosis& out) {
 nlohmann::json reach_json(const ReachFacts& r) {
     return {{"peer", r.peer},
             {"port", r.port},
+            {"layers_read", r.layers_read},
             {"tcp", tcp_outcome_name(r.tcp)},
             {"tcp_error", r.tcp_error},
             {"route", route_kind_name(r.route)},

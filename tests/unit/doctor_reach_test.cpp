@@ -142,6 +142,18 @@ TEST(DoctorReach, TheGatewayIsTheNextHop) {
     EXPECT_NE(f.why.find("gateway"), std::string::npos);
 }
 
+TEST(DoctorReach, AnIpv6PeerGetsItsTcpOutcomeAlone) {
+    ReachFacts reach;
+    reach.peer = "2001:db8::1";
+    reach.port = 18516;
+    reach.layers_read = false;
+    reach.tcp = TcpOutcome::kRefused;
+    reach.echo_error = "not sent";
+    const Finding f = reach_only_finding(reach, "tcp-port");
+    EXPECT_NE(f.what.find("2001:db8::1 port 18516 refused"), std::string::npos) << f.what;
+    EXPECT_FALSE(reach_healthy_has(reach, "route"));
+}
+
 TEST(DoctorReach, JsonNamesEveryLayer) {
     const nlohmann::json json = reach_json(refused_peer());
     EXPECT_EQ(json.at("tcp"), "refused");
