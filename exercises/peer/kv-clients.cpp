@@ -54,7 +54,7 @@ struct KvClient {
     std::array<std::uint8_t, kv::kValueBytes> room{};
     MemoryRegion request_mr, reply_mr, room_mr;  // released before the connection (declared after)
     std::uint32_t next_id = 1;
-    bool reply_waiting = false;  // a reply's completion taken while only the SEND's was awaited
+    std::optional<std::uint32_t> reply_bytes;  // a reply that completed before take_reply
     Clock::time_point connected_at;
 
     ~KvClient() {
@@ -105,10 +105,37 @@ std::unique_ptr<KvClient> connect_client(const ConnectionOptions& options, std::
     }
 }
 
-// Posts the request as a SEND; with `await_reply`, waits for the reply (and the SEND's own
-// completion) and returns it; nullopt with `why` set when none came.
-std::optional<kv::Reply> call(KvClient& c, kv::Request r, std::string& why,
-                              bool await_reply = true) {
+Clock::time_point reply_deadline() {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(g_reply_wait_s));
+}
+
+// The next completion on the client's CQ before `deadline`; nullopt with `why` set when none
+// came or it failed (`waiting_for` names what was awaited).
+std::optional<ibv_wc> next_completion(KvClient& c, Clock::time_point deadline,
+                                      const std::string& waiting_for, std::string& why) {
+    for (;;) {
+        ibv_wc wc{};
+        const int n = ibv_poll_cq(c.connection->cq(), 1, &wc);
+        if (n < 0) fail("ibv_poll_cq failed");
+        if (n == 1 && wc.status == IBV_WC_SUCCESS) return wc;
+        if (n == 1) {
+            why = fmt::format("{}: our {} failed: {} (the server's QP is gone?)", c.name,
+                              wc.wr_id == kSendId ? "request" : "receive",
+                              ibv_wc_status_str(wc.status));
+            return std::nullopt;
+        }
+        if (Clock::now() > deadline) {
+            why = fmt::format("{}: {} within {:.0f} s", c.name, waiting_for, g_reply_wait_s);
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
+// Posts the request as a SEND and waits for the SEND's completion; returns the request's id. A
+// reply that completes meanwhile is kept for take_reply.
+std::optional<std::uint32_t> send_request(KvClient& c, kv::Request r, std::string& why) {
     r.id = c.next_id++;
     kv::encode_request(r, c.request.data());
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(c.request.data()), kv::kRequestBytes,
@@ -124,47 +151,44 @@ std::optional<kv::Reply> call(KvClient& c, kv::Request r, std::string& why,
         why = fmt::format("{}: ibv_post_send failed", c.name);
         return std::nullopt;
     }
-    bool sent = false, replied = !await_reply;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(g_reply_wait_s);
-    while (!(sent && replied)) {
-        ibv_wc wc{};
-        const int n = ibv_poll_cq(c.connection->cq(), 1, &wc);
-        if (n < 0) fail("ibv_poll_cq failed");
-        if (n == 0) {
-            if (Clock::now() > deadline) {
-                why = fmt::format("{}: {} within {:.0f} s (request {})", c.name,
-                                  sent ? "no reply" : "our request's SEND did not complete",
-                                  g_reply_wait_s, r.id);
-                return std::nullopt;
-            }
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-            continue;
-        }
-        if (wc.status != IBV_WC_SUCCESS) {
-            why = fmt::format("{}: our {} failed: {} (the server's QP is gone?)", c.name,
-                              wc.wr_id == kSendId ? "request" : "receive",
-                              ibv_wc_status_str(wc.status));
-            return std::nullopt;
-        }
-        if (wc.wr_id == kSendId) sent = true;
-        if (wc.wr_id == kRecvId && !await_reply) c.reply_waiting = true;
-        if (wc.wr_id == kRecvId && await_reply) {
-            if (wc.byte_len != kv::kReplyBytes) {
-                why = fmt::format("{}: a reply of {} bytes, not {}", c.name, wc.byte_len,
-                                  kv::kReplyBytes);
-                return std::nullopt;
-            }
-            replied = true;
-        }
+    const auto deadline = reply_deadline();
+    const std::string waiting_for =
+        fmt::format("our request's SEND did not complete (request {})", r.id);
+    for (;;) {
+        const auto wc = next_completion(c, deadline, waiting_for, why);
+        if (!wc) return std::nullopt;
+        if (wc->wr_id == kSendId) return r.id;
+        c.reply_bytes = wc->byte_len;  // the reply, before our SEND's own completion
     }
-    if (!await_reply) return kv::Reply{};
+}
+
+// Waits for the reply to request `id` and returns it, its receive posted again.
+std::optional<kv::Reply> take_reply(KvClient& c, std::uint32_t id, std::string& why) {
+    if (!c.reply_bytes) {
+        const auto deadline = reply_deadline();
+        const auto wc = next_completion(c, deadline, fmt::format("no reply (request {})", id), why);
+        if (!wc) return std::nullopt;
+        c.reply_bytes = wc->byte_len;
+    }
+    const std::uint32_t bytes = *std::exchange(c.reply_bytes, std::nullopt);
+    if (bytes != kv::kReplyBytes) {
+        why = fmt::format("{}: a reply of {} bytes, not {}", c.name, bytes, kv::kReplyBytes);
+        return std::nullopt;
+    }
     const kv::Reply reply = kv::decode_reply(c.reply.data());
     c.post_reply_receive();
-    if (reply.id != r.id) {
-        why = fmt::format("{}: the reply is to request {}, we sent {}", c.name, reply.id, r.id);
+    if (reply.id != id) {
+        why = fmt::format("{}: the reply is to request {}, we sent {}", c.name, reply.id, id);
         return std::nullopt;
     }
     return reply;
+}
+
+// One request and its reply.
+std::optional<kv::Reply> call(KvClient& c, const kv::Request& r, std::string& why) {
+    const auto id = send_request(c, r, why);
+    if (!id) return std::nullopt;
+    return take_reply(c, *id, why);
 }
 
 const char* status_name(std::uint32_t status) {
@@ -323,45 +347,22 @@ int main(int argc, char** argv) {
             check_ptr(mr_a.get(), "ibv_reg_mr(value)");
             check_ptr(mr_b.get(), "ibv_reg_mr(value)");
             std::string why_a, why_b;
-            auto send_only = [&](KvClient& c, std::vector<std::uint8_t>& s, ibv_mr& mr,
-                                 std::uint32_t key, std::string& w) {
-                return call(c,
-                            {kv::kPut, key, static_cast<std::uint32_t>(s.size()),
-                             exercise::checksum(s.data(), s.size()),
-                             reinterpret_cast<std::uintptr_t>(s.data()), mr.rkey, 0},
-                            w, false)
-                    .has_value();
+            auto send_put = [&](KvClient& c, std::vector<std::uint8_t>& s, ibv_mr& mr,
+                                std::uint32_t key) {
+                return send_request(c,
+                                    {kv::kPut, key, static_cast<std::uint32_t>(s.size()),
+                                     exercise::checksum(s.data(), s.size()),
+                                     reinterpret_cast<std::uintptr_t>(s.data()), mr.rkey, 0},
+                                    why);
             };
-            ok = send_only(*a, source_a, *mr_a, 4, why) && send_only(*b, source_b, *mr_b, 5, why);
-            // The two replies, now.
-            auto await_reply = [&](KvClient& c, std::string& w) {
-                const auto deadline = Clock::now() + std::chrono::duration<double>(g_reply_wait_s);
-                ibv_wc wc{};
-                while (!std::exchange(c.reply_waiting, false)) {
-                    const int n = ibv_poll_cq(c.connection->cq(), 1, &wc);
-                    if (n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == kRecvId) break;
-                    if (n == 1 && wc.status != IBV_WC_SUCCESS) {
-                        w = fmt::format("{}: {}", c.name, ibv_wc_status_str(wc.status));
-                        return false;
-                    }
-                    if (Clock::now() > deadline) {
-                        w = fmt::format(
-                            "{}: no reply to its PUT while another client's was in "
-                            "flight",
-                            c.name);
-                        return false;
-                    }
-                    std::this_thread::sleep_for(std::chrono::microseconds(200));
-                }
-                const kv::Reply reply = kv::decode_reply(c.reply.data());
-                c.post_reply_receive();
-                if (reply.status != kv::kOk) {
-                    w = fmt::format("{}: its PUT answered {}", c.name, status_name(reply.status));
-                    return false;
-                }
-                return true;
-            };
-            ok = ok && await_reply(*a, why) && await_reply(*b, why);
+            const auto id_a = send_put(*a, source_a, *mr_a, 4);
+            const auto id_b = id_a ? send_put(*b, source_b, *mr_b, 5) : std::nullopt;
+            // The two replies, now: each PUT was in flight while the other's was.
+            ok =
+                id_b &&
+                status_is(*a, "PUT key 4, B's in flight", take_reply(*a, *id_a, why), kv::kOk,
+                          why) &&
+                status_is(*b, "PUT key 5, A's in flight", take_reply(*b, *id_b, why), kv::kOk, why);
         }
         ok = ok && get_is(*b, 4, v4, why) && get_is(*a, 5, v5, why);
         case_result("concurrent", ok,
@@ -410,10 +411,10 @@ int main(int argc, char** argv) {
                                        IBV_ACCESS_REMOTE_READ)};
             check_ptr(mr.get(), "ibv_reg_mr(value)");
             std::string ignored;
-            call(*d,
-                 {kv::kPut, 9, 256, exercise::checksum(v9.data(), v9.size()),
-                  reinterpret_cast<std::uintptr_t>(source.data()), mr->rkey, 0},
-                 ignored, false);
+            send_request(*d,
+                         {kv::kPut, 9, 256, exercise::checksum(v9.data(), v9.size()),
+                          reinterpret_cast<std::uintptr_t>(source.data()), mr->rkey, 0},
+                         ignored);
             mr.reset();  // deregistered: a READ that comes now is refused
             try {
                 d->connection->disconnect();
