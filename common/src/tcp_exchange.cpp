@@ -66,6 +66,11 @@ sockaddr_storage socket_address(int fd, int (*call)(int, sockaddr*, socklen_t*),
 
 TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_address,
                                     milliseconds timeout) {
+    TcpListener listener(port, bind_address);
+    return listener.accept(timeout);
+}
+
+TcpListener::TcpListener(std::uint16_t port, const std::string& bind_address) {
     sockaddr_storage local = address_or_fail(bind_address.empty() ? "0.0.0.0" : bind_address, port);
     Socket listener(local.ss_family);
     int yes = 1;
@@ -73,14 +78,38 @@ TcpExchange TcpExchange::accept_one(std::uint16_t port, const std::string& bind_
     if (bind(listener.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0)
         fail(fmt::format("bind(TCP port {}) failed: {}{}", port, std::strerror(errno),
                          errno == EADDRINUSE ? " (is another server running on this port?)" : ""));
-    check_errno(listen(listener.fd, 1) == 0, "listen");
+    check_errno(listen(listener.fd, 8) == 0, "listen");
     fmt::print("server: listening on * port {} (TCP, for the out-of-band exchange)\n", port);
     std::fflush(stdout);
-    wait_ready(listener.fd, POLLIN, timeout, "waiting for a client");
-    int peer = accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    fd_ = listener.release();
+}
+
+TcpListener::TcpListener(TcpListener&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+TcpListener::~TcpListener() {
+    if (fd_ >= 0) close(fd_);
+}
+
+std::optional<TcpExchange> TcpListener::try_accept(milliseconds wait, milliseconds timeout) {
+    pollfd ready{.fd = fd_, .events = POLLIN, .revents = 0};
+    int rc;
+    do rc = poll(&ready, 1, static_cast<int>(wait.count()));
+    while (rc < 0 && errno == EINTR);
+    check_errno(rc >= 0, "poll");
+    if (rc == 0) return std::nullopt;
+    int peer = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     check_errno(peer >= 0, "accept");
+    int yes = 1;
     setsockopt(peer, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
     return TcpExchange(peer, timeout);
+}
+
+TcpExchange TcpListener::accept(milliseconds timeout) {
+    auto peer = try_accept(timeout, timeout);
+    if (!peer)
+        fail(
+            fmt::format("waiting for a client: nothing within {:.1f} s", timeout.count() / 1000.0));
+    return std::move(*peer);
 }
 
 std::optional<TcpExchange> TcpExchange::try_connect(const std::string& address, std::uint16_t port,

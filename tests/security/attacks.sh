@@ -66,6 +66,68 @@ check "keys per client: the guessed key was refused and the QP went to ERROR" \
     says keys-per-client victim.out '^victim: client 2: .*; QP 0x[0-9a-f]+ ERROR$'
 show bad-rkey
 
+part keys
+# guess: the attacker, a client given only its own slot's key, tries the keys of the
+# registration just below its own (rxe: index << 8 | 8 random bits) until the secret reads.
+g=$out/guess
+secret_rkey=$(sed -n 's/^victim: secret at 0x[0-9a-f]*, rkey \(0x[0-9a-f]*\),.*/\1/p' "$g/victim.out")
+secret_text=$(sed -n 's/^victim: secret at .*: "\(.*\)"$/\1/p' "$g/victim.out")
+found_rkey=$(sed -n 's/^rkey=//p' "$g/attack.out")
+tries=$(sed -n 's/^tries=//p' "$g/attack.out")
+check "guess: the attacker found a key (exit 0)" rc_is "$g/attack.rc" 0
+check "guess: the key it found is the secret's ($found_rkey = $secret_rkey)" \
+    same_number "$found_rkey" "$secret_rkey"
+check "guess: it read the secret's bytes" \
+    bash -c "[ -n \"\$1\" ] && grep -qxF \"bytes=\\\"\$1\\\"\" '$g/attack.out'" _ "$secret_text"
+refused=$(grep -c '^try=[0-9]* rkey=0x[0-9a-f]* status=remote access error$' "$g/attack.out")
+check "guess: every try before the last was refused with a remote access error ($refused of $tries)" \
+    bash -c "[ -n '$tries' ] && [ '$tries' -ge 1 ] && [ '$refused' = \$(($tries - 1)) ]"
+check "guess: at most 256 tries at the right index, 512 in all ($tries)" \
+    bash -c "[ -n '$tries' ] && [ '$tries' -le 512 ]"
+# Every try is one READ request on host 3's link (this world's, and least-privilege's one).
+reads=$("$bin/rdma-wire" "$out/wire.link-3.pcap" --count --where 'src=198.51.100.3' \
+    --where 'opcode_name=RDMA READ Request' 2>/dev/null || echo 0)
+check "capture: host 3 sent one READ request per try, plus least-privilege's one ($reads = $tries + 1)" \
+    bash -c "[ -n '$tries' ] && [ '$reads' = \$(($tries + 1)) ]"
+# The victim's answer to each refused access: a NAK, remote access error (AETH syndrome 0x62):
+# the guess's wrong tries, least-privilege's READ, and the stolen key's WRITE in two worlds.
+naks=$("$bin/rdma-wire" "$out/wire.link-3.pcap" --count --where 'dst=198.51.100.3' \
+    --where 'aeth.syndrome=98' 2>/dev/null || echo 0)
+check "capture: the victim NAKed every refused access with a remote access error ($naks = $tries - 1 + 3)" \
+    bash -c "[ -n '$tries' ] && [ '$naks' = \$(($tries + 2)) ]"
+check "guess: the victim served a connection per try, and no more" \
+    has_line "$g/victim.out" "^victim: no client for 10 s: $tries served\$"
+sed -n '/^own_rkey\|^target\|^tries\|^rkey\|^bytes/p' "$g/attack.out" | sed 's/^/    guess: /'
+
+l=$out/least-privilege
+check "least privilege: the secret registered for local access only" \
+    has_line "$l/victim.out" '^victim: secret at 0x[0-9a-f]*, rkey 0x[0-9a-f]*, local access only: '
+check "least privilege: a READ with the secret's right key was refused (remote access error, exit 1)" \
+    bash -c "[ \"\$(cat '$l/attack.rc')\" = 1 ] && grep -qx 'status=remote access error' '$l/attack.out'"
+
+stolen() {  # WORLD: what client 1 and the attack said, for the log
+    grep -h '^client: connected\|^status=\|^victim: client\|^victim: at exit' \
+        "$out/$1/client.out" "$out/$1/attack.out" "$out/$1/victim.out" 2>/dev/null | sed "s|^|    $1: |"
+}
+s=$out/stolen-key
+check "stolen key: client 1 wrote its slot and exited 0" rc_is "$s/client.rc" 0
+check "stolen key: the attacker's WRITE with client 1's key succeeded (exit 0)" \
+    bash -c "[ \"\$(cat '$s/attack.rc')\" = 0 ] && grep -qx 'status=success' '$s/attack.out'"
+check "stolen key: at exit client 1's slot holds the attacker's bytes" \
+    has_line "$s/victim.out" "^victim: at exit, client 1's slot holds bytes it did not write: \"OVERWRITTEN by host 3"
+stolen stolen-key
+for world in pd-per-client window; do
+    w=$out/$world
+    check "$world: client 1 wrote its slot and exited 0" rc_is "$w/client.rc" 0
+    check "$world: the attacker's WRITE with client 1's key was refused (remote access error, exit 1)" \
+        bash -c "[ \"\$(cat '$w/attack.rc')\" = 1 ] && grep -qx 'status=remote access error' '$w/attack.out'"
+    check "$world: at exit client 1's slot still holds what it wrote" \
+        has_line "$w/victim.out" '^victim: at exit, 1 of 1 confirmed slots unchanged$'
+done
+check "window: client 1's window was invalidated once it was done" \
+    has_line "$out/window/victim.out" '^victim: client 1: slot holds what it wrote .*; window 0x[0-9a-f]+ invalidated; QP 0x[0-9a-f]+ RTS$'
+stolen window
+
 part tenants
 t=$out/tenants
 check "cgroup: the tenant's group allows one handle and one object on rxe0" \
@@ -94,6 +156,22 @@ for address in 10.0.0.1 192.168.1.10 127.0.0.1 8.8.8.8; do
     check "an address outside the lab's subnet ($address): refused, exit 2, one line" \
         bash -c "[ $rc = 2 ] && [ \"\$(wc -l <'$out/refused.err')\" = 1 ] && grep -q 'outside the lab.s subnet' '$out/refused.err'"
 done
+for command in "read --address 0 --rkey 0" "write --address 0 --rkey 0 --text x" guess-rkey; do
+    rc=0
+    # shellcheck disable=SC2086 # the command's words
+    RDMALAB_HOST=9 "$bin/rdma-attack" $command --server 10.0.0.1 >/dev/null 2>"$out/refused.err" || rc=$?
+    check "${command%% *} to an address outside the lab's subnet: refused, exit 2, one line" \
+        bash -c "[ $rc = 2 ] && [ \"\$(wc -l <'$out/refused.err')\" = 1 ] && grep -q 'outside the lab.s subnet' '$out/refused.err'"
+done
+rc=0
+RDMALAB_HOST=9 "$bin/rdma-attack" write --server 198.51.100.1 --address 0 --rkey 0 --text "" \
+    >/dev/null 2>"$out/empty.err" || rc=$?
+check "write with nothing to write: refused before connecting, exit non-zero" \
+    bash -c "[ $rc != 0 ] && grep -q '1 to 1024 bytes' '$out/empty.err'"
+rc=0
+"$bin/rdma-victim" server --keys shared --pd per-client >/dev/null 2>"$out/combo.err" || rc=$?
+check "rdma-victim: --pd per-client with one shared registration: one line, exit 1" \
+    bash -c "[ $rc = 1 ] && [ \"\$(wc -l <'$out/combo.err')\" = 1 ] && grep -q 'needs --keys per-client or window' '$out/combo.err'"
 rc=0
 RDMALAB_HOST=9 "$bin/rdma-attack" inject-write --interface eth0 --victim 198.51.100.1 \
     --victim-mac 52:54:00:5e:01:02 --spoof 10.1.1.1 --qpn 1 --psn 0 --address 0 --rkey 0 \

@@ -8,6 +8,16 @@
 #   random-psn   random, shared, the predicted one  the write is dropped: not the PSN expected
 #   bad-rkey     zero, shared, one bit off          one packet: the victim's QP goes to ERR
 #   keys-per-client  zero, per-client, its own      the write is refused, the QP goes to ERR
+# Then the keys themselves, with no spoofing: the attacker is a client like any other and uses a
+# key it was never given (WORLD: the server's keys, PD, secret; what the attacker does):
+#   guess            shared, shared, remote-read    tries keys below its own until the secret
+#                                                   reads (every wrong try costs a connection)
+#   least-privilege  shared, shared, local          READs the secret with its right key: refused
+#   stolen-key       per-client, shared, none       WRITEs client 1's slot with client 1's key
+#                                                   (leaked: read from the client's output)
+#   pd-per-client    per-client, per-client, none   the same: refused (another PD's key)
+#   window           window, shared, none           the same: refused (the window was bound to
+#                                                   client 1's QP and invalidated when it was done)
 # Outputs in OUT_DIR/WORLD/: victim.out, client.out, probe.txt, attack.out, *.rc. Then, on host
 # 2 alone, what keeps tenants apart (OUT_DIR/tenants/): the rdma cgroup's limit refusing the
 # objects past it, and what a network namespace sees of Soft-RoCE devices.
@@ -16,10 +26,10 @@ set -uo pipefail
 bin=${1:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
 out=${2:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
 
-# wait_for FILE: at most 60 s.
+# wait_for FILE [SECONDS]: at most SECONDS (60).
 wait_for() {
     local tick
-    for ((tick = 0; tick < 600; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
+    for ((tick = 0; tick < ${2:-60} * 10; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
     return 1
 }
 
@@ -33,8 +43,10 @@ for spec in inject:zero:shared:0 random-psn:random:shared:0 bad-rkey:zero:shared
     mkdir -p "$dir"
     case $RDMALAB_HOST in
         1)
-            timeout -k 2 60 "$bin/rdma-victim" server --clients 2 --keys "$keys" --port "$port" \
-                --timeout 20 >"$dir/victim.out" 2>&1
+            # Its waits (for a client, for a done message) outlast the attacker's work in the
+            # middle of a world; the client's --timeout bounds only its RDMA operations.
+            timeout -k 2 200 "$bin/rdma-victim" server --clients 2 --keys "$keys" --port "$port" \
+                --timeout 90 >"$dir/victim.out" 2>&1
             echo $? >"$dir/victim.rc" ;;
         3)
             # A connection the victim refuses (it is not listening yet) is tried again until
@@ -56,14 +68,65 @@ for spec in inject:zero:shared:0 random-psn:random:shared:0 bad-rkey:zero:shared
             touch "$dir/go" ;;
         2)
             wait_for "$dir/probed"
-            timeout -k 2 60 "$bin/rdma-victim" client --server "$RDMALAB_ADDR_1" --port "$port" \
+            timeout -k 2 150 "$bin/rdma-victim" client --server "$RDMALAB_ADDR_1" --port "$port" \
                 --psn "$psn" --ready-file "$dir/ready" --go-file "$dir/go" --timeout 8 \
                 >"$dir/client.out" 2>&1
             echo $? >"$dir/client.rc" ;;
     esac
     # Every host leaves the world before the next begins.
     touch "$dir/left-$RDMALAB_HOST"
-    for h in 1 2 3; do wait_for "$dir/left-$h"; done
+    for h in 1 2 3; do wait_for "$dir/left-$h" 240; done
+done
+
+for spec in guess:shared:shared:remote-read least-privilege:shared:shared:local \
+    stolen-key:per-client:shared:none pd-per-client:per-client:per-client:none \
+    window:window:shared:none; do
+    IFS=: read -r world keys pd secret <<<"$spec"
+    n=$((n + 1))
+    port=$((18600 + n))
+    dir=$out/$world
+    mkdir -p "$dir"
+    case $world in guess) clients=600 ;; least-privilege) clients=1 ;; *) clients=2 ;; esac
+    case $RDMALAB_HOST in
+        1)
+            timeout -k 2 400 "$bin/rdma-victim" server --clients "$clients" --keys "$keys" \
+                --pd "$pd" --secret "$secret" --idle 10 --port "$port" --timeout 20 \
+                >"$dir/victim.out" 2>&1
+            echo $? >"$dir/victim.rc" ;;
+        2)
+            case $world in stolen-key | pd-per-client | window)
+                timeout -k 2 60 "$bin/rdma-victim" client --server "$RDMALAB_ADDR_1" \
+                    --port "$port" --psn random --timeout 20 >"$dir/client.out" 2>&1
+                echo $? >"$dir/client.rc"
+            esac
+            touch "$dir/client-done" ;;
+        3)
+            case $world in
+                guess)
+                    timeout -k 2 400 "$bin/rdma-attack" guess-rkey --server "$RDMALAB_ADDR_1" \
+                        --port "$port" --below-slot 64 --indices 2 >"$dir/attack.out" 2>"$dir/attack.err" ;;
+                least-privilege)
+                    # The luckiest guess there is: the right key, read from the victim's output.
+                    wait_for "$dir/victim.out"
+                    for ((tick = 0; tick < 300; tick++)); do
+                        grep -q '^victim: listening' "$dir/victim.out" && break
+                        sleep 0.1
+                    done
+                    secret=$(sed -n 's/^victim: secret at \(0x[0-9a-f]*\), rkey \(0x[0-9a-f]*\),.*/\1 \2/p' "$dir/victim.out")
+                    timeout -k 2 60 "$bin/rdma-attack" read --server "$RDMALAB_ADDR_1" --port "$port" \
+                        --address "${secret% *}" --rkey "${secret#* }" >"$dir/attack.out" 2>"$dir/attack.err" ;;
+                *)
+                    # Client 1's key, leaked: read from its output once it is done.
+                    wait_for "$dir/client-done" 90
+                    given=$(sed -n 's/^client: connected .*; my slot \(0x[0-9a-f]*\), rkey \(0x[0-9a-f]*\)$/\1 \2/p' "$dir/client.out")
+                    timeout -k 2 60 "$bin/rdma-attack" write --server "$RDMALAB_ADDR_1" --port "$port" \
+                        --address "${given% *}" --rkey "${given#* }" --text "OVERWRITTEN by host 3" \
+                        >"$dir/attack.out" 2>"$dir/attack.err" ;;
+            esac
+            echo $? >"$dir/attack.rc" ;;
+    esac
+    touch "$dir/left-$RDMALAB_HOST"
+    for h in 1 2 3; do wait_for "$dir/left-$h" 420; done
 done
 
 [ "$RDMALAB_HOST" = 2 ] || exit 0

@@ -63,9 +63,31 @@ class TcpExchange {
     sockaddr_storage peer_address() const;
 
   private:
+    friend class TcpListener;
     TcpExchange(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}
     int fd_ = -1;
     std::chrono::milliseconds timeout_;
+};
+
+// A listening socket kept open across many accepts, for a server that takes one client after
+// another (accept_one listens afresh each time, and a client arriving between two is refused).
+class TcpListener {
+  public:
+    TcpListener(std::uint16_t port, const std::string& bind_address);
+    TcpListener(TcpListener&& other) noexcept;
+    TcpListener(const TcpListener&) = delete;
+    TcpListener& operator=(const TcpListener&) = delete;
+    TcpListener& operator=(TcpListener&&) = delete;
+    ~TcpListener();
+
+    // The next client, within timeout (which is also the exchange's timeout), or throws.
+    TcpExchange accept(std::chrono::milliseconds timeout);
+    // The next client within wait, or none; the exchange then has `timeout`.
+    std::optional<TcpExchange> try_accept(std::chrono::milliseconds wait,
+                                          std::chrono::milliseconds timeout);
+
+  private:
+    int fd_ = -1;
 };
 
 // Small control words (big-endian) over the exchange, to keep both sides in step.
