@@ -47,7 +47,7 @@ check "inject: the client exited 0, none the wiser" rc_is "$out/inject/client.rc
 # WRITEs, one per world, left host 3 claiming to be 198.51.100.2; not one crossed host 2's link.
 spoofed=$("$bin/rdma-wire" "$out/wire.link-3.pcap" --count --where 'src=198.51.100.2' \
     --where 'opcode_name=RDMA WRITE Only' --where 'payload_bytes=18' 2>/dev/null || echo 0)
-check "capture: host 3's link carried 4 RDMA WRITEs from 198.51.100.2 ($spoofed)" [ "$spoofed" = 4 ]
+check "capture: host 3's link carried 6 RDMA WRITEs from 198.51.100.2, one per injecting world ($spoofed)" [ "$spoofed" = 6 ]
 own=$("$bin/rdma-wire" "$out/wire.link-2.pcap" --count --where 'opcode_name=RDMA WRITE Only' \
     --where 'payload_bytes=18' 2>/dev/null || echo 0)
 check "capture: none of them crossed host 2's link ($own)" [ "$own" = 0 ]
@@ -127,6 +127,55 @@ done
 check "window: client 1's window was invalidated once it was done" \
     has_line "$out/window/victim.out" '^victim: client 1: slot holds what it wrote .*; window 0x[0-9a-f]+ invalidated; QP 0x[0-9a-f]+ RTS$'
 stolen window
+
+part encryption
+# MACsec and IPsec between hosts 1 and 2, rxe above them; host 3 injects the inject world's
+# WRITE knowing every number. The injected frame crosses host 3's link in the clear; on host 2's
+# link nothing is RoCE: every frame between the two is MACsec, or ESP.
+frames() {  # frames PCAP DISPLAY_FILTER: how many frames of the capture match
+    tshark -r "$1" -Y "$2" 2>/dev/null | wc -l
+}
+for world in macsec ipsec; do
+    w=$out/$world
+    check "$world: set up on hosts 1 and 2 (rxe above it)" \
+        bash -c "[ \"\$(cat '$w/setup-1.rc' '$w/setup-2.rc' 2>/dev/null | tr -d '\n')\" = 00 ]"
+    check "$world: the client's WRITE and SEND completed, exit 0" rc_is "$w/client.rc" 0
+    check "$world: the attacker's frame left host 3 (exit 0)" rc_is "$w/attack.rc" 0
+    check "$world: the victim's slot holds what the client wrote" \
+        has_line "$w/victim.out" '^victim: client 1: slot holds what it wrote .*; QP 0x[0-9a-f]+ RTS$'
+    check "$world: the injected WRITE was the inject world's: client's QP, PSN 0, its slot and key" \
+        has_line "$w/attack.out" '^attacker: sent one RDMA WRITE Only .* PSN 0x0, address 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
+done
+# The three captures hold every world; count what only these worlds add.
+macsec_frames=$(frames "$out/wire.link-2.pcap" macsec)
+esp_frames=$(frames "$out/wire.link-2.pcap" esp)
+check "capture: host 2's link carried MACsec frames ($macsec_frames) and ESP packets ($esp_frames)" \
+    bash -c "[ '$macsec_frames' -gt 0 ] && [ '$esp_frames' -gt 0 ]"
+# Host 2's RoCE in the clear, by the victim's QP of each world (QP numbers never repeat in a
+# boot): the random-psn world's client packets are there; the encrypted worlds' are not.
+clear_packets() {  # clear_packets WORLD: the client's packets to the victim's QP, in the clear
+    local qpn
+    qpn=$(sed -n 's/^client: connected to QP \(0x[0-9a-f]*\);.*/\1/p' "$out/$1/client.out")
+    [ -n "$qpn" ] || { echo none; return; }
+    "$bin/rdma-wire" "$out/wire.link-2.pcap" --count --where "dst=198.51.100.1" \
+        --where "qpn=$(printf '0x%06x' "$((qpn))")" 2>/dev/null || echo none
+}
+plain=$(clear_packets random-psn)
+check "capture: the random-psn world's WRITE and SEND crossed host 2's link in the clear ($plain)" \
+    [ "$plain" = 2 ]
+for world in macsec ipsec; do
+    clear=$(clear_packets $world)
+    check "capture: not one of the $world world's RoCE packets in the clear on host 2's link ($clear)" \
+        [ "$clear" = 0 ]
+done
+# MACsec on host 1 validates strictly: a frame without a SecTAG never reaches macsec0, where
+# rxe and the address now live (counted as InPktsNoTag).
+no_tag=$(awk '/InPktsNoTag/ { getline; print $4; exit }' "$out/macsec/stats-1.txt" 2>/dev/null)
+check "macsec: host 1 counted the untagged (injected) frame and kept it from macsec0 (InPktsNoTag $no_tag)" \
+    bash -c "[ -n '$no_tag' ] && [ '$no_tag' -ge 1 ]"
+check "ipsec: host 1's inbound policy refused the plaintext packet (XfrmInTmplMismatch or XfrmInNoPols)" \
+    bash -c "grep -Eq '^(XfrmInTmplMismatch|XfrmInNoPols)[[:space:]]+[1-9]' '$out/ipsec/stats-1.txt'"
+grep -E '^Xfrm(InTmplMismatch|InNoPols|InNoStates)' "$out/ipsec/stats-1.txt" 2>/dev/null | sed 's/^/    ipsec host 1: /'
 
 part tenants
 t=$out/tenants

@@ -129,6 +129,106 @@ for spec in guess:shared:shared:remote-read least-privilege:shared:shared:local 
     for h in 1 2 3; do wait_for "$dir/left-$h" 420; done
 done
 
+# Encryption of the link, with rxe above it. Hosts 1 and 2 encrypt what passes between them:
+# MACsec (rxe on the macsec device, the address moved onto it) or IPsec ESP in transport mode
+# (rxe unchanged; a policy that requires ESP both ways). The attacker knows every number — the
+# client's QP, its PSN (0), slot and key, read from the client's output — and injects the same
+# WRITE as in the inject world: it lands on neither. Captures: host 2's link carries only
+# MACsec or ESP frames. The guests' kernel asks for crypto modules on demand (the ESP state's
+# algorithm) through /proc/sys/kernel/modprobe, which the initramfs root lacks: it is pointed at
+# the host root's modprobe for these worlds.
+lower=eth0
+[ -e /sys/class/net/br0 ] && lower=br0   # host 1, the star's centre, has its address on br0
+key_1to2=0x0123456789abcdef0123456789abcdef01234567   # AES-128 key and 4-byte salt (RFC 4106)
+key_2to1=0x89abcdef0123456789abcdef0123456789abcdef
+if [ "$RDMALAB_HOST" != 3 ]; then
+    other=$((3 - RDMALAB_HOST))
+    printf '#!/bin/sh\nexec /bin/chroot /host /sbin/modprobe "$@"\n' >/proc/1/root/lab/modprobe-host
+    chmod +x /proc/1/root/lab/modprobe-host
+    saved_modprobe=$(cat /proc/sys/kernel/modprobe)
+    echo /lab/modprobe-host >/proc/sys/kernel/modprobe
+    modprobe -a macsec esp4 xfrm_user 2>"$out/modprobe-$RDMALAB_HOST.err"
+fi
+for world in macsec ipsec; do
+    n=$((n + 1))
+    port=$((18600 + n))
+    dir=$out/$world
+    mkdir -p "$dir"
+    me=198.51.100.$RDMALAB_HOST
+    if [ "$RDMALAB_HOST" != 3 ]; then
+        cat "/sys/class/net/$lower/address" >"$dir/mac-$RDMALAB_HOST"
+        wait_for "$dir/mac-$other"
+        if [ $world = macsec ]; then
+            # A secure channel each way, GCM-AES-128; the peer's channel named by its address.
+            ours=00112233445566778899aabbccddee0$RDMALAB_HOST
+            theirs=00112233445566778899aabbccddee0$other
+            {
+                ip link add link "$lower" macsec0 type macsec encrypt on &&
+                    ip macsec add macsec0 tx sa 0 pn 1 on key 01 "$ours" &&
+                    ip macsec add macsec0 rx port 1 address "$(cat "$dir/mac-$other")" &&
+                    ip macsec add macsec0 rx port 1 address "$(cat "$dir/mac-$other")" sa 0 pn 1 on key 02 "$theirs" &&
+                    ip link set macsec0 up && ip addr del "$me/24" dev "$lower" &&
+                    ip addr add "$me/24" dev macsec0 && rdma link delete rxe0 &&
+                    rdma link add rxe0 type rxe netdev macsec0
+            } >"$dir/setup-$RDMALAB_HOST.out" 2>&1
+        else
+            {
+                ip xfrm state add src 198.51.100.1 dst 198.51.100.2 proto esp spi 0x101 reqid 1 \
+                    mode transport aead 'rfc4106(gcm(aes))' $key_1to2 128 &&
+                    ip xfrm state add src 198.51.100.2 dst 198.51.100.1 proto esp spi 0x102 reqid 2 \
+                        mode transport aead 'rfc4106(gcm(aes))' $key_2to1 128 &&
+                    ip xfrm policy add src "$me" dst "198.51.100.$other" dir out \
+                        tmpl proto esp mode transport reqid "$RDMALAB_HOST" level required &&
+                    ip xfrm policy add src "198.51.100.$other" dst "$me" dir in \
+                        tmpl proto esp mode transport reqid "$other" level required
+            } >"$dir/setup-$RDMALAB_HOST.out" 2>&1
+        fi
+        echo $? >"$dir/setup-$RDMALAB_HOST.rc"
+        touch "$dir/set-$RDMALAB_HOST"
+        wait_for "$dir/set-$other"
+    fi
+    case $RDMALAB_HOST in
+        1)
+            timeout -k 2 200 "$bin/rdma-victim" server --clients 1 --port "$port" --timeout 90 \
+                >"$dir/victim.out" 2>&1
+            echo $? >"$dir/victim.rc" ;;
+        2)
+            timeout -k 2 150 "$bin/rdma-victim" client --server 198.51.100.1 --port "$port" \
+                --psn zero --ready-file "$dir/ready" --go-file "$dir/go" --timeout 20 \
+                >"$dir/client.out" 2>&1
+            echo $? >"$dir/client.rc" ;;
+        3)
+            wait_for "$dir/ready" 120
+            field() { sed -n "s/^client: connected to QP \(0x[0-9a-f]*\);.*; my slot \(0x[0-9a-f]*\), rkey \(0x[0-9a-f]*\)$/\\$1/p" "$dir/client.out"; }
+            timeout -k 2 20 "$bin/rdma-attack" inject-write --interface eth0 --victim 198.51.100.1 \
+                --victim-mac "$(cat "$dir/mac-1")" --spoof 198.51.100.2 --qpn "$(field 1)" --psn 0 \
+                --address "$(field 2)" --rkey "$(field 3)" --text "INJECTED by host 3" \
+                >"$dir/attack.out" 2>&1
+            echo $? >"$dir/attack.rc"
+            sleep 1
+            touch "$dir/go" ;;
+    esac
+    # What each defence counted: MACsec's frames without a SecTAG, IPsec's packets that its
+    # inbound policy refused (XfrmInTmplMismatch, XfrmInNoPols).
+    [ $world = macsec ] && ip -s macsec show >"$dir/stats-$RDMALAB_HOST.txt" 2>&1
+    [ $world = ipsec ] && cat /proc/net/xfrm_stat >"$dir/stats-$RDMALAB_HOST.txt" 2>&1
+    touch "$dir/left-$RDMALAB_HOST"
+    for h in 1 2 3; do wait_for "$dir/left-$h" 240; done
+    # Back to the plain link.
+    if [ "$RDMALAB_HOST" != 3 ] && [ $world = macsec ]; then
+        rdma link delete rxe0
+        ip link del macsec0
+        ip addr add "$me/24" dev "$lower"
+        rdma link add rxe0 type rxe netdev "$lower"
+    elif [ "$RDMALAB_HOST" != 3 ]; then
+        ip xfrm policy flush
+        ip xfrm state flush
+    fi >/dev/null 2>&1
+    touch "$dir/plain-$RDMALAB_HOST"
+    for h in 1 2 3; do wait_for "$dir/plain-$h" 60; done
+done
+[ -n "${saved_modprobe:-}" ] && echo "$saved_modprobe" >/proc/sys/kernel/modprobe
+
 [ "$RDMALAB_HOST" = 2 ] || exit 0
 dir=$out/tenants
 mkdir -p "$dir"
