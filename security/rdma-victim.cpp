@@ -159,8 +159,10 @@ int serve(const Settings& s) {
                                     : IBV_ACCESS_LOCAL_WRITE;
         secret_mr.reset(
             check_ptr(ibv_reg_mr(pd.get(), secret, kSlotBytes, access), "ibv_reg_mr(secret)"));
-        fmt::print("victim: secret at {:#x}, rkey {:#x}, {}: \"{}\"\n",
-                   reinterpret_cast<std::uintptr_t>(secret), secret_mr->rkey,
+        // Registered for local access only, a region has no remote key (rxe reports 0); its
+        // lkey is the key it would have had, index and random byte alike.
+        fmt::print("victim: secret at {:#x}, rkey {:#x}, lkey {:#x}, {}: \"{}\"\n",
+                   reinterpret_cast<std::uintptr_t>(secret), secret_mr->rkey, secret_mr->lkey,
                    s.secret == "remote-read" ? "REMOTE_READ" : "local access only",
                    printable(secret, kSlotBytes));
     }

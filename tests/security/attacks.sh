@@ -101,9 +101,10 @@ sed -n '/^own_rkey\|^target\|^tries\|^rkey\|^bytes/p' "$g/attack.out" | sed 's/^
 
 l=$out/least-privilege
 check "least privilege: the secret registered for local access only" \
-    has_line "$l/victim.out" '^victim: secret at 0x[0-9a-f]*, rkey 0x[0-9a-f]*, local access only: '
-check "least privilege: a READ with the secret's right key was refused (remote access error, exit 1)" \
-    bash -c "[ \"\$(cat '$l/attack.rc')\" = 1 ] && grep -qx 'status=remote access error' '$l/attack.out'"
+    has_line "$l/victim.out" '^victim: secret at 0x[0-9a-f]*, rkey 0x0, lkey 0x[0-9a-f]*, local access only: '
+lkey=$(sed -n 's/^victim: secret at .*, lkey \(0x[0-9a-f]*\),.*/\1/p' "$l/victim.out")
+check "least privilege: a READ with the key the secret would have had ($lkey) was refused (remote access error, exit 1)" \
+    bash -c "[ \"\$(cat '$l/attack.rc')\" = 1 ] && grep -qx 'status=remote access error' '$l/attack.out' && grep -qx 'rkey=$lkey' '$l/attack.out'"
 
 stolen() {  # WORLD: what client 1 and the attack said, for the log
     grep -h '^client: connected\|^status=\|^victim: client\|^victim: at exit' \

@@ -12,7 +12,8 @@
 # key it was never given (WORLD: the server's keys, PD, secret; what the attacker does):
 #   guess            shared, shared, remote-read    tries keys below its own until the secret
 #                                                   reads (every wrong try costs a connection)
-#   least-privilege  shared, shared, local          READs the secret with its right key: refused
+#   least-privilege  shared, shared, local          READs the secret with the key it would have
+#                                                   had (its lkey; its rkey is 0): refused
 #   stolen-key       per-client, shared, none       WRITEs client 1's slot with client 1's key
 #                                                   (leaked: read from the client's output)
 #   pd-per-client    per-client, per-client, none   the same: refused (another PD's key)
@@ -106,13 +107,14 @@ for spec in guess:shared:shared:remote-read least-privilege:shared:shared:local 
                     timeout -k 2 400 "$bin/rdma-attack" guess-rkey --server "$RDMALAB_ADDR_1" \
                         --port "$port" --below-slot 64 --indices 2 >"$dir/attack.out" 2>"$dir/attack.err" ;;
                 least-privilege)
-                    # The luckiest guess there is: the right key, read from the victim's output.
+                    # The luckiest guess there is: the key the registration would have had with
+                    # remote access (its lkey: rxe's rkey then equals it), read from the victim.
                     wait_for "$dir/victim.out"
                     for ((tick = 0; tick < 300; tick++)); do
                         grep -q '^victim: listening' "$dir/victim.out" && break
                         sleep 0.1
                     done
-                    secret=$(sed -n 's/^victim: secret at \(0x[0-9a-f]*\), rkey \(0x[0-9a-f]*\),.*/\1 \2/p' "$dir/victim.out")
+                    secret=$(sed -n 's/^victim: secret at \(0x[0-9a-f]*\), rkey 0x[0-9a-f]*, lkey \(0x[0-9a-f]*\),.*/\1 \2/p' "$dir/victim.out")
                     timeout -k 2 60 "$bin/rdma-attack" read --server "$RDMALAB_ADDR_1" --port "$port" \
                         --address "${secret% *}" --rkey "${secret#* }" >"$dir/attack.out" 2>"$dir/attack.err" ;;
                 *)
