@@ -162,3 +162,27 @@ TEST(TcpExchange, ReadableOnceBytesWait) {
     client.send_all(word);
     server.get();
 }
+
+// A listener kept open takes one client after another: the second client connects while the
+// server still serves the first (it is queued in the backlog, never refused), and a wait with
+// no client ends empty, not with an exception.
+TEST(TcpListener, TakesClientsOneAfterAnotherWithoutRefusingAny) {
+    TcpListener listener(kPort + 7, "127.0.0.1");
+    // Both connect before anything is accepted: the backlog holds them. A refused connection
+    // would be tried again only for the grace given, here none.
+    auto first = TcpExchange::connect_to("127.0.0.1", kPort + 7, 2000ms, 0ms);
+    auto second = TcpExchange::connect_to("127.0.0.1", kPort + 7, 2000ms, 0ms);
+    for (TcpExchange* client : {&first, &second}) {
+        TcpExchange served = listener.accept(2000ms);
+        send_word(served, 7);
+        EXPECT_EQ(receive_word(*client), 7u);
+    }
+    EXPECT_FALSE(listener.try_accept(50ms, 1000ms).has_value());
+    try {
+        listener.accept(50ms);
+        FAIL() << "accept returned with no client";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("waiting for a client"), std::string::npos)
+            << e.what();
+    }
+}
