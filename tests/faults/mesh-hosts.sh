@@ -6,10 +6,13 @@
 #   one slow  host 3's RoCE egress then held to 4 Mbit/s by netem: the verdict names exactly that
 #             host (rank 2), every flagged pair is one of its pairs, both its sending cells are
 #             below the threshold, and the run exits 1.
-# Only bandwidth is judged, at half the typical value (--judge bw --fraction 0.5): three
-# emulated guests on two cores make latency and message rate noise, and fast cells vary by up to
-# a third between pairs; 4 Mbit/s is a fifth or less of what the emulated link carries. Appends
-# its cells to RESULTS.tsv in the fault matrix's format.
+# Only bandwidth is judged, at a tenth of the typical value (--judge bw --fraction 0.1): three
+# emulated guests on two cores make latency and message rate noise, and on a loaded machine a
+# guest's share of the CPU makes a healthy pair slow too — one host's cells were measured at 0.22
+# of the typical (2026-11-29, with two more guests booted beside: the healthy run named it, at
+# the half this test used to judge by). The slow host's cells, held to 4 Mbit/s, carried
+# 0.98-1.3 Mbit/s in every recorded run, 0.007-0.026 of the typical (0.042-0.16 Gb/s): a tenth
+# leaves room on both sides. Appends its cells to RESULTS.tsv in the fault matrix's format.
 #   tests/faults/mesh-hosts.sh BUILD_BIN_DIR [RESULTS.tsv]   (default $RDMALAB_FAULTS_TSV, or
 #   BUILD_BIN_DIR/../faults/faults.tsv: CTest's faults.mesh-hosts)
 set -uo pipefail
@@ -29,7 +32,7 @@ lab_rc=0
 # its own status (124), with its verdict's files, not as the lab's kill.
 "$repo/lab/lab.sh" --hosts 3 --timeout 400 -- \
     env RDMALAB_MPIRUN_TIMEOUT=170 bash "$repo/lab/mesh-run.sh" "$bin" "$out/healthy" --then-slow 3:4mbit "$out/slow" \
-    --serial --quick -D 0.3 -n 20 --warmup 10 --judge bw --fraction 0.5 \
+    --serial --quick -D 0.3 -n 20 --warmup 10 --judge bw --fraction 0.1 \
     >"$out/lab.out" 2>"$out/lab.err" || lab_rc=$?
 seconds=$((SECONDS - start))
 
