@@ -1,4 +1,4 @@
-// Exercise 14 — Close a server's exposure: a key per client, for its slot only.
+// Exercise 14 — Close a server's exposure: a key per client.
 // The slot server of the starter registered all it held — every client's slot and its own
 // secret — as one region any client could READ and WRITE, with one rkey for everyone. Here each
 // client gets a protection domain of its own and a region over its slot alone, WRITE only, which

@@ -1,4 +1,4 @@
-// Exercise 15 — Find the key: guess a region's rkey, one connection per try.
+// Exercise 15 — Find the key: guess a region's rkey.
 // The server (exercises/peer/key-server.cpp) gives every client its board's (address, rkey) and
 // keeps a 64-byte vault right after the board in memory, registered for REMOTE_READ just before
 // it. On Soft-RoCE an rkey is the region's index in the device's pool << 8 | 8 random bits, and
