@@ -3,9 +3,12 @@
 # its key and what it holds, for this judge only. Your program runs on host 2 against it. The
 # tries are counted on the wire: one RDMA READ request at the vault's address per try.
 peer_program=exercise-key-server
-# The vault's key byte drawn at 128 or more: an attacker counting up from 0 needs 129 to 256 tries.
-peer_args="--key-byte-min 128"
-reader_limit_s=90   # up to 256 connections under emulation
+# The vault's key byte drawn between 128 and 159: an attacker counting up from 0 needs 129 to 160
+# tries, and one that stops at 0x7f fails every time.
+peer_args="--key-byte-min 128 --key-byte-max 159"
+# Up to 256 connections (a wrong attacker's), each tens of milliseconds. The limit is the guest's
+# clock, which under emulation can run several times faster than the host's: generous.
+reader_limit_s=600
 
 judge_rules() {
     rule_exits "print the secret and exit 0 once a READ of the vault succeeds: read the first line your program wrote on stderr" \

@@ -6,12 +6,12 @@
 // << 8 | 8 random bits, so the vault's index is the board's minus one, and only 256 keys remain.
 // A READ with a wrong key is refused with a NAK that ends its connection, so the server accepts
 // connection after connection, each on a QP of its own.
-//   exercise-key-server --address A --port P [--timeout S] [--key-byte-min N]
+//   exercise-key-server --address A --port P [--timeout S] [--key-byte-min N] [--key-byte-max M]
 // It prints "peer: listening on A port P", then the vault (where, its key, what it holds) for the
 // checker, and ends once no client has been connected for 5 s (or after --timeout s without any).
-// --key-byte-min N: register the vault again until its key's random byte is at least N (each
-// try takes the next index, so the board still follows it): the checker's runs then need at
-// least N + 1 tries from an attacker that counts up from 0.
+// --key-byte-min N, --key-byte-max M: register the vault again until its key's random byte is
+// between N and M (each try takes the next index, so the board still follows it): the checker's
+// runs then need N + 1 to M + 1 tries from an attacker that counts up from 0.
 #include "exercise.hpp"
 #include "rdmalab/error.hpp"
 
@@ -52,6 +52,7 @@ struct Options {
     std::uint16_t port = 0;
     double timeout_s = 10;
     unsigned key_byte_min = 0;
+    unsigned key_byte_max = 255;
 };
 
 // Every connection is accepted with the board's advertisement and a QP of its own; a client that
@@ -59,7 +60,9 @@ struct Options {
 int serve(const Options& options) {
     rdma_event_channel* events =
         check_ptr(rdma_create_event_channel(), "rdma_create_event_channel");
-    fcntl(events->fd, F_SETFL, fcntl(events->fd, F_GETFL) | O_NONBLOCK);
+    // Non-blocking: the loop below polls for events and ends on its own clock.
+    check_errno(fcntl(events->fd, F_SETFL, fcntl(events->fd, F_GETFL) | O_NONBLOCK) == 0,
+                "fcntl(O_NONBLOCK)");
     rdma_cm_id* listener = nullptr;
     check_errno(rdma_create_id(events, &listener, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
     sockaddr_in local{};
@@ -81,8 +84,12 @@ int serve(const Options& options) {
 
     // The vault first, then the board: two consecutive indexes in the device's pool.
     ibv_mr* vault = nullptr;
-    for (int tries = 0; vault == nullptr || (vault->rkey & 0xff) < options.key_byte_min; ++tries) {
-        if (tries == 4096) fail("no vault key with its byte at least --key-byte-min in 4096 tries");
+    const auto wanted = [&](const ibv_mr* mr) {
+        return mr != nullptr && (mr->rkey & 0xff) >= options.key_byte_min &&
+               (mr->rkey & 0xff) <= options.key_byte_max;
+    };
+    for (int tries = 0; !wanted(vault); ++tries) {
+        if (tries == 4096) fail("no vault key with its byte in the range asked for in 4096 tries");
         if (vault != nullptr) check_ibv(ibv_dereg_mr(vault), "ibv_dereg_mr(vault)");
         vault = check_ptr(ibv_reg_mr(pd, memory.vault.data(), kVaultBytes, IBV_ACCESS_REMOTE_READ),
                           "ibv_reg_mr(vault)");
@@ -113,7 +120,7 @@ int serve(const Options& options) {
             any_event = true;
             const rdma_cm_event_type type = event->event;
             rdma_cm_id* id = event->id;
-            rdma_ack_cm_event(event);
+            check_errno(rdma_ack_cm_event(event) == 0, "rdma_ack_cm_event");
             if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
                 ibv_qp_init_attr init{};
                 init.send_cq = cq;
@@ -136,7 +143,7 @@ int serve(const Options& options) {
                        (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_CONNECT_ERROR ||
                         type == RDMA_CM_EVENT_UNREACHABLE || type == RDMA_CM_EVENT_REJECTED)) {
                 rdma_destroy_qp(id);
-                rdma_destroy_id(id);
+                check_errno(rdma_destroy_id(id) == 0, "rdma_destroy_id");
                 clients.erase(id);
             }
         }
@@ -150,8 +157,11 @@ int serve(const Options& options) {
         if (!any_event) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     fmt::print("peer: done: {} connection(s) accepted\n", accepted);
-    for (rdma_cm_id* id : clients) rdma_destroy_id(id);
-    rdma_destroy_id(listener);
+    for (rdma_cm_id* id : clients) {
+        rdma_destroy_qp(id);
+        check_errno(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+    }
+    check_errno(rdma_destroy_id(listener) == 0, "rdma_destroy_id(listener)");
     rdma_destroy_event_channel(events);
     check_ibv(ibv_dereg_mr(board), "ibv_dereg_mr(board)");
     check_ibv(ibv_dereg_mr(vault), "ibv_dereg_mr(vault)");
@@ -174,6 +184,9 @@ int main(int argc, char** argv) {
             ->check(CLI::Range(1.0, 600.0));
         app.add_option("--key-byte-min", options.key_byte_min,
                        "register the vault again until its key's random byte is at least this")
+            ->check(CLI::Range(0, 255));
+        app.add_option("--key-byte-max", options.key_byte_max,
+                       "register the vault again until its key's random byte is at most this")
             ->check(CLI::Range(0, 255));
         try {
             app.parse(argc, argv);
