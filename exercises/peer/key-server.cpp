@@ -8,7 +8,8 @@
 // connection after connection, each on a QP of its own.
 //   exercise-key-server --address A --port P [--timeout S] [--key-byte-min N] [--key-byte-max M]
 // It prints "peer: listening on A port P", then the vault (where, its key, what it holds) for the
-// checker, and ends once no client has been connected for 5 s (or after --timeout s without any).
+// checker, and serves until it is stopped (the checker stops it once the attacker has ended), or
+// gives up when no client has come within --timeout s.
 // --key-byte-min N, --key-byte-max M: register the vault again until its key's random byte is
 // between N and M (each try takes the next index, so the board still follows it): the checker's
 // runs then need N + 1 to M + 1 tries from an attacker that counts up from 0.
@@ -57,7 +58,7 @@ struct Options {
 
 // Every connection is accepted with the board's advertisement and a QP of its own; a client that
 // leaves (or whose QP a wrong key killed, and which then disconnects) is released.
-int serve(const Options& options) {
+[[noreturn]] void serve(const Options& options) {
     rdma_event_channel* events =
         check_ptr(rdma_create_event_channel(), "rdma_create_event_channel");
     // Non-blocking: the loop below polls for events and ends on its own clock.
@@ -112,7 +113,7 @@ int serve(const Options& options) {
 
     std::set<rdma_cm_id*> clients;
     int accepted = 0;
-    auto last_seen = Clock::now();  // the last moment a client was connected (or we started)
+    const auto started = Clock::now();
     for (;;) {
         rdma_cm_event* event = nullptr;
         bool any_event = false;
@@ -147,33 +148,20 @@ int serve(const Options& options) {
                 clients.erase(id);
             }
         }
-        const auto now = Clock::now();
-        if (!clients.empty()) last_seen = now;
-        const double quiet_s = std::chrono::duration<double>(now - last_seen).count();
-        // An attacker between two tries has no connection for some milliseconds: 5 s is the end.
-        if (accepted > 0 && clients.empty() && quiet_s > 5) break;
-        if (accepted == 0 && quiet_s > options.timeout_s)
+        // No end of its own once a client came: the attacker may need hundreds of connections,
+        // and any quiet spell measured here would be on the guest's clock, which under emulation
+        // can run many times fast. What it holds goes with the process.
+        const double waited_s = std::chrono::duration<double>(Clock::now() - started).count();
+        if (accepted == 0 && waited_s > options.timeout_s)
             fail(fmt::format("no client connected within {:.0f} s", options.timeout_s));
         if (!any_event) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    fmt::print("peer: done: {} connection(s) accepted\n", accepted);
-    for (rdma_cm_id* id : clients) {
-        rdma_destroy_qp(id);
-        check_errno(rdma_destroy_id(id) == 0, "rdma_destroy_id");
-    }
-    check_errno(rdma_destroy_id(listener) == 0, "rdma_destroy_id(listener)");
-    rdma_destroy_event_channel(events);
-    check_ibv(ibv_dereg_mr(board), "ibv_dereg_mr(board)");
-    check_ibv(ibv_dereg_mr(vault), "ibv_dereg_mr(vault)");
-    check_ibv(ibv_destroy_cq(cq), "ibv_destroy_cq");
-    check_ibv(ibv_dealloc_pd(pd), "ibv_dealloc_pd");
-    return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    return run_program("exercise-key-server", [&] {
+    return run_program("exercise-key-server", [&]() -> int {
         CLI::App app{"Exercise 15's leaky server: a board for everyone, a vault right before it"};
         Options options;
         app.add_option("--address", options.address, "the address to listen on")->required();
@@ -193,6 +181,6 @@ int main(int argc, char** argv) {
         } catch (const CLI::ParseError& e) {
             std::exit(app.exit(e));
         }
-        return serve(options);
+        serve(options);
     });
 }
