@@ -112,7 +112,7 @@ lab_runs() {
 
 need_build() {
     local tool
-    for tool in exercise-peer exercise-kv-clients libexercise-observe.so rdma-wire; do
+    for tool in exercise-peer exercise-kv-clients exercise-slot-clients exercise-key-server libexercise-observe.so rdma-wire; do
         [ -e "$bin/$tool" ] && continue
         echo "exercise: building the project first (./rdmalab build)"
         "$repo/rdmalab" build || die "the build failed"

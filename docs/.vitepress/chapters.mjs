@@ -61,6 +61,8 @@ export const CHAPTERS = [
   { file: 'exercises/11-post-lists.md', link: '/exercises/11-post-lists', text: '11. Post lists', group: 'Exercises' },
   { file: 'exercises/12-fence.md', link: '/exercises/12-fence', text: '12. A fence', group: 'Exercises' },
   { file: 'exercises/13-kv-service.md', link: '/exercises/13-kv-service', text: '13. Capstone: a key-value server', group: 'Exercises' },
+  { file: 'exercises/14-exposure.md', link: '/exercises/14-exposure', text: '14. Close the exposure', group: 'Exercises' },
+  { file: 'exercises/15-guess-the-key.md', link: '/exercises/15-guess-the-key', text: '15. Find the key', group: 'Exercises' },
   { file: 'reference.md', link: '/reference', text: 'Reference: attributes, WRs, completions, limits', group: 'Reference', blurb: 'ibv_qp_attr per transition, ibv_send_wr per opcode, ibv_wc per completion, the limits each lesson reads' },
   { file: 'verbs/index.md', link: '/verbs/', text: 'The calls, one page each', group: 'Reference', blurb: 'every libibverbs and librdmacm call the lessons make: parameters, returns, errors, which lessons call it' },
   { file: 'glossary.md', link: '/glossary', text: 'Glossary', group: 'Reference', blurb: 'every abbreviation and term of the course, linked from its first use on each page' },
