@@ -399,6 +399,22 @@ firmware=()
 # Skipped at boot: crypto self-tests, Spectre-style mitigations (a throwaway guest), timer
 # checks and PS/2 probing. Each costs tenths of a second under emulation.
 boot_speedups="mitigations=off cryptomgr.notests no_timer_check i8042.noaux i8042.nokbd i8042.nopnp tsc=reliable clocksource=tsc"
+# Under TCG the guest's TSC counts the host's (QEMU answers the guest's RDTSC with it), and the
+# guest calibrates its frequency against an emulated timer: on a loaded machine that went wrong
+# several times over (a guest's `sleep 2` lasted 22 s of its clock while the whole boot took 30 s
+# of the host's, 2026-11-29), and every timeout in the guest with it. Where the host's TSC
+# frequency can be read (the kernel's log, or /proc/cpuinfo in a VM whose TSC frequency is
+# known), the guest is given it instead of calibrating (tsc_early_khz).
+host_tsc_khz() {
+    local mhz
+    mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+        -e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
+    if [ -z "$mhz" ] && grep -qw tsc_known_freq /proc/cpuinfo && grep -qw hypervisor /proc/cpuinfo; then
+        mhz=$(awk -F': *' '/^cpu MHz/ { print $2; exit }' /proc/cpuinfo)
+    fi
+    [[ $mhz =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v mhz="$mhz" 'BEGIN { printf "%d\n", mhz * 1000 }'
+}
+tsc_khz=$(host_tsc_khz || true)
 stdout_tty=0; [ -t 1 ] && stdout_tty=1
 stderr_tty=0; [ -t 2 ] && stderr_tty=1
 # How long KVM may take to reach the guest's /init before it counts as not working: KVM boots
@@ -462,8 +478,11 @@ start_guest() {
         sed -u "s/^/$prefix/" "$dir/stderr.fifo" >&2 &
         copiers="$copiers $!"
     fi
-    local network=(-nic none)
+    local network=(-nic none) clock=""
     if [ "$hosts" -gt 1 ]; then wire_args "$i"; network=("${wire[@]}"); fi
+    [ "$2" = tcg ] && [ -n "$tsc_khz" ] && clock=" tsc_early_khz=$tsc_khz"
+    [ "$verbose" = 1 ] && [ "$i" = 1 ] && [ -n "$clock" ] &&
+        note "the guests' TSC runs at the host's: $tsc_khz kHz, given to them (tsc_early_khz)"
     "$qemu" \
         "${accel_args[@]}" -smp "$cpus" -m 2G "${firmware[@]}" \
         -nodefaults -no-user-config -display none -no-reboot -monitor none \
@@ -472,7 +491,7 @@ start_guest() {
         -chardev file,id=err,path="$dir/stderr.fifo" -serial chardev:err \
         "${network[@]}" \
         -kernel "$boot_kernel" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups rdmalab.run=$run_rel/h$i rdmalab.host=$i rdmalab.hosts=$hosts rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups$clock rdmalab.run=$run_rel/h$i rdmalab.host=$i rdmalab.hosts=$hosts rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
         -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
         -virtfs local,path="$repo",mount_tag=work,security_model=none,multidevs=remap \
         </dev/null 2>"$dir/qemu.err" &

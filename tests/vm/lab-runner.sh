@@ -23,6 +23,29 @@ check "says it boots the lab, naming the kernel" grep -q 'booting the Soft-RoCE 
 check "--verbose reports the boot time" grep -qE 'boot to command [0-9.]+ s' "$scratch/err"
 grep -E 'boot to command' "$scratch/err"
 
+# The guest's clock keeps the host's pace: a `sleep 5` of the guest's clock lasts about 5 s of the
+# host's. Under emulation a guest calibrates its TSC against an emulated timer, and on a loaded
+# machine once got it wrong several times over; lab.sh gives it the host's TSC frequency where
+# it can read it. Measured from the host: the guest creates a file before and after its sleep,
+# and the host notes when each appears.
+clock_dir=$(mktemp -d "$repo/build/lab-clock.XXXXXX")
+"$lab" --vm --verbose -- sh -c "touch '$clock_dir/before'; sleep 5; touch '$clock_dir/after'" \
+    >/dev/null 2>"$scratch/clock.err" &
+lab_pid=$!
+before="" after=""
+while [ -z "$after" ]; do
+    [ -z "$before" ] && [ -e "$clock_dir/before" ] && before=$(date +%s.%N)
+    [ -e "$clock_dir/after" ] && after=$(date +%s.%N)
+    kill -0 "$lab_pid" 2>/dev/null || break
+    sleep 0.02
+done
+wait "$lab_pid"
+slept=$(awk -v a="$before" -v b="$after" 'BEGIN { if (a == "" || b == "") print "none"; else printf "%.2f", b - a }')
+check "a guest's sleep 5 lasted 3.5 to 10 s of the host's clock ($slept s)" \
+    awk -v s="$slept" 'BEGIN { exit !(s != "none" && s >= 3.5 && s <= 10) }'
+grep -h "TSC runs at" "$scratch/clock.err" | sed 's/^/    /'
+rm -rf "$clock_dir"
+
 # A guest that runs too long is killed and reported; nothing is left running. (Other labs may
 # run beside this test: only qemu processes and run folders that appear during it count.)
 qemu_pids() { pgrep -f '[q]emu-system-x86_64 .*rdmalab.run=build/lab/run' | sort; }

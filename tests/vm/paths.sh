@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Many paths, on the lab's two-path fabric (lab/paths.sh, docs/lab.md#two-paths): three lab hosts,
-# host 2 sending to host 3 through host 1 over paths A and B (tests/vm/paths-worlds.sh runs the
+# host 2 sending to host 3 through host 1 over paths A and B (tests/vm/paths/worlds.sh runs the
 # worlds). Checked on the capture of host 1's link to host 3 (path A is VLAN 10, path B VLAN 20)
 # and on host 3's rxe counters:
 #   ECMP     16 QPs spread over both paths by their UDP source port, each QP on one path only.
@@ -17,7 +17,7 @@ out=$(mktemp -d "$repo/build/paths-test.XXXXXX")   # the guests write here
 
 rc=0
 "$repo/lab/lab.sh" --hosts 3 --timeout 500 --capture "$out/wire.pcap" -- \
-    bash "$repo/tests/vm/paths-worlds.sh" "$bin" "$out" >"$out/lab.out" 2>&1 || rc=$?
+    bash "$repo/tests/vm/paths/worlds.sh" "$bin" "$out" >"$out/lab.out" 2>&1 || rc=$?
 check "the lab ran every world (exit $rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 20 "$out/lab.out"
 for h in 1 2 3; do check "host $h set up its part of the fabric" rc_is "$out/setup-$h.rc" 0; done

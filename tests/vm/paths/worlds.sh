@@ -8,11 +8,11 @@
 # request that arrives on one interface (a path's VLAN) when its reply would leave by another.
 # Host 3 keeps its rxe counters before and after each world (stats-WORLD-before/after.txt).
 # Outputs in OUT_DIR: setup-N.rc, WORLD/{server,client}.{out,rc}.
-#   tests/vm/paths-worlds.sh BUILD_BIN_DIR OUT_DIR
+#   tests/vm/paths/worlds.sh BUILD_BIN_DIR OUT_DIR
 set -uo pipefail
-bin=${1:?usage: paths-worlds.sh BUILD_BIN_DIR OUT_DIR}
-out=${2:?usage: paths-worlds.sh BUILD_BIN_DIR OUT_DIR}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
+out=${2:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
 h=$RDMALAB_HOST
 
 wait_for() {  # wait_for FILE [SECONDS]: at most SECONDS (60)
