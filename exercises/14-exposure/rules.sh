@@ -23,11 +23,11 @@ judge_rules() {
     rule_case own-slot "each client WRITEs its own slot at the address and rkey your accept advertised, and your CHECK sees it" \
         "/exercises/14-exposure#the-contract"
     attack neighbour-slot "register each client's slot alone (its 256 bytes): a region covering more lets its key write past the slot" \
-        "/security#defences"
+        "/security-defences#defences"
     attack read-secret "register only what a client may touch: a region over your own state hands it to every key holder" \
-        "/security#defences"
+        "/security-defences#defences"
     attack leaked-key "give each client its own protection domain (or a type-2 memory window bound to its QP): a key is then usable only over its owner's QP" \
-        "/security#defences"
+        "/security-defences#defences"
     attack after-end "on END, deregister the client's region (or invalidate its window) before you reply: a key that outlives its session opens memory still" \
         "/memory-registration#keys"
     rule_case shutdown "after replying to SHUTDOWN, disconnect every client (rdma_disconnect) before you release and exit" \

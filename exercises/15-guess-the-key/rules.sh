@@ -47,12 +47,12 @@ judge_rules() {
         "every try at the vault with the vault's index (${vault_rkey:-?} >> 8)" \
         "$tries tries, $right_index with that index" \
         "the pool hands indexes out in sequence, and the vault was registered just before the board" \
-        "/security#defences"
+        "/security#guess"
     verdict search "$([ "$tries" -gt 0 ] && [ "$tries" -le 256 ] && [ "${#bytes[@]}" = "$tries" ] && [ -n "$last" ] && [ $((last)) = $((vault_rkey)) ] && echo 1)" \
         "no key byte tried twice, and the tries end with the vault's key (${vault_rkey:-?})" \
         "$tries tries, ${#bytes[@]} distinct key bytes, the last ${last:-none}" \
         "8 random bits are 256 values: try each until one works, and stop there" \
-        "/security#defences"
+        "/security#guess"
     local posted on_wire
     posted=$(awk -F'\t' '$1 == "send" && $2 == "RDMA_READ"' "$run/observe.tsv" | wc -l)
     on_wire=$(count_packets 'src~\.2$' 'opcode_name=RDMA READ Request')
