@@ -1,6 +1,8 @@
 // Json files as JSON and CSV, and reading their fields: see document.hpp.
 #include "rdmalab/records/document.hpp"
 
+#include "rdmalab/records/bench.hpp"
+
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>
@@ -104,6 +106,35 @@ void select_from(const Json& value, const JsonPath& path, std::size_t at, const 
     if (below_wildcard) return out.push_back(nullptr);
     fail(fmt::format("{}: index {} is out of range ({} has {} element{})", path.text, index, here,
                      value.size(), value.size() == 1 ? "" : "s"));
+}
+
+// A path into a result file names a field of the records' schema: "records/*/result/recever/lost"
+// is refused by name, not answered with nulls. Steps below a record are checked as dotted names;
+// '*' over an array field stands for an element, over an object for any member (all in the
+// schema). The file's records were read through their types, so each has a schema.
+void check_record_path(const JsonPath& path, const Json& records) {
+    if (path.steps.size() < 3 || !records.is_array() || records.empty()) return;
+    std::vector<Schema> schemas;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const Schema schema = schema_of(records[i], fmt::format("record {}", i));
+        if (std::ranges::none_of(schemas, [&](Schema s) { return s.data() == schema.data(); }))
+            schemas.push_back(schema);
+    }
+    std::string dotted;
+    for (std::size_t i = 2; i < path.steps.size(); ++i) {
+        const std::string& step = path.steps[i];
+        if (step == "*") {
+            const bool array = std::ranges::any_of(
+                schemas, [&](Schema s) { return names_field(s, dotted + ".0"); });
+            if (!array) return;
+            dotted += ".0";
+            continue;
+        }
+        dotted += (dotted.empty() ? "" : ".") + step;
+    }
+    if (std::ranges::any_of(schemas, [&](Schema s) { return names_field(s, dotted); })) return;
+    fail(fmt::format("{}: the records have no field {} (their schemas: records/schema/)", path.text,
+                     dotted));
 }
 
 }  // namespace
@@ -214,7 +245,7 @@ int read_fields(const ReadRequest& request, std::string_view program, std::ostre
     try {
         Json document;
         if (request.records) {
-            document = Json{{"records", read_json_file(request.file)}};
+            document = Json{{"records", read_record_file(request.file)}};
         } else {
             std::ifstream in(request.file);
             if (!in) fail(fmt::format("cannot open {}: {}", request.file, std::strerror(errno)));
@@ -228,6 +259,7 @@ int read_fields(const ReadRequest& request, std::string_view program, std::ostre
             const JsonPath path = parse_path(query.path);
             std::vector<Json> values;
             try {
+                if (request.records) check_record_path(path, document["records"]);
                 values = select_values(document, path);
             } catch (const Error& e) {
                 fail(fmt::format("{}: {}", request.file, e.what()));

@@ -3,6 +3,7 @@
 // below let rdma-bench's code and its tests say Record and to_json as before.
 #pragma once
 
+#include "rdmalab/records/bench.hpp"
 #include "rdmalab/records/document.hpp"
 #include "rdmalab/records/environment.hpp"
 

@@ -64,7 +64,9 @@ struct FieldQuery {
 };
 struct ReadRequest {
     std::string file;
-    bool records = true;  // the file must be a result file (read_json_file); else any JSON
+    // The file must be a result file, each record read through its type (read_record_file), and
+    // a path must name a field of their schema; else any JSON.
+    bool records = true;
     std::vector<FieldQuery> queries;
     bool raw = false;
 };
