@@ -4,7 +4,7 @@
 // and tests read it with `rdma-bench records` and draw it with `rdma-bench plot`.
 // A new field: the struct, kAllreduceSchema, to_json and allreduce_from_json, the tool's version
 // in AllreduceSettings::tool when a reader would misread an old record, and the schema file
-// (rdma-bench records --schema allreduce).
+// (RDMALAB_UPDATE_SCHEMAS=1 build/bin/unit_tests rewrites it).
 #pragma once
 
 #include "rdmalab/allreduce_report.hpp"
