@@ -52,21 +52,17 @@ GUEST
 if [ "$report_only" = 0 ]; then
 "$repo/lab/lab.sh" --hosts 2 --timeout 900 -- bash "$work/guest.sh" "$work" "$bin" "$out" "${rates[@]}"
 
-# The counters: after minus before, per host and rate, the ones that tell what loss did.
+# The counters: after minus before, a row per rate, host and counter under a header naming the
+# columns (read back by those names below, never by position).
 {
-    echo "{"
-    sep=""
+    printf 'loss_percent\thost\tcounter\tchange\n'
     for rate in "${rates[@]}"; do
         for host in 1 2; do
-            printf '%s  "loss %s%% host %s": {' "$sep" "$rate" "$host"
             join -j 1 <(sort "$work/counters-$rate-host$host-before") <(sort "$work/counters-$rate-host$host-after") |
-                awk '{ printf "%s\"%s\": %d", (NR > 1 ? ", " : ""), $1, $3 - $2 }'
-            printf '}'
-            sep=$',\n'
+                awk -v rate="$rate" -v host="$host" '{ printf "%s\t%s\t%s\t%d\n", rate, host, $1, $3 - $2 }'
         done
     done
-    printf '\n}\n'
-} >"$out/rxe-counters.json"
+} >"$out/rxe-counters.tsv"
 fi
 
 records=()
@@ -104,7 +100,12 @@ for rate in "${rates[@]}"; do records+=("$out/rc-loss-$rate.json"); done
         mapfile -t ud_counts < <("$bin/rdma-bench" records "$out/ud-loss-$rate.json" \
             --get records/0/result/receiver/messages --get records/0/result/receiver/lost)
         ud="${ud_counts[0]} of $((ud_counts[0] + ud_counts[1]))"
-        counter() { "$bin/rdma-bench" json "$out/rxe-counters.json" --get "loss $rate% host $1/$2"; }
+        counter() {  # HOST COUNTER: its change at this rate, the columns found by their names
+            awk -F'\t' -v rate="$rate" -v host="$1" -v name="$2" '
+                NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+                $at["loss_percent"] == rate && $at["host"] == host && $at["counter"] == name { print $at["change"] }' \
+                "$out/rxe-counters.tsv"
+        }
         echo "| $rate % | $g1 | $g4 | $g16 | $g64 | $(awk -v a="$g4" -v b="$base4k" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') | $ud | $(counter 1 out_of_seq_request) | $(counter 1 duplicate_request) | $(counter 2 rcvd_seq_err) | $(counter 2 completer_retry_err) | $(counter 2 sent_pkts) |"
     done
 } >"$out/README.md"

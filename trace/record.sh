@@ -81,35 +81,23 @@ for ((h = 1; h <= hosts; h++)); do
     "$bin/rdma-wire" "$work/host$h.pcap" --json "$work/host$h.packets.json" --quiet || exit 1
 done
 
-# The environment, as JSON strings.
-jstr() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
+# The run and its environment, which trace-merge writes into the file's "meta" (trace/story.hpp).
 kernel=$(basename "$(ls /boot/vmlinuz-* | sort -V | tail -n 1)")
-# Who each host was: the server and the client, or the ranks.
-roles='"server": "host1", "client": "host2"'
-if [ -n "$ranks" ]; then
-    roles="\"ranks\": $ranks, \"roles\": {"
-    for ((h = 1; h <= hosts; h++)); do
-        [ "$h" = 1 ] || roles+=", "
-        roles+="\"host$h\": \"rank $((h - 1))\""
-    done
-    roles+="}"
-fi
-{
-    printf '{"lesson": %s, "arguments": %s, %s,\n' "$(jstr "$lesson")" "$(jstr "${args[*]}")" "$roles"
-    printf ' "environment": {"recorded": %s, "commit": %s, "guest_kernel": %s,\n' \
-        "$(jstr "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" \
-        "$(jstr "$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)")" \
-        "$(jstr "${kernel#vmlinuz-}")"
-    printf '  "qemu": %s, "rdma_core": %s, "tshark": %s,\n' \
-        "$(jstr "$(qemu-system-x86_64 --version | head -n 1)")" \
-        "$(jstr "$(dpkg-query -W -f='${Version}' rdma-core 2>/dev/null || echo unknown)")" \
-        "$(jstr "$(tshark --version | head -n 1)")"
-    printf '  "faults": %s,\n' "$(jstr "$(sed -n 's/^lab: faults: //p' "$work/lab.err" | head -n 1)")"
-    printf '  "lab": %s}}\n' \
-        "$(jstr "$hosts QEMU guests (software emulation, one vCPU each) on $([ "$hosts" = 2 ] && echo "a virtual link" || echo "a star of virtual links whose centre, host 1, bridges them"), Soft-RoCE (rdma_rxe) on each; packets captured inside each guest with dumpcap")"
-} >"$work/meta.json"
+if [ "$hosts" = 2 ]; then links="a virtual link"; else links="a star of virtual links whose centre, host 1, bridges them"; fi
+meta=(--lesson "$lesson")
+# "=": the text may start with a dash; none at all when there are no arguments.
+[ "${#args[@]}" = 0 ] || meta+=(--arguments="${args[*]}")
+[ -z "$ranks" ] || meta+=(--ranks "$ranks")
+meta+=(--environment "recorded=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    --environment "commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    --environment "guest_kernel=${kernel#vmlinuz-}"
+    --environment "qemu=$(qemu-system-x86_64 --version | head -n 1)"
+    --environment "rdma_core=$(dpkg-query -W -f='${Version}' rdma-core 2>/dev/null || echo unknown)"
+    --environment "tshark=$(tshark --version | head -n 1)"
+    --environment "faults=$(sed -n 's/^lab: faults: //p' "$work/lab.err" | head -n 1)"
+    --environment "lab=$hosts QEMU guests (software emulation, one vCPU each) on $links, Soft-RoCE (rdma_rxe) on each; packets captured inside each guest with dumpcap")
 merge_hosts=()
 for ((h = 1; h <= hosts; h++)); do
     merge_hosts+=(--host "host$h" "198.51.100.$h" "$work/host$h.events.jsonl" "$work/host$h.packets.json")
 done
-"$bin/trace-merge" -o "$out" --meta "$work/meta.json" "${merge_hosts[@]}"
+"$bin/trace-merge" -o "$out" "${meta[@]}" "${merge_hosts[@]}"

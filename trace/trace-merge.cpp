@@ -1,10 +1,14 @@
 // trace-merge: each host's --trace events and its own capture's packets (rdma-wire --json)
 // → one timeline file for the site's viewer, checked for causal order.
 //   trace-merge -o OUT.json --host NAME ADDRESS EVENTS.jsonl PACKETS.json [--host …]
-//               [--meta META.json]
+//               [--lesson NAME] [--arguments TEXT] [--ranks N] [--environment KEY=VALUE …]
 // Exit 0: written, every check passed; 1: written, a check failed (each violation on stderr);
-// 2: bad input (one line saying which file and why), nothing written.
+// 2: bad input (one line saying which file and why), nothing written. The run's "meta" is
+// written from the options (story.hpp's RunMeta).
+//   trace-merge --story TRACE.json
+// prints what a merged trace shows, a line per fact (story.hpp): how tests read a trace.
 #include "merge.hpp"
+#include "story.hpp"
 
 #include <fmt/core.h>
 
@@ -28,35 +32,55 @@ std::string read_text(const std::string& path) {
 
 int main(int argc, char** argv) {
     CLI::App app{"Merge program traces and packet captures into one timeline", "trace-merge"};
-    std::string output, meta_path;
+    std::string output, story;
     std::vector<std::vector<std::string>> host_args;
-    app.add_option("-o,--output", output, "the timeline file to write")->required();
-    app.add_option("--host", host_args,
-                   "NAME ADDRESS EVENTS.jsonl PACKETS.json (first: reference clock)")
-        ->expected(4)
-        ->allow_extra_args(false)
-        ->required();
-    app.add_option("--meta", meta_path,
-                   "a JSON object copied into the timeline (run, environment)");
+    RunMeta run;
+    std::vector<std::string> environment;
+    CLI::Option* output_option =
+        app.add_option("-o,--output", output, "the timeline file to write");
+    CLI::Option* host_option =
+        app.add_option("--host", host_args,
+                       "NAME ADDRESS EVENTS.jsonl PACKETS.json (first: reference clock)")
+            ->expected(4)
+            ->allow_extra_args(false);
+    app.add_option("--lesson", run.lesson, "meta: the lesson run");
+    app.add_option("--arguments", run.arguments, "meta: its arguments, as one text");
+    app.add_option("--ranks", run.ranks, "meta: a collective's ranks, rank R on host R+1");
+    app.add_option("--environment", environment,
+                   "meta: KEY=VALUE, a string of the run's environment (repeatable)");
+    app.add_option("--story", story, "print what a merged trace shows, a line per fact")
+        ->excludes(output_option)
+        ->excludes(host_option);
     try {
         app.parse(argc, argv);
+        if (story.empty() && (output.empty() || host_args.empty()))
+            throw CLI::ValidationError("-o and --host are required (or --story TRACE.json)");
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);
         fmt::print(stderr, "trace-merge: {} (run with --help for usage)\n", e.what());
         return 2;
     }
     try {
+        if (!story.empty()) {
+            const nlohmann::json trace = nlohmann::json::parse(read_text(story), nullptr, false);
+            if (trace.is_discarded()) throw InputError(fmt::format("{}: not JSON", story));
+            std::string lines;
+            try {
+                for (const std::string& line : story_lines(trace)) lines += line + "\n";
+            } catch (const InputError& e) {
+                throw InputError(fmt::format("{}: {}", story, e.what()));
+            }
+            fmt::print("{}", lines);
+            return 0;
+        }
         std::vector<HostInput> hosts;
         for (const auto& h : host_args)
             hosts.push_back({h[0], h[1], parse_events(read_text(h[2]), h[2]),
                              parse_packets(read_text(h[3]), h[3])});
-        nlohmann::json meta = nlohmann::json::object();
-        if (!meta_path.empty()) {
-            meta = nlohmann::json::parse(read_text(meta_path), nullptr, false);
-            if (meta.is_discarded() || !meta.is_object())
-                throw InputError(fmt::format("{}: not a JSON object", meta_path));
-        }
-        const nlohmann::json merged = merge(hosts, meta);
+        run.host_count = static_cast<int>(hosts.size());
+        for (const std::string& pair : environment)
+            run.environment.push_back(environment_pair(pair));
+        const nlohmann::json merged = merge(hosts, meta_json(run));
         std::ofstream out(output);
         if (!(out << merged.dump(1) << '\n'))
             throw InputError(fmt::format("{}: cannot write it", output));

@@ -37,15 +37,16 @@ std::uint8_t peer_depth(const Record& message) {
 }
 
 // How one side's buffer was had and registered, as the records keep it.
-Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where,
-                     const std::string& copies) {
-    return Record{{"memory", gpu::to_string(spec)},
-                  {"path", path},
-                  {"where", where},
-                  {"staging_copies", copies}};
+records::BenchMemorySide memory_record(const gpu::MemorySpec& spec, const std::string& path,
+                                       const std::string& where, const std::string& copies) {
+    return records::BenchMemorySide{.memory = gpu::to_string(spec),
+                                    .path = path,
+                                    .where = where,
+                                    .staging_copies = copies,
+                                    .copies_in_timed_loop = 0};
 }
 
-Record peer_memory(const Record& message, const gpu::MemorySpec& spec) {
+records::BenchMemorySide peer_memory(const Record& message, const gpu::MemorySpec& spec) {
     auto path = field<std::string>(message, "memory_path");
     bool known = false;
     for (gpu::Path p :

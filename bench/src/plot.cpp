@@ -359,14 +359,22 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
     const Measure& measure = found->second;
     std::vector<Record> records;
     for (const std::string& input : p.inputs)
-        for (Record& r : read_json_file(input)) records.push_back(std::move(r));
+        for (Record& r : records::read_record_file(input)) records.push_back(std::move(r));
     if (records.empty()) fail("no records in " + p.inputs.front());
+    // Every key names a field of the records' schema (each record was read through its type).
+    const auto check_key = [&records](const std::string& key, const char* option) {
+        for (const Record& r : records)
+            if (records::names_field(records::schema_of(r, "a record"), key)) return;
+        fail(fmt::format("{} '{}': the records have no such field (records/schema/)", option, key));
+    };
 
     // Series: the given keys, or every configuration knob that varies (but size, the x axis).
     std::vector<std::string> keys;
     if (!p.series.empty()) {
-        for (const std::string& key : split_list(p.series))
+        for (const std::string& key : split_list(p.series)) {
             keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
+            check_key(keys.back(), "--series");
+        }
     } else if (const Record& first = member(records.front(), "config"); first.is_object()) {
         for (const auto& [key, value] : first.items()) {
             if ("config." + key == measure.x_key) continue;

@@ -53,8 +53,8 @@ Record endpoints_message(const Engine& engine) {
 }
 
 // What one side's staging copies mean for the record's rates, or "" where it does not stage.
-std::string staging_note(const char* side, const Record& memory) {
-    const auto copies = memory["staging_copies"].get<std::string>();
+std::string staging_note(const char* side, const records::BenchMemorySide& memory) {
+    const std::string& copies = memory.staging_copies;
     if (copies == "per phase")
         return fmt::format(
             "{} staging: copies once per phase, outside the timed loop: the rates are the RDMA "
@@ -64,8 +64,38 @@ std::string staging_note(const char* side, const Record& memory) {
     if (copies == "per message")
         return fmt::format(
             "{} staging: {} copies inside the timed loop, one per message: the rates include them",
-            side, memory["copies_in_timed_loop"].get<std::uint64_t>());
+            side, memory.copies_in_timed_loop);
     return "";
+}
+
+// The record's "config": the knobs as BenchConfig names them, and the memory each side used.
+records::BenchKnobs record_knobs(const BenchConfig& c, const SessionOptions& options,
+                                 const gpu::MemorySpec& server_memory) {
+    return records::BenchKnobs{.op = op_name(c.op),
+                               .transport = transport_name(c.transport),
+                               .mode = mode_name(c.mode),
+                               .size = c.size,
+                               .window = c.window,
+                               .qps = c.qps,
+                               .post_list = c.post_list,
+                               .signal_every = c.signal_every,
+                               .inline_size = c.inline_size,
+                               .sge = c.sge,
+                               .srq = c.srq,
+                               .shared_cq = c.shared_cq,
+                               .events = c.events,
+                               .iters = c.iters,
+                               .duration_s = c.duration_s,
+                               .warmup = c.warmup,
+                               .memory = gpu::to_string(options.memory.memory),
+                               .server_memory = gpu::to_string(server_memory),
+                               .api = post_api_name(options.api)};  // how the client posted
+}
+
+// A string the peer's hello names about itself, for the record (kept short), or "".
+std::string peer_text(const Record& hello, const char* key) {
+    if (!hello.contains(key) || !hello[key].is_string()) return "";
+    return hello[key].get<std::string>().substr(0, 200);
 }
 
 // Prints, once per run, the ladder's probe lines and the path; again whenever the path (or when
@@ -312,9 +342,10 @@ PhaseOutcome run_phase(ControlChannel& control, Engine& engine, const BenchConfi
     return outcome;
 }
 
-Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& config,
-               const SessionOptions& options, const Record& environment,
-               const gpu::MemorySpec& server_memory, std::string& last_path) {
+records::BenchRecord measure(ControlChannel& control, BenchDevice& device,
+                             const BenchConfig& config, const SessionOptions& options,
+                             const records::Environment& environment,
+                             const gpu::MemorySpec& server_memory, std::string& last_path) {
     const Limits limits = limits_for(options, config);
     const milliseconds step = options.timeout();
     const Operation& row = operation(config.op);
@@ -323,7 +354,7 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
                   options.api);
     print_memory("client", engine, options.memory.memory, last_path);
     Record peer = control.expect("endpoints", step);
-    const Record server_side = peer_memory(peer, server_memory);
+    records::BenchMemorySide server_side = peer_memory(peer, server_memory);
     engine.connect(decode_endpoints(peer, config), peer_depth(peer));
     control.send(endpoints_message(engine));
     control.expect("ready", step);
@@ -334,19 +365,20 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
                   config.duration_s, false, limits, step);
     control.send(Record{{"type", "done"}});
 
-    Record result;
+    records::BenchResult result;
     const Record& counted = phase.counted;
     const double server_cpu = field<double>(counted, "cpu_s");
     std::uint64_t ops = config.mode == Mode::kLatency ? config.iters : phase.initiator.ops;
     if (config.mode == Mode::kBandwidth) {
         const double seconds = phase.initiator.seconds;
         const double bytes = static_cast<double>(ops) * static_cast<double>(config.size);
-        result["ops"] = ops;
-        result["bytes"] = static_cast<std::uint64_t>(bytes);
-        result["seconds"] = seconds;
-        result["gib_per_s"] = seconds > 0 ? bytes / seconds / (1u << 30) : 0.0;
-        result["gb_per_s"] = seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0;
-        result["mops"] = seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0.0;
+        result.throughput = records::BenchThroughput{
+            .ops = ops,
+            .bytes = static_cast<std::uint64_t>(bytes),
+            .seconds = seconds,
+            .gib_per_s = seconds > 0 ? bytes / seconds / (1u << 30) : 0.0,
+            .gb_per_s = seconds > 0 ? bytes * 8 / seconds / 1e9 : 0.0,
+            .mops = seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0.0};
         if (row.target_receives()) {
             auto messages = field<std::uint64_t>(counted, "messages");
             auto rbytes = field<std::uint64_t>(counted, "bytes");
@@ -354,29 +386,29 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
             if (messages > ops)
                 fail(fmt::format("the server counted {} messages, more than the {} sent", messages,
                                  ops));
-            result["receiver"] = Record{
-                {"messages", messages},
-                {"bytes", rbytes},
-                {"lost", ops - messages},
-                {"seconds", rseconds},
-                {"mops", rseconds > 0 ? static_cast<double>(messages) / rseconds / 1e6 : 0.0},
-                {"gib_per_s",
-                 rseconds > 0 ? static_cast<double>(rbytes) / rseconds / (1u << 30) : 0.0}};
+            result.receiver = records::BenchReceiver{
+                .messages = messages,
+                .bytes = rbytes,
+                .lost = ops - messages,
+                .seconds = rseconds,
+                .mops = rseconds > 0 ? static_cast<double>(messages) / rseconds / 1e6 : 0.0,
+                .gib_per_s =
+                    rseconds > 0 ? static_cast<double>(rbytes) / rseconds / (1u << 30) : 0.0};
             if (config.transport == Transport::kRC && messages != ops)
                 fail(fmt::format("RC lost messages: sent {}, received {}", ops, messages));
         }
         if (row.verify == Verify::kTargetCounter) {
             auto counter = field<std::uint64_t>(counted, "counter");
-            result["atomic_counter"] = counter;
+            result.atomic_counter = counter;
             if (counter != ops)
                 fail(fmt::format("{}: the server's counter is {}, not the {} adds completed",
                                  row.name, counter, ops));
         }
         if (row.verify == Verify::kInitiatorPattern) {
             if (auto why = engine.verify_destination()) fail("data check: " + *why);
-            result["verified"] = true;
+            result.verified = true;
         } else if (counted.contains("verified")) {
-            result["verified"] = counted["verified"];
+            result.verified = field<bool>(counted, "verified");
         }
     } else {
         // perftest's convention: half the round trip for write/send/write-imm ping-pongs, the
@@ -386,70 +418,63 @@ Record measure(ControlChannel& control, BenchDevice& device, const BenchConfig& 
         if (half)
             for (double& s : reported) s /= 2;
         LatencySummary stats = summarize_latency(std::move(reported));
-        result["latency"] = Record{{"reported_as", half ? "half round trip" : "round trip"},
-                                   {"samples", stats.samples},
-                                   {"min_us", stats.min_us},
-                                   {"median_us", stats.median_us},
-                                   {"mean_us", stats.mean_us},
-                                   {"stdev_us", stats.stdev_us},
-                                   {"p99_us", stats.p99_us},
-                                   {"p999_us", stats.p999_us},
-                                   {"max_us", stats.max_us}};
+        result.latency =
+            records::BenchLatency{.reported_as = half ? "half round trip" : "round trip",
+                                  .samples = stats.samples,
+                                  .min_us = stats.min_us,
+                                  .median_us = stats.median_us,
+                                  .mean_us = stats.mean_us,
+                                  .stdev_us = stats.stdev_us,
+                                  .p99_us = stats.p99_us,
+                                  .p999_us = stats.p999_us,
+                                  .max_us = stats.max_us};
     }
     const double elapsed_client = config.mode == Mode::kBandwidth ? phase.initiator.seconds : 0;
     const double per_op = ops > 0 ? 1e6 / static_cast<double>(ops) : 0;
-    result["cpu"] = Record{
-        {"client_s", phase.client_cpu_s},
-        {"server_s", server_cpu},
-        {"client_us_per_op", phase.client_cpu_s * per_op},
-        {"server_us_per_op", server_cpu * per_op},
-        {"client_utilization", elapsed_client > 0 ? phase.client_cpu_s / elapsed_client : 0.0},
-        {"server_utilization", field<double>(counted, "elapsed_s") > 0
-                                   ? server_cpu / field<double>(counted, "elapsed_s")
-                                   : 0.0}};
-    Record knobs = config.to_json();
-    knobs["memory"] = gpu::to_string(options.memory.memory);
-    knobs["server_memory"] = gpu::to_string(server_memory);
-    knobs["api"] = post_api_name(options.api);  // how the client posted
-    Record memory{
-        {"client", memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
-                                 engine.memory_description(), engine.staging_copies_mode())},
-        {"server", server_side}};
-    memory["client"]["copies_in_timed_loop"] = engine.staging_copies();
-    memory["server"]["copies_in_timed_loop"] = field<std::uint64_t>(counted, "staging_copies");
+    const double server_elapsed = field<double>(counted, "elapsed_s");
+    result.cpu = records::BenchCpu{
+        .client_s = phase.client_cpu_s,
+        .server_s = server_cpu,
+        .client_us_per_op = phase.client_cpu_s * per_op,
+        .server_us_per_op = server_cpu * per_op,
+        .client_utilization = elapsed_client > 0 ? phase.client_cpu_s / elapsed_client : 0.0,
+        .server_utilization = server_elapsed > 0 ? server_cpu / server_elapsed : 0.0};
+    records::BenchMemory memory{
+        .client = memory_record(options.memory.memory, gpu::path_name(engine.memory_path()),
+                                engine.memory_description(), engine.staging_copies_mode()),
+        .server = std::move(server_side),
+        .note = std::nullopt};
+    memory.client.copies_in_timed_loop = engine.staging_copies();
+    memory.server.copies_in_timed_loop = field<std::uint64_t>(counted, "staging_copies");
     std::string note;
-    for (const char* side : {"client", "server"})
-        if (std::string line = staging_note(side, memory[side]); !line.empty())
+    for (const auto& [side, facts] :
+         {std::pair{"client", &memory.client}, {"server", &memory.server}})
+        if (std::string line = staging_note(side, *facts); !line.empty())
             note += (note.empty() ? "" : "; ") + line;
-    if (!note.empty()) memory["note"] = note;
-    return Record{{"tool", kToolVersion},
-                  {"config", knobs},
-                  {"memory", memory},
-                  {"result", result},
-                  {"environment", environment}};
+    if (!note.empty()) memory.note = note;
+    return records::BenchRecord{.tool = kToolVersion,
+                                .config = record_knobs(config, options, server_memory),
+                                .memory = std::move(memory),
+                                .result = std::move(result),
+                                .environment = environment};
 }
 
-void print_row(const Record& record, const BenchConfig& config, bool gbps) {
-    const Record& r = record["result"];
-    if (config.mode == Mode::kBandwidth) {
+void print_row(const records::BenchRecord& record, const BenchConfig& config, bool gbps) {
+    const records::BenchResult& r = record.result;
+    if (const auto& t = r.throughput) {
         std::string recv_mops = "-", lost = "-";
-        if (r.contains("receiver")) {
-            recv_mops = format_rate(r["receiver"]["mops"].get<double>());
-            lost = std::to_string(r["receiver"]["lost"].get<std::uint64_t>());
+        if (r.receiver) {
+            recv_mops = format_rate(r.receiver->mops);
+            lost = std::to_string(r.receiver->lost);
         }
-        fmt::print("{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9.3f} {:>9.3f}\n", describe(config),
-                   format_rate(r["gib_per_s"].get<double>()),
-                   gbps ? fmt::format(" {:>9}", format_rate(r["gb_per_s"].get<double>())) : "",
-                   format_rate(r["mops"].get<double>()), recv_mops, lost,
-                   r["cpu"]["client_us_per_op"].get<double>(),
-                   r["cpu"]["server_us_per_op"].get<double>());
-    } else {
-        const Record& l = r["latency"];
+        fmt::print(
+            "{:<58} {:>9}{} {:>9} {:>10} {:>8} {:>9.3f} {:>9.3f}\n", describe(config),
+            format_rate(t->gib_per_s), gbps ? fmt::format(" {:>9}", format_rate(t->gb_per_s)) : "",
+            format_rate(t->mops), recv_mops, lost, r.cpu.client_us_per_op, r.cpu.server_us_per_op);
+    } else if (const auto& l = r.latency) {
         fmt::print("{:<58} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}  {}\n",
-                   describe(config), l["min_us"].get<double>(), l["median_us"].get<double>(),
-                   l["mean_us"].get<double>(), l["p99_us"].get<double>(),
-                   l["p999_us"].get<double>(), l["max_us"].get<double>(),
-                   l["reported_as"].get<std::string>());
+                   describe(config), l->min_us, l->median_us, l->mean_us, l->p99_us, l->p999_us,
+                   l->max_us, l->reported_as);
     }
     std::fflush(stdout);
 }
@@ -462,7 +487,7 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
         open_bench_device(options.device, options.ib_port, options.gid_index, options.tclass);
     const milliseconds step = options.timeout();
     ControlChannel control(TcpExchange::connect_to(options.server_address, options.port, step));
-    std::vector<Record> records;
+    std::vector<Record> written;  // the records so far, as the files hold them
     try {
         control.send(hello(device, options.memory.memory));
         Record peer_hello = control.expect("hello", step);
@@ -480,24 +505,24 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
             if (auto why = memory_problem(config, options.memory.memory.kind, server_memory->kind))
                 fail(*why);
         }
-        Record environment = host_environment(kToolVersion);
+        records::Environment environment = records::host_environment(kToolVersion);
         const char* lab = std::getenv("RDMALAB_IN_LAB");
-        environment["device"] = device.name;
-        environment["provider"] = device.provider;
-        environment["port"] = device.port.description;
-        environment["link_layer"] =
+        environment.device = device.name;
+        environment.provider = device.provider;
+        environment.port = device.port.description;
+        environment.link_layer =
             device.port.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
-        environment["path_mtu"] = mtu_bytes(path_mtu);
-        if (options.tclass >= 0) environment["traffic_class"] = options.tclass;
-        environment["lab"] = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
+        environment.path_mtu = mtu_bytes(path_mtu);
+        if (options.tclass >= 0) environment.traffic_class = options.tclass;
+        environment.lab = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
         // On the lab's wire: the hosts and any fault applied (a figure made under loss must say
         // so).
-        if (const char* hosts = std::getenv("RDMALAB_HOSTS")) environment["lab_hosts"] = hosts;
+        if (const char* hosts = std::getenv("RDMALAB_HOSTS")) environment.lab_hosts = hosts;
         if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults)
-            environment["lab_faults"] = faults;
-        environment["server"] = Record{{"host", peer_hello.value("host", "")},
-                                       {"device", peer_hello.value("device", "")},
-                                       {"provider", peer_hello.value("provider", "")}};
+            environment.lab_faults = faults;
+        environment.server = records::PeerHost{.host = peer_text(peer_hello, "host"),
+                                               .device = peer_text(peer_hello, "device"),
+                                               .provider = peer_text(peer_hello, "provider")};
         fmt::print("client: {} ({}) → {}, path MTU {}, {} configuration(s)\n",
                    device.port.description, device.provider, options.server_address,
                    mtu_bytes(path_mtu), configs.size());
@@ -508,7 +533,7 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
             const BenchConfig& config = configs[i];
             if (progress)
                 fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), describe(config));
-            Record record =
+            const records::BenchRecord record =
                 measure(control, device, config, options, environment, *server_memory, last_path);
             if (progress) fmt::print(stderr, "\r\033[K");
             if (header_mode != config.mode) {
@@ -516,10 +541,10 @@ int run_client(const SessionOptions& options, const std::vector<BenchConfig>& co
                 header_mode = config.mode;
             }
             print_row(record, config, options.gbps);
-            records.push_back(std::move(record));
+            written.push_back(records::to_json(record));
             // Rewritten whole after every configuration: an interrupted sweep keeps its rows.
-            if (!options.json_path.empty()) write_file(options.json_path, to_json(records));
-            if (!options.csv_path.empty()) write_file(options.csv_path, to_csv(records));
+            if (!options.json_path.empty()) write_file(options.json_path, to_json(written));
+            if (!options.csv_path.empty()) write_file(options.csv_path, to_csv(written));
         }
         control.send(Record{{"type", "bye"}});
     } catch (const Error& e) {

@@ -5,9 +5,9 @@
 //   mpirun -np N mpi-allreduce [-s BYTES] [-n ITERS] [--json FILE]
 #include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
-#include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
+#include "rdmalab/records/allreduce.hpp"
 
 #include <fmt/core.h>
 #include <mpi.h>
@@ -52,19 +52,19 @@ int run(const AllreduceOptions& o, int rank, int ranks) {
                              .right = std::nullopt};
     fmt::print("{}", format_allreduce_report(who, runs));
     if (rank == 0 && !o.json.empty()) {
-        const bench::AllreduceSettings settings{.rank = rank,
-                                                .segment = 0,
-                                                .slots = 0,
-                                                .algorithm = "MPI_Allreduce",
-                                                .tool = "mpi-allreduce 1"};
-        bench::Record environment = bench::host_environment(settings.tool);
+        const records::AllreduceSettings settings{.rank = rank,
+                                                  .segment = 0,
+                                                  .slots = 0,
+                                                  .algorithm = "MPI_Allreduce",
+                                                  .tool = "mpi-allreduce 1"};
+        records::Environment environment = records::host_environment(settings.tool);
         char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
         int length = 0;
         MPI_Get_library_version(library, &length);
         const std::string mpi(library, static_cast<std::size_t>(length));
-        environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
-        bench::write_file(o.json,
-                          bench::to_json({bench::allreduce_record(runs, settings, environment)}));
+        environment.mpi = mpi.substr(0, mpi.find_first_of(",\n"));
+        records::write_file(o.json, records::to_json(std::vector<records::Json>{records::to_json(
+                                        records::allreduce_record(runs, settings, environment))}));
     }
     std::fflush(stdout);
     return 0;

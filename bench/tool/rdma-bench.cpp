@@ -237,8 +237,10 @@ int main(int argc, char** argv) {
 
         FieldReader records_reader, json_reader;
         add_field_reader(app, records_reader, "records",
-                         "print fields of a --json file's records: the one reader scripts and "
-                         "tests use (paths start at records: records/0/config/size)",
+                         "print fields of a --json file's records (rdma-bench's, the allreduce "
+                         "programs'), each read through its type: the one reader scripts and tests "
+                         "use (paths start at records: records/0/config/size; a path must name a "
+                         "field of the records' schema, records/schema/)",
                          true);
         add_field_reader(app, json_reader, "json",
                          "print fields of another tool's JSON (rdma-mesh's mesh.json, "

@@ -53,6 +53,31 @@ count_packets() {
     "$bin/rdma-wire" "$packets" --count "${args[@]}" 2>/dev/null || echo 0
 }
 
+# observed KIND FIELD...: the FIELDs of every KIND line of observe.tsv (reg, send, wc, ...), in
+# that order, tab-separated, a line each. A field is found by its name in the file's "#KIND"
+# header line (exercises/support/observe.cpp), never by its column; a name the header lacks is
+# refused (exit 2, a line on stderr).
+observed() {
+    local kind=$1
+    shift
+    awk -F'\t' -v kind="$kind" -v want="$*" '
+        BEGIN { n = split(want, names, " ") }
+        $1 == "#" kind {
+            for (i = 2; i <= NF; i++) at[$i] = i
+            for (j = 1; j <= n; j++)
+                if (!(names[j] in at)) {
+                    print "judge: observe.tsv: " kind " lines have no field " names[j] > "/dev/stderr"
+                    exit 2
+                }
+            header = 1; next
+        }
+        $1 == kind && header {
+            line = $(at[names[1]])
+            for (j = 2; j <= n; j++) line = line "\t" $(at[names[j]])
+            print line
+        }' "$run/observe.tsv"
+}
+
 # ---- The rules an exercise's rules.sh uses ----------------------------------------------------
 
 # rule_exits HINT LINK: the reader's program exits 0.
@@ -112,9 +137,8 @@ rule_psn_continuity() {
 # access_flag_names writes them, or none) — or LENGTH=FLAGS ... — each registration of LENGTH
 # bytes has its FLAGS, and no other length was registered.
 rule_access() {
-    local spec=$1 seen="" bad=0 kind length access want expected _
-    while IFS=$'\t' read -r kind length access _; do
-        [ "$kind" = reg ] || continue
+    local spec=$1 seen="" bad=0 length access want expected
+    while IFS=$'\t' read -r length access; do
         seen+="${seen:+, }$access on $length bytes"
         if [[ $spec == *=* ]]; then
             want=$(tr ' ' '\n' <<<"$spec" | sed -n "s/^$length=//p")
@@ -122,7 +146,7 @@ rule_access() {
             want=$spec
         fi
         [ -n "$want" ] && [ "$access" = "$want" ] || bad=1
-    done <"$run/observe.tsv"
+    done < <(observed reg length access)
     [ -n "$seen" ] || { seen="no registration"; bad=1; }
     if [[ $spec == *=* ]]; then
         expected="registrations with only the access they need ($spec bytes=flags)"
@@ -135,8 +159,8 @@ rule_access() {
 # rule_released HINT LINK: every registration was deregistered (ibv_dereg_mr returned 0).
 rule_released() {
     local registered deregistered
-    registered=$(grep -c $'^reg\t[0-9]*\t[^\t]*\t0x' "$run/observe.tsv" 2>/dev/null)
-    deregistered=$(grep -c $'^dereg\t.*\t0$' "$run/observe.tsv" 2>/dev/null)
+    registered=$(observed reg handle | grep -c '^0x')
+    deregistered=$(observed dereg result | grep -cx 0)
     verdict released "$([ "$registered" = "$deregistered" ] && echo 1)" \
         "every registration released (ibv_dereg_mr)" "${registered:-0} registered, ${deregistered:-0} released" "$1" "$2"
 }
@@ -145,9 +169,9 @@ rule_released() {
 # at least one).
 rule_completions() {
     local total failed first
-    total=$(grep -c $'^wc\t' "$run/observe.tsv")
-    failed=$(grep $'^wc\t' "$run/observe.tsv" | grep -vc $'^wc\tsuccess\t')
-    first=$(grep $'^wc\t' "$run/observe.tsv" | grep -v $'^wc\tsuccess\t' | head -n 1 | cut -f2,3 | tr '\t' ' ')
+    total=$(observed wc status | wc -l)
+    failed=$(observed wc status | grep -vcx success)
+    first=$(observed wc status opcode | grep -v $'^success\t' | head -n 1 | tr '\t' ' ')
     verdict completions "$([ "$total" -gt 0 ] && [ "$failed" = 0 ] && echo 1)" \
         "every completion you polled a success" "$total polled, $failed failed${first:+ (first: $first)}" "$1" "$2"
 }
@@ -158,9 +182,10 @@ rule_completions() {
 # (inline or -).
 rule_posted() {
     local name=$1 want=$2 opcode=$3 signaled=$4 what=$5 n
-    n=$(awk -F'\t' -v o="$opcode" -v s="$signaled" -v g="${8:-any}" -v i="${9:-any}" \
-        '$1 == "send" && $2 == o && $5 == 0 && (s == "any" || $3 == s) && (g == "any" || $6 == g) && (i == "any" || $7 == i)' \
-        "$run/observe.tsv" | wc -l)
+    # The fields as asked for: 1 opcode, 2 signaled, 3 result, 4 sges, 5 inline.
+    n=$(observed send opcode signaled result sges inline |
+        awk -F'\t' -v o="$opcode" -v s="$signaled" -v g="${8:-any}" -v i="${9:-any}" \
+            '$1 == o && $3 == 0 && (s == "any" || $2 == s) && (g == "any" || $4 == g) && (i == "any" || $5 == i)' | wc -l)
     verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $what" "$n" "$6" "$7"
 }
 
@@ -168,16 +193,16 @@ rule_posted() {
 # of LIST work requests (the line shows every call's list length).
 rule_post_calls() {
     local name=$1 want=$2 list=$3 seen n
-    n=$(awk -F'\t' -v l="$list" '$1 == "post" && $2 == l' "$run/observe.tsv" | wc -l)
-    seen=$(awk -F'\t' '$1 == "post" { n[$2]++ } END { for (k in n) printf "%s%d call(s) of %d", (sep++ ? ", " : ""), n[k], k }' "$run/observe.tsv")
+    n=$(observed post wrs | grep -cx "$list")
+    seen=$(observed post wrs | awk '{ n[$1]++ } END { for (k in n) printf "%s%d call(s) of %d", (sep++ ? ", " : ""), n[k], k }')
     verdict "$name" "$([ "$n" = "$want" ] && echo 1)" "$want $4" "${seen:-no ibv_post_send}" "$5" "$6"
 }
 
 # rule_fenced NAME OPCODE HINT LINK: every posted WR of OPCODE carries IBV_SEND_FENCE.
 rule_fenced() {
     local name=$1 opcode=$2 total fenced
-    total=$(awk -F'\t' -v o="$opcode" '$1 == "send" && $2 == o' "$run/observe.tsv" | wc -l)
-    fenced=$(awk -F'\t' -v o="$opcode" '$1 == "send" && $2 == o && $8 == "fence"' "$run/observe.tsv" | wc -l)
+    total=$(observed send opcode | grep -cxF "$opcode")
+    fenced=$(observed send opcode fence | grep -cxF "$opcode"$'\tfence')
     verdict "$name" "$([ "$total" -gt 0 ] && [ "$total" = "$fenced" ] && echo 1)" "every $opcode fenced (IBV_SEND_FENCE)" \
         "$fenced of $total fenced" "$3" "$4"
 }
@@ -185,7 +210,7 @@ rule_fenced() {
 # rule_no_registration HINT LINK: the program registered no memory at all.
 rule_no_registration() {
     local seen
-    seen=$(awk -F'\t' '$1 == "reg" { printf "%s%s on %s bytes", sep, $3, $2; sep = ", " }' "$run/observe.tsv")
+    seen=$(observed reg access length | awk -F'\t' '{ printf "%s%s on %s bytes", sep, $1, $2; sep = ", " }')
     verdict no-registration "$([ -z "$seen" ] && echo 1)" "no memory registered" "${seen:-none}" "$1" "$2"
 }
 
@@ -193,7 +218,8 @@ rule_no_registration() {
 # each call succeeding.
 rule_transitions() {
     local seen
-    seen=$(awk -F'\t' '$1 == "modify" { printf "%s%s%s", sep, $2, ($4 == 0 ? "" : " (failed: " $4 ")"); sep = ", " }' "$run/observe.tsv")
+    seen=$(observed modify state result |
+        awk -F'\t' '{ printf "%s%s%s", sep, $1, ($2 == 0 ? "" : " (failed: " $2 ")"); sep = ", " }')
     verdict transitions "$([ "$seen" = "INIT, RTR, RTS" ] && echo 1)" "ibv_modify_qp to INIT, RTR, RTS, each succeeding" \
         "${seen:-no ibv_modify_qp}" "$1" "$2"
 }
@@ -201,7 +227,7 @@ rule_transitions() {
 # rule_qp_access EXPECTED HINT LINK: the access the QP grants its peer (set at INIT).
 rule_qp_access() {
     local seen
-    seen=$(awk -F'\t' '$1 == "modify" && $3 != "-" { print $3 }' "$run/observe.tsv" | paste -sd, -)
+    seen=$(observed modify access | grep -vx -- - | paste -sd, -)
     verdict qp-least-privilege "$([ "$seen" = "$1" ] && echo 1)" "the QP grants the peer $1" "${seen:-no access set}" "$2" "$3"
 }
 
@@ -217,12 +243,11 @@ rule_case() {
 # rule_no_remote_access HINT LINK: no registration grants a peer any access (no REMOTE_* flag):
 # a server that moves every value itself has nothing to open.
 rule_no_remote_access() {
-    local kind length access opened="" count=0 _
-    while IFS=$'\t' read -r kind length access _; do
-        [ "$kind" = reg ] || continue
+    local length access opened="" count=0
+    while IFS=$'\t' read -r length access; do
         count=$((count + 1))
         [[ $access == *REMOTE* ]] && opened+="${opened:+, }$access on $length bytes"
-    done <"$run/observe.tsv"
+    done < <(observed reg length access)
     verdict least-privilege "$([ "$count" -gt 0 ] && [ -z "$opened" ] && echo 1)" \
         "no registration open to a peer (no REMOTE_* access)" \
         "${opened:-$count registration(s), none opened}" "$1" "$2"

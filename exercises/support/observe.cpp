@@ -1,7 +1,9 @@
 // What the exercise checker sees of a reader's program from inside it, preloaded (LD_PRELOAD)
 // in front of libibverbs: every memory registration and deregistration, every work request
 // posted and every completion polled. Each call is passed on unchanged; a line per event goes
-// to the file $EXERCISE_OBSERVE names:
+// to the file $EXERCISE_OBSERVE names, which starts with a header line per kind of event
+// ("#reg<TAB>length<TAB>access<TAB>handle", kHeader below): the judge reads a field by its name
+// there (judge.sh's `observed`), never by its column:
 //   reg <TAB> LENGTH <TAB> ACCESS <TAB> HANDLE     ACCESS: the flags' names (access_flag_names)
 //   dereg <TAB> HANDLE <TAB> RESULT
 //   post <TAB> WRS <TAB> RESULT          (one per ibv_post_send call: the length of its list)
@@ -32,11 +34,24 @@ std::mutex log_mutex;
 // outermost call.
 thread_local int registering = 0;
 
+// The fields of each kind of line, named: the file's first lines. A field added goes here and
+// into the line, in the same place.
+constexpr const char* kHeader =
+    "#reg\tlength\taccess\thandle\n"
+    "#dereg\thandle\tresult\n"
+    "#post\twrs\tresult\n"
+    "#send\topcode\tsignaled\tbytes\tresult\tsges\tinline\tfence\n"
+    "#recv\tbytes\tresult\n"
+    "#wc\tstatus\topcode\tbyte_len\n"
+    "#modify\tstate\taccess\tresult\n";
+
 void log_line(const std::string& line) {
     const char* path = std::getenv("EXERCISE_OBSERVE");
     if (path == nullptr) return;
     std::lock_guard lock(log_mutex);
     if (FILE* out = std::fopen(path, "a")) {
+        // An empty file gets the header first (a program's exec'd child appends after it).
+        if (std::fseek(out, 0, SEEK_END) == 0 && std::ftell(out) == 0) std::fputs(kHeader, out);
         std::fputs(line.c_str(), out);
         std::fclose(out);
     }

@@ -13,13 +13,13 @@
 //   recursive-doubling --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [-n ITERS] [--json FILE]
 #include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
-#include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/doubling_schedule.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/records/allreduce.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
@@ -311,12 +311,12 @@ int run(const DoublingOptions& o) {
                              .right = std::nullopt};
     fmt::print("{}", format_allreduce_report(who, runs));
     if (!o.json.empty())
-        bench::write_allreduce_records(o.json, runs,
-                                       {.rank = o.rank,
-                                        .segment = o.size,
-                                        .slots = 1,
-                                        .algorithm = "recursive doubling",
-                                        .tool = "recursive-doubling 1"});
+        records::write_allreduce_records(o.json, runs,
+                                         {.rank = o.rank,
+                                          .segment = o.size,
+                                          .slots = 1,
+                                          .algorithm = "recursive doubling",
+                                          .tool = "recursive-doubling 1"});
     return 0;
 }
 

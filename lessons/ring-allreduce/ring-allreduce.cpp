@@ -9,12 +9,12 @@
 //   ring-allreduce --rank R --hosts ADDR0,ADDR1,ADDR2 [-s BYTES] [--segment BYTES] [--slots N]
 #include "rdmalab/allreduce_options.hpp"
 #include "rdmalab/allreduce_report.hpp"
-#include "rdmalab/bench/allreduce_record.hpp"
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/port_address.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/records/allreduce.hpp"
 #include "rdmalab/ring_schedule.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/trace.hpp"
@@ -380,7 +380,8 @@ int run(const RingOptions& o) {
                              .bytes_sent = ring.bytes_sent,
                              .right = right->peer};
     fmt::print("{}", format_allreduce_report(who, runs));
-    if (!o.json.empty()) bench::write_allreduce_records(o.json, runs, {o.rank, o.segment, o.slots});
+    if (!o.json.empty())
+        records::write_allreduce_records(o.json, runs, {o.rank, o.segment, o.slots});
     return 0;
 }
 

@@ -87,11 +87,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 to_hex(encode_qp_endpoint(decoded[i])) ==
                     message["endpoints"][i].get<std::string>().substr(0, 2 * kQpEndpointWireSize));
     }
-    Record memory;
+    records::BenchMemorySide memory;
     if (fuzz::accepts([&] { memory = peer_memory(message, gpu::MemorySpec{}); })) {
-        const auto copies = memory["staging_copies"].get<std::string>();
+        const std::string& copies = memory.staging_copies;
         FUZZ_CHECK(copies == "none" || copies == "per phase" || copies == "per message");
-        FUZZ_CHECK(memory["where"].get<std::string>().size() <= 200);
+        FUZZ_CHECK(memory.where.size() <= 200);
     }
     return 0;
 }

@@ -111,12 +111,20 @@ TEST(PlotFiles, DrawsTheRecordsAndRefusesAnUnknownMeasure) {
                      ("rdmalab-plot-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string input = (dir / "records.json").string();
-    std::ofstream(input) << R"({"records": [
-      {"config": {"op": "write", "size": 64}, "result": {"gib_per_s": 0.5},
-       "environment": {"provider": "rxe", "device": "rxe0", "lab": "guest"}},
-      {"config": {"op": "write", "size": 128}, "result": {"gib_per_s": 1.0},
-       "environment": {"provider": "rxe", "device": "rxe0", "lab": "guest"}}
-    ]})";
+    // Two WRITE records as rdma-bench writes them (records/bench.hpp), sizes 64 and 128.
+    std::vector<Record> written;
+    for (const std::uint64_t size : {64, 128}) {
+        rdmalab::records::BenchRecord r;
+        r.tool = "rdma-bench 0.1";
+        r.config = {.op = "write", .transport = "RC", .mode = "bw", .size = size, .memory = "host"};
+        r.result.throughput = rdmalab::records::BenchThroughput{.gib_per_s = size / 128.0};
+        r.environment = {.host = "h", .kernel = "k", .date = "d", .tool_version = r.tool};
+        r.environment.provider = "rxe";
+        r.environment.device = "rxe0";
+        r.environment.lab = "guest";
+        written.push_back(rdmalab::records::to_json(r));
+    }
+    std::ofstream(input) << to_json(written);
     PlotOptions p;
     p.inputs = {input};
     p.output = (dir / "out.svg").string();

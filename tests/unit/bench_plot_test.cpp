@@ -2,6 +2,7 @@
 // repeated runs as a band, labels and the measurement caption present, escaped and apart.
 #include "rdmalab/bench/plot.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/records/allreduce.hpp"
 
 #include <gtest/gtest.h>
 
@@ -74,11 +75,22 @@ TEST(SeriesFromRecords, ARecordsOwnSpreadWidensItsRange) {
 TEST(PlotFiles, BusbwDrawsAllreduceRecordsAgainstTheirSize) {
     const std::string input = ::testing::TempDir() + "allreduce-records.json";
     const std::string output = ::testing::TempDir() + "allreduce-records.svg";
-    write_file(input, R"({"records": [
-        {"config": {"algorithm": "ring", "bytes": 4096}, "result": {"busbw_mb_s": 5,
-         "busbw_min_mb_s": 4, "busbw_max_mb_s": 6}},
-        {"config": {"algorithm": "ring", "bytes": 65536}, "result": {"busbw_mb_s": 50}},
-        {"config": {"algorithm": "MPI_Allreduce", "bytes": 4096}, "result": {"busbw_mb_s": 7}}]})");
+    // Records as the allreduce programs write them (records/allreduce.hpp), busbw set by hand.
+    const auto allreduce = [](const char* algorithm, std::uint64_t bytes, double busbw, double low,
+                              double high) {
+        rdmalab::records::AllreduceRecord r;
+        r.tool = "ring-allreduce 2";
+        r.config.algorithm = algorithm;
+        r.config.bytes = bytes;
+        r.result.busbw_mb_s = busbw;
+        r.result.busbw_min_mb_s = low;
+        r.result.busbw_max_mb_s = high;
+        r.environment = {.host = "h", .kernel = "k", .date = "d", .tool_version = r.tool};
+        return rdmalab::records::to_json(r);
+    };
+    write_file(input,
+               to_json({allreduce("ring", 4096, 5, 4, 6), allreduce("ring", 65536, 50, 50, 50),
+                        allreduce("MPI_Allreduce", 4096, 7, 7, 7)}));
     PlotOptions p;
     p.inputs = {input};
     p.output = output;

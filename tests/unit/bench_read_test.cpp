@@ -1,5 +1,6 @@
 // Unit tests for `rdma-bench records` / `rdma-bench json` (read_fields): paths, wildcards, the
-// order of the answers, and every refusal as one line and exit 2.
+// order of the answers, a path or a record outside the records' schema, and every refusal as one
+// line and exit 2.
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/error.hpp"
 
@@ -17,15 +18,25 @@ std::string temp_path(const char* name) {
     return ::testing::TempDir() + name;
 }
 
+// A bandwidth record as rdma-bench writes it.
+records::BenchRecord read_test_record(const char* op, std::uint64_t size, double gib_per_s) {
+    records::BenchRecord r;
+    r.tool = "rdma-bench 0.1";
+    r.config = {.op = op, .transport = "RC", .mode = "bw", .size = size, .memory = "host"};
+    r.result.throughput = records::BenchThroughput{.ops = 10, .gib_per_s = gib_per_s};
+    r.environment = {.host = "h", .kernel = "k", .date = "d", .tool_version = "rdma-bench 0.1"};
+    r.environment.provider = "rxe (Soft-RoCE)";
+    return r;
+}
+
 // Two records as rdma-bench writes them: only the second has a receiver.
 std::string sample_file() {
     const std::string path = temp_path("read-records.json");
-    write_file(path, to_json({Record{{"config", {{"op", "write"}, {"size", 64}}},
-                                     {"result", {{"gib_per_s", 1.5}, {"verified", true}}},
-                                     {"environment", {{"provider", "rxe (Soft-RoCE)"}}}},
-                              Record{{"config", {{"op", "send"}, {"size", 4096}}},
-                                     {"result", {{"gib_per_s", 0.25}, {"receiver", {{"lost", 0}}}}},
-                                     {"environment", {{"provider", "rxe (Soft-RoCE)"}}}}}));
+    records::BenchRecord write = read_test_record("write", 64, 1.5);
+    write.result.verified = true;
+    records::BenchRecord send = read_test_record("send", 4096, 0.25);
+    send.result.receiver = records::BenchReceiver{.messages = 10, .lost = 0};
+    write_file(path, to_json({records::to_json(write), records::to_json(send)}));
     return path;
 }
 
@@ -120,7 +131,7 @@ TEST(ReadFields, AnswersEachQueryInOrder) {
 TEST(ReadFields, MissingFieldIsOneLineAndExit2) {
     const std::string file = sample_file();
     expect_refusal(read(file, {get("records/0/config/size"), get("records/0/result/receiver")}),
-                   "records/0/result has no field 'receiver' (it has gib_per_s, verified)");
+                   "records/0/result has no field 'receiver' (it has ops, bytes, seconds,");
     std::remove(file.c_str());
 }
 
@@ -136,10 +147,27 @@ TEST(ReadFields, BadPathIsOneLineAndExit2) {
     const std::string file = sample_file();
     expect_refusal(read(file, {get("records//0")}), "bad path 'records//0': an empty step");
     expect_refusal(read(file, {get("records/0/config/op/x")}),
-                   "records/0/config/op is a string, not an object or array");
+                   "records/0/config/op/x: the records have no field config.op.x");
     expect_refusal(read(file, {count("records/0/config/size")}),
                    "--count records/0/config/size: a number, not an array or object");
     expect_refusal(read(file, {}), "nothing asked");
+    std::remove(file.c_str());
+}
+
+// A misspelt field is refused by name, even below '*' (where a field of the schema that a record
+// lacks gives null); a record outside its schema is refused, naming the record and the field.
+TEST(ReadFields, WhatTheSchemaLacksIsOneLineAndExit2) {
+    const std::string file = sample_file();
+    expect_refusal(read(file, {get("records/*/result/recever/lost")}),
+                   "records/*/result/recever/lost: the records have no field result.recever.lost");
+    EXPECT_EQ(read(file, {get("records/*/result/atomic_counter")}).out, "null\nnull\n");
+    Record odd = records::to_json(read_test_record("write", 64, 1));
+    odd["result"]["gib_per_sec"] = 1;
+    write_file(file, to_json({odd}));
+    expect_refusal(read(file, {count("records")}),
+                   "record 0: result.gib_per_sec: not in the schema");
+    write_file(file, to_json({Record{{"tool", "something else"}}}));
+    expect_refusal(read(file, {count("records")}), "not a record this project writes");
     std::remove(file.c_str());
 }
 

@@ -1,9 +1,11 @@
 // The timeline merge (trace/merge.cpp): clock alignment, WR ↔ packet links and the causal
 // checks, on a small made-up WRITE run whose numbers are easy to follow; and bad input.
 #include "merge.hpp"
+#include "story.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -322,4 +324,48 @@ TEST(TraceMerge, BadInputIsOneClearError) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("mine.jsonl"), std::string::npos);
     }
+}
+
+// The story (trace/story.hpp): what tests/vm/trace.sh matches, read from a merged trace, and the
+// run's meta written from trace-merge's options.
+TEST(TraceStory, SaysWhoPostedWhatAndWhatCompletedIt) {
+    const RunMeta run{.lesson = "rdma-write",
+                      .arguments = "-s 4K -- -s 4K",
+                      .ranks = 0,
+                      .host_count = 2,
+                      .environment = {{"faults", "host 2 egress loss 30%"}, {"commit", "abc"}}};
+    const json meta = meta_json(run);
+    EXPECT_EQ(meta["server"], "host1");
+    EXPECT_EQ(meta["environment"]["faults"], "host 2 egress loss 30%");
+    const std::vector<std::string> lines = story_lines(merge(WriteRun{}.hosts(), meta));
+    const auto has = [&lines](const std::string& line) {
+        return std::find(lines.begin(), lines.end(), line) != lines.end();
+    };
+    EXPECT_TRUE(has("format\trdmalab-trace\t2\t1"));
+    EXPECT_TRUE(has("host\thost1\tserver"));
+    EXPECT_TRUE(has("host\thost2\tclient"));
+    EXPECT_TRUE(has("environment\tfaults\thost 2 egress loss 30%"));
+    EXPECT_TRUE(has("clock\t0\t0"));
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+        return line.starts_with("timeline\tordered\tcomplete\t");
+    }));
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+        return line.starts_with("post\thost2\tRDMA_WRITE\t") &&
+               line.ends_with("\thost1 Acknowledge\tok\tby-ack");
+    })) << ::testing::PrintToString(lines);
+}
+
+TEST(TraceStory, RanksNameEachHostsRankAndAnythingElseIsRefused) {
+    const json meta = meta_json({.lesson = "ring-allreduce",
+                                 .arguments = "",
+                                 .ranks = 3,
+                                 .host_count = 3,
+                                 .environment = {}});
+    EXPECT_EQ(meta["roles"]["host2"], "rank 1");
+    EXPECT_EQ(meta["ranks"], 3);
+    EXPECT_EQ(environment_pair("lab=two guests = one link"),
+              (std::pair<std::string, std::string>{"lab", "two guests = one link"}));
+    EXPECT_THROW(environment_pair("=x"), InputError);
+    EXPECT_THROW(environment_pair("no pair"), InputError);
+    EXPECT_THROW(story_lines(json{{"format", "rdmalab-packets"}}), InputError);
 }

@@ -20,32 +20,19 @@ for name in "every packet arrives after it was sent" "every WR is posted before 
     "every send completion follows the ACK that produced it" "every receive completion follows its message's last packet"; do
     check "trace rdma-write: ok $name" grep -qF "ok   $name" "$scratch/record.out"
 done
-# The story, read back with node (the site's own runtime) from the merged file.
-story=$(node -e '
-const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const out = [];
-if (t.format === "rdmalab-trace" && t.version === 2 && t.packet_schema_version === 1) out.push("format");
-const write = t.events.find(e => e.event === "post_send" && e.opcode === "RDMA_WRITE");
-if (write && write.host === "host2") {
-  const names = write.packets.map(i => t.packets[i].opcode_name).join(",");
-  if (names === "RDMA WRITE First,RDMA WRITE Middle,RDMA WRITE Middle,RDMA WRITE Last") out.push("packets");
-  const ack = t.packets[write.acked_by];
-  if (ack && ack.opcode_name === "Acknowledge" && ack.from === "host1") out.push("ack");
-  const done = t.events[write.completion];
-  if (done && done.event === "completion" && done.ok && done.caused_by === write.acked_by) out.push("completion");
-}
-const send = t.events.find(e => e.event === "post_send" && e.opcode === "SEND" && e.host === "host2");
-const recv = t.events.find(e => e.event === "completion" && e.opcode === "RECV" && e.host === "host1");
-if (send && recv && t.packets[recv.caused_by].wr === send.id) out.push("receive");
-if (t.events.some(e => e.event === "step" && /verified 4096 bytes/.test(e.text))) out.push("step");
-let ordered = true;
-for (let i = 1; i < t.timeline.length; i++) if (t.timeline[i].t_ns < t.timeline[i - 1].t_ns) ordered = false;
-if (ordered && t.timeline.length === t.events.length + 2 * t.packets.filter(p => p.rx_ns !== null && p.tx_ns !== null).length) out.push("timeline");
-if (t.meta && t.meta.environment && t.meta.environment.guest_kernel) out.push("environment");
-console.log(out.join(" "));' "$scratch/write.json" 2>&1)
-for part in format packets ack completion receive step timeline environment; do
-    check "trace rdma-write: the timeline has the $part" grep -qw "$part" <<<"$story"
-done
+# The story, read back with trace-merge --story (a line per fact, trace/story.hpp).
+"$bin/trace-merge" --story "$scratch/write.json" >"$scratch/write.story" 2>&1
+story=$scratch/write.story
+check "trace rdma-write: the timeline has the format" has_line "$story" $'^format\trdmalab-trace\t2\t1$'
+write=$'^post\thost2\tRDMA_WRITE\tRDMA WRITE First,RDMA WRITE Middle,RDMA WRITE Middle,RDMA WRITE Last\t'
+check "trace rdma-write: the timeline has the packets" has_line "$story" "$write"
+check "trace rdma-write: the timeline has the ack" has_line "$story" "$write"$'[^\t]*\thost1 Acknowledge\t'
+check "trace rdma-write: the timeline has the completion" has_line "$story" "$write"$'[^\t]*\t[^\t]+\tok\tby-ack$'
+check "trace rdma-write: the timeline has the receive" has_line "$story" $'^completion\thost1\tRECV\tok\thost2\thost2 SEND$'
+check "trace rdma-write: the timeline has the step" has_line "$story" $'^step\thost[12]\t.*verified 4096 bytes'
+check "trace rdma-write: the timeline has the timeline" has_line "$story" $'^timeline\tordered\tcomplete\t' ||
+    grep -E '^(timeline|clock)' "$story"
+check "trace rdma-write: the timeline has the environment" has_line "$story" $'^environment\tguest_kernel\t.'
 
 # With the lab's faults passed through: the loss lesson under 30 % loss on the client's egress
 # (32 WRITE packets: all arriving first time has odds of 0.7^32, about 1e-5). The causal checks
@@ -56,18 +43,14 @@ rc=0
     -n 8 -s 4K --datagrams 10 -- -n 8 -s 4K --datagrams 10 >"$scratch/loss.out" 2>"$scratch/loss.err" || rc=$?
 check "trace loss: exits 0 (run verified, every causal check passed)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 8 "$scratch/loss.out" "$scratch/loss.err"
-loss=$(node -e '
-const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const out = [];
-if (t.meta.environment.faults === "host 2 egress loss 30%") out.push("fault");
-if (t.packets.some(p => p.sent_again && p.transport === "RC")) out.push("resent");
-const writes = t.events.filter(e => e.event === "post_send" && e.opcode === "RDMA_WRITE");
-if (writes.length === 8 && writes.every(w => w.packets && w.packets.length === 4 && w.acked_by !== undefined &&
-    t.events[w.completion] && t.events[w.completion].caused_by === w.acked_by)) out.push("writes");
-console.log(out.join(" "));' "$scratch/loss.json" 2>&1)
-for part in fault resent writes; do
-    check "trace loss: the timeline has the $part" grep -qw "$part" <<<"$loss"
-done
+"$bin/trace-merge" --story "$scratch/loss.json" >"$scratch/loss.story" 2>&1
+story=$scratch/loss.story
+check "trace loss: the timeline has the fault" has_line "$story" $'^environment\tfaults\thost 2 egress loss 30%$'
+check "trace loss: the timeline has the resent" has_line "$story" $'^resent\tRC\t[1-9]'
+# Every one of the 8 WRITEs owns its 4 packets and the ACK that completed it.
+check "trace loss: the timeline has the writes" count_is 8 "$story" $'^post\t[^\t]+\tRDMA_WRITE\t'
+check "trace loss: ... each with its packets, completed by its ACK" count_is 8 "$story" \
+    $'^post\t[^\t]+\tRDMA_WRITE\t[^,\t]+,[^,\t]+,[^,\t]+,[^,\t]+\t[^\t]+\t[^\t]+ [^\t]+\t[^\t]+\tby-ack$'
 
 # A collective over three hosts (--ranks 3): one ring allreduce of 3 KiB per rank, 1 KiB
 # chunks. Each host's capture must hold all its own packets (the star's centre captures on its
@@ -79,23 +62,23 @@ rc=0
     --segment 1K --slots 2 -n 1 >"$scratch/ring.out" 2>"$scratch/ring.err" || rc=$?
 check "trace --ranks 3 ring-allreduce: exits 0 (every rank verified, every causal check passed)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 8 "$scratch/ring.out" "$scratch/ring.err"
-ring=$(node -e '
-const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const out = [];
-const hosts = ["host1", "host2", "host3"];
-if (t.hosts.map(h => h.name).join() === hosts.join() && t.meta.roles.host2 === "rank 1") out.push("hosts");
-if (t.clock.unaligned.length === 0 && t.packets.every(p => p.tx_ns !== null && p.rx_ns !== null)) out.push("captured");
-const right = (h) => hosts[(hosts.indexOf(h) + 1) % 3], left = (h) => hosts[(hosts.indexOf(h) + 2) % 3];
-const writes = t.events.filter(e => e.event === "post_send" && e.opcode === "RDMA_WRITE_WITH_IMM");
-if (writes.length === 12 && hosts.every(h => writes.filter(w => w.host === h).length === 4) &&
-    writes.every(w => w.packets && w.packets.length === 1 && t.packets[w.packets[0]].to === right(w.host) &&
-      w.acked_by !== undefined && t.events[w.completion] && t.events[w.completion].caused_by === w.acked_by)) out.push("writes");
-const arrivals = t.events.filter(e => e.event === "completion" && e.opcode === "RECV_RDMA_WITH_IMM");
-if (arrivals.length === 12 && arrivals.every(e => e.caused_by !== undefined && t.packets[e.caused_by].from === left(e.host))) out.push("arrivals");
-if (hosts.every(h => t.events.some(e => e.event === "step" && e.host === h && e.text === "step 4 of 4 (all-gather) all in"))) out.push("steps");
-console.log(out.join(" "));' "$scratch/ring.json" 2>&1)
-for part in hosts captured writes arrivals steps; do
-    check "trace --ranks 3 ring-allreduce: the timeline has the $part" grep -qw "$part" <<<"$ring"
+"$bin/trace-merge" --story "$scratch/ring.json" >"$scratch/ring.story" 2>&1
+story=$scratch/ring.story
+check "trace --ranks 3 ring-allreduce: the timeline has the hosts" count_is 3 "$story" $'^host\thost[123]\trank [012]$'
+check "trace --ranks 3 ring-allreduce: ... host2 rank 1" has_line "$story" $'^host\thost2\trank 1$'
+check "trace --ranks 3 ring-allreduce: the timeline has the captured" has_line "$story" $'^clock\t0\t0$'
+check "trace --ranks 3 ring-allreduce: the timeline has the writes" count_is 12 "$story" $'^post\t[^\t]+\tRDMA_WRITE_WITH_IMM\t'
+check "trace --ranks 3 ring-allreduce: the timeline has the arrivals" count_is 12 "$story" $'^completion\t[^\t]+\tRECV_RDMA_WITH_IMM\t'
+for h in 1 2 3; do
+    right=host$((h % 3 + 1)) left=host$(((h + 1) % 3 + 1))
+    # Each rank's 4 WRITEs go to its right neighbour, one packet each, completed by their ACK;
+    # its 4 arrivals come from its left neighbour.
+    check "trace --ranks 3 ring-allreduce: host$h writes to $right" count_is 4 "$story" \
+        $'^post\thost'$h$'\tRDMA_WRITE_WITH_IMM\t[^,\t]+\t'$right$'\t[^\t]+ [^\t]+\t[^\t]+\tby-ack$'
+    check "trace --ranks 3 ring-allreduce: host$h hears from $left" count_is 4 "$story" \
+        $'^completion\thost'$h$'\tRECV_RDMA_WITH_IMM\t[^\t]+\t'$left$'\t'
+    check "trace --ranks 3 ring-allreduce: the timeline has the steps of host$h" has_line "$story" \
+        $'^step\thost'$h$'\tstep 4 of 4 \\(all-gather\\) all in$'
 done
 
 # Bad input: one line, exit 2, nothing written.

@@ -24,11 +24,12 @@ ibv_mtu peer_mtu(const Record& peer_hello);
 std::vector<QpEndpoint> decode_endpoints(const Record& message, const BenchConfig& config);
 // How many READs the peer will serve at once per QP (its responder resources): at most 255.
 std::uint8_t peer_depth(const Record& message);
-// How one side's buffer was had and registered, as the records keep it.
-Record memory_record(const gpu::MemorySpec& spec, const std::string& path, const std::string& where,
-                     const std::string& copies);
+// How one side's buffer was had and registered, as the records keep it (copies_in_timed_loop
+// is counted later, 0 here).
+records::BenchMemorySide memory_record(const gpu::MemorySpec& spec, const std::string& path,
+                                       const std::string& where, const std::string& copies);
 // The peer's memory path, description and staging copies from its endpoints message, as a
 // memory record for the peer's side (spec: the memory kind it announced in its hello).
-Record peer_memory(const Record& message, const gpu::MemorySpec& spec);
+records::BenchMemorySide peer_memory(const Record& message, const gpu::MemorySpec& spec);
 
 }  // namespace rdmalab::bench

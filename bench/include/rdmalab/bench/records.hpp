@@ -1,79 +1,38 @@
-// rdma-bench results: one complete record per configuration (every knob, the results, and
-// where and when it was measured), written as JSON and CSV. Files are rewritten whole after
-// each configuration, so an interrupted sweep keeps every finished row.
+// rdma-bench's names for the records library's (rdmalab/records/): its results, its control
+// messages and the other tools' JSON go through that library, which lessons share; the names
+// below let rdma-bench's code and its tests say Record and to_json as before.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
-#include <iosfwd>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "rdmalab/records/bench.hpp"
+#include "rdmalab/records/document.hpp"
+#include "rdmalab/records/environment.hpp"
 
 namespace rdmalab::bench {
 
-using Record = nlohmann::ordered_json;
+using Record = records::Json;
+using records::FieldQuery;
+using records::JsonPath;
+using records::kMaxJsonDepth;
+using records::parse_json;
+using records::parse_path;
+using records::read_fields;
+using records::read_json_file;
+using records::ReadRequest;
+using records::select_values;
+using records::to_csv;
+using records::value_line;
+using records::write_file;
 
-// Where and when: host, kernel, date (UTC, ISO 8601), tool version. The caller adds the
-// device, provider, MTU and memory kind it used.
-Record host_environment(const std::string& tool_version);
+// {"records": [...]}: the document alone, so that to_json({a, b}) names one function here (the
+// records library's to_json also writes each record type).
+inline std::string to_json(const std::vector<Record>& records) {
+    return records::to_json(records);
+}
 
-// {"records": [...]} — one object per configuration, pretty-printed.
-std::string to_json(const std::vector<Record>& records);
-// A header of every key that appears (first-seen order; nested objects flattened as a.b),
-// then one row per record; fields quoted when they need it.
-std::string to_csv(const std::vector<Record>& records);
-
-// JSON from a peer or a file has at most this many levels of objects and arrays ({"a": [1]}
-// has two). The JSON library copies and prints a value recursively, so deeper input (a megabyte
-// of '[' in a control message) would overflow the stack; rdma-bench's result files have 5
-// levels, its messages fewer.
-inline constexpr int kMaxJsonDepth = 32;
-// Parses text, refusing (rdmalab::Error naming `what`) invalid JSON and JSON nested too deep.
-Record parse_json(std::string_view text, std::string_view what);
-
-// Reads what to_json wrote; throws rdmalab::Error naming the file and the problem.
-std::vector<Record> read_json_file(const std::string& path);
-// Writes atomically (temporary file, then rename); throws on failure.
-void write_file(const std::string& path, const std::string& contents);
-
-// Reading fields back (`rdma-bench records` and `rdma-bench json`): the one way scripts and
-// tests read these files, instead of matching their text.
-//
-// A path names values inside a document: keys of objects and indices of arrays, separated by
-// '/', as the file is laid out ("records/0/result/gib_per_s"); '*' takes every element of an
-// array (or every member of an object), in order. A missing key or index is an error, except
-// below a '*', where an element without the rest of the path gives null (so the lines of
-// "records/*/result/receiver/lost" stay one per record).
-struct JsonPath {
-    std::string text;
-    std::vector<std::string> steps;
-};
-// Throws rdmalab::Error on an empty path or an empty step ("a//b", "/a", "a/").
-JsonPath parse_path(std::string_view text);
-// Every value the path reaches, in document order; throws rdmalab::Error naming the path so far
-// on a missing key or index (outside a '*'), a step that is not an index into an array, or a
-// step into a number, string, boolean or null.
-std::vector<Record> select_values(const Record& document, const JsonPath& path);
-// One line for a value: compact JSON (strings quoted); with raw, a string without line breaks
-// is printed as it is.
-std::string value_line(const Record& value, bool raw);
-
-struct FieldQuery {
-    enum class Kind { kGet, kCount } kind;
-    std::string path;
-};
-struct ReadRequest {
-    std::string file;
-    bool records = true;  // the file must be an rdma-bench result file (read_json_file)
-    std::vector<FieldQuery> queries;
-    bool raw = false;
-};
-// Runs the queries in order: --get prints a line per value, --count a line per value with the
-// number of its elements. Prints everything to out and returns 0, or nothing to out, one line
-// ("<program>: <file>: <problem>") to err, and returns 2 (unreadable file, not a result file,
-// bad path, missing field, index out of range, --count of something not an array or object).
-int read_fields(const ReadRequest& request, std::string_view program, std::ostream& out,
-                std::ostream& err);
+// This host's environment as a JSON object, for the records not typed yet (rdma-mesh's mesh.json,
+// gpu-memory-bench's record); rdma-bench's own is records::Environment.
+inline Record host_environment(const std::string& tool_version) {
+    return records::to_json(records::host_environment(tool_version));
+}
 
 }  // namespace rdmalab::bench

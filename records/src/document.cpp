@@ -1,27 +1,26 @@
-// Result records as JSON and CSV: see records.hpp.
-#include "rdmalab/bench/records.hpp"
+// Json files as JSON and CSV, and reading their fields: see document.hpp.
+#include "rdmalab/records/document.hpp"
+
+#include "rdmalab/records/bench.hpp"
 
 #include "rdmalab/error.hpp"
 
 #include <fmt/core.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <ostream>
 #include <sstream>
 
-namespace rdmalab::bench {
+namespace rdmalab::records {
 
 namespace {
 
-void flatten(const Record& value, const std::string& prefix,
+void flatten(const Json& value, const std::string& prefix,
              std::vector<std::pair<std::string, std::string>>& out) {
     if (value.is_object()) {
         for (const auto& [key, item] : value.items())
@@ -38,17 +37,17 @@ std::string csv_field(const std::string& text) {
     return quoted + "\"";
 }
 
-std::string_view kind_of(const Record& value) {
+std::string_view kind_of(const Json& value) {
     switch (value.type()) {
-        case Record::value_t::object:
+        case Json::value_t::object:
             return "an object";
-        case Record::value_t::array:
+        case Json::value_t::array:
             return "an array";
-        case Record::value_t::string:
+        case Json::value_t::string:
             return "a string";
-        case Record::value_t::boolean:
+        case Json::value_t::boolean:
             return "a boolean";
-        case Record::value_t::null:
+        case Json::value_t::null:
             return "null";
         default:
             return "a number";
@@ -56,7 +55,7 @@ std::string_view kind_of(const Record& value) {
 }
 
 // The keys of an object, for "no such field" messages: the first few, then how many more.
-std::string key_list(const Record& object) {
+std::string key_list(const Json& object) {
     std::string keys;
     std::size_t shown = 0;
     for (const auto& [key, value] : object.items()) {
@@ -72,8 +71,8 @@ bool is_index(const std::string& step) {
 }
 
 // Walks steps[at...] from value (reached by `where`), appending what it reaches to out.
-void select_from(const Record& value, const JsonPath& path, std::size_t at,
-                 const std::string& where, bool below_wildcard, std::vector<Record>& out) {
+void select_from(const Json& value, const JsonPath& path, std::size_t at, const std::string& where,
+                 bool below_wildcard, std::vector<Json>& out) {
     if (at == path.steps.size()) {
         out.push_back(value);
         return;
@@ -109,31 +108,46 @@ void select_from(const Record& value, const JsonPath& path, std::size_t at,
                      value.size(), value.size() == 1 ? "" : "s"));
 }
 
-}  // namespace
-
-Record host_environment(const std::string& tool_version) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    utsname system{};
-    uname(&system);
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return Record{
-        {"host", host}, {"kernel", system.release}, {"date", date}, {"tool_version", tool_version}};
+// A path into a result file names a field of the records' schema: "records/*/result/recever/lost"
+// is refused by name, not answered with nulls. Steps below a record are checked as dotted names;
+// '*' over an array field stands for an element, over an object for any member (all in the
+// schema). The file's records were read through their types, so each has a schema.
+void check_record_path(const JsonPath& path, const Json& records) {
+    if (path.steps.size() < 3 || !records.is_array() || records.empty()) return;
+    std::vector<Schema> schemas;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const Schema schema = schema_of(records[i], fmt::format("record {}", i));
+        if (std::ranges::none_of(schemas, [&](Schema s) { return s.data() == schema.data(); }))
+            schemas.push_back(schema);
+    }
+    std::string dotted;
+    for (std::size_t i = 2; i < path.steps.size(); ++i) {
+        const std::string& step = path.steps[i];
+        if (step == "*") {
+            const bool array = std::ranges::any_of(
+                schemas, [&](Schema s) { return names_field(s, dotted + ".0"); });
+            if (!array) return;
+            dotted += ".0";
+            continue;
+        }
+        dotted += (dotted.empty() ? "" : ".") + step;
+    }
+    if (std::ranges::any_of(schemas, [&](Schema s) { return names_field(s, dotted); })) return;
+    fail(fmt::format("{}: the records have no field {} (their schemas: records/schema/)", path.text,
+                     dotted));
 }
 
-std::string to_json(const std::vector<Record>& records) {
-    Record document = {{"records", records}};
+}  // namespace
+
+std::string to_json(const std::vector<Json>& records) {
+    Json document = {{"records", records}};
     return document.dump(2) + "\n";
 }
 
-std::string to_csv(const std::vector<Record>& records) {
+std::string to_csv(const std::vector<Json>& records) {
     std::vector<std::string> columns;
     std::vector<std::vector<std::pair<std::string, std::string>>> rows;
-    for (const Record& record : records) {
+    for (const Json& record : records) {
         rows.emplace_back();
         flatten(record, "", rows.back());
         for (const auto& [key, value] : rows.back())
@@ -157,22 +171,21 @@ std::string to_csv(const std::vector<Record>& records) {
     return csv;
 }
 
-Record parse_json(std::string_view text, std::string_view what) {
+Json parse_json(std::string_view text, std::string_view what) {
     bool too_deep = false;
     // Values deeper than the limit are dropped as they are parsed (the parser itself keeps its
     // own stack): even building them would copy them recursively.
-    const Record::parser_callback_t limit = [&too_deep](int depth, Record::parse_event_t event,
-                                                        Record&) {
+    const Json::parser_callback_t limit = [&too_deep](int depth, Json::parse_event_t event, Json&) {
         // depth counts the containers around this one: 0 for the outermost.
-        const bool container = event == Record::parse_event_t::object_start ||
-                               event == Record::parse_event_t::array_start;
+        const bool container =
+            event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
         if (!container || depth < kMaxJsonDepth) return true;
         too_deep = true;
         return false;
     };
-    Record value;
+    Json value;
     try {
-        value = Record::parse(text, limit);
+        value = Json::parse(text, limit);
     } catch (const nlohmann::json::exception& e) {
         fail(fmt::format("{} is not valid JSON: {}", what, e.what()));
     }
@@ -180,15 +193,15 @@ Record parse_json(std::string_view text, std::string_view what) {
     return value;
 }
 
-std::vector<Record> read_json_file(const std::string& path) {
+std::vector<Json> read_json_file(const std::string& path) {
     std::ifstream in(path);
     if (!in) fail(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
     const std::string text{std::istreambuf_iterator<char>(in), {}};
     if (in.bad()) fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-    Record document = parse_json(text, path);
+    Json document = parse_json(text, path);
     if (!document.is_object() || !document.contains("records") || !document["records"].is_array())
         fail(fmt::format("{} has no \"records\" array: not an rdma-bench result file", path));
-    return document["records"].get<std::vector<Record>>();
+    return document["records"].get<std::vector<Json>>();
 }
 
 JsonPath parse_path(std::string_view text) {
@@ -212,27 +225,27 @@ JsonPath parse_path(std::string_view text) {
     return path;
 }
 
-std::vector<Record> select_values(const Record& document, const JsonPath& path) {
-    std::vector<Record> out;
+std::vector<Json> select_values(const Json& document, const JsonPath& path) {
+    std::vector<Json> out;
     select_from(document, path, 0, "", false, out);
     return out;
 }
 
-std::string value_line(const Record& value, bool raw) {
+std::string value_line(const Json& value, bool raw) {
     if (raw && value.is_string()) {
         const std::string& text = value.get_ref<const std::string&>();
         if (text.find_first_of("\n\r") == std::string::npos) return text;
     }
-    return value.dump(-1, ' ', false, Record::error_handler_t::replace);
+    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 int read_fields(const ReadRequest& request, std::string_view program, std::ostream& out,
                 std::ostream& err) {
     std::string lines;
     try {
-        Record document;
+        Json document;
         if (request.records) {
-            document = Record{{"records", read_json_file(request.file)}};
+            document = Json{{"records", read_record_file(request.file)}};
         } else {
             std::ifstream in(request.file);
             if (!in) fail(fmt::format("cannot open {}: {}", request.file, std::strerror(errno)));
@@ -244,13 +257,14 @@ int read_fields(const ReadRequest& request, std::string_view program, std::ostre
         if (request.queries.empty()) fail("nothing asked: give --get PATH or --count PATH");
         for (const FieldQuery& query : request.queries) {
             const JsonPath path = parse_path(query.path);
-            std::vector<Record> values;
+            std::vector<Json> values;
             try {
+                if (request.records) check_record_path(path, document["records"]);
                 values = select_values(document, path);
             } catch (const Error& e) {
                 fail(fmt::format("{}: {}", request.file, e.what()));
             }
-            for (const Record& value : values) {
+            for (const Json& value : values) {
                 if (query.kind == FieldQuery::Kind::kGet) {
                     lines += value_line(value, request.raw) + "\n";
                 } else if (value.is_array() || value.is_object()) {
@@ -284,4 +298,4 @@ void write_file(const std::string& path, const std::string& contents) {
         fail(fmt::format("cannot rename {} to {}: {}", temporary, path, std::strerror(errno)));
 }
 
-}  // namespace rdmalab::bench
+}  // namespace rdmalab::records
