@@ -33,12 +33,11 @@ judge_rules() {
     rule_case shutdown "after replying to SHUTDOWN, disconnect every client (rdma_disconnect) before you release and exit" \
         "/exercises/14-exposure#the-contract"
     # Least privilege: the clients only ever WRITE; nothing they are given may be READ.
-    local kind length access opened="" count=0 _
-    while IFS=$'\t' read -r kind length access _; do
-        [ "$kind" = reg ] || continue
+    local length access opened="" count=0
+    while IFS=$'\t' read -r length access; do
         count=$((count + 1))
         [[ $access == *REMOTE_READ* || $access == *REMOTE_ATOMIC* ]] && opened+="${opened:+, }$access on $length bytes"
-    done <"$run/observe.tsv"
+    done < <(observed reg length access)
     verdict least-privilege "$([ "$count" -gt 0 ] && [ -z "$opened" ] && echo 1)" \
         "no registration a peer may READ (no REMOTE_READ, no REMOTE_ATOMIC)" \
         "${opened:-$count registration(s), none readable}" \

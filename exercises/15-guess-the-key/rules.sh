@@ -54,7 +54,7 @@ judge_rules() {
         "8 random bits are 256 values: try each until one works, and stop there" \
         "/security#guess"
     local posted on_wire
-    posted=$(awk -F'\t' '$1 == "send" && $2 == "RDMA_READ"' "$run/observe.tsv" | wc -l)
+    posted=$(observed send opcode | grep -cx RDMA_READ)
     on_wire=$(count_packets 'src~\.2$' 'opcode_name=RDMA READ Request')
     verdict connection-per-try "$([ "$tries" -gt 0 ] && [ "${#qpns[@]}" = "$tries" ] && [ "$posted" = "$on_wire" ] && echo 1)" \
         "each try on a connection of its own, and every READ you posted on the wire" \
@@ -63,7 +63,7 @@ judge_rules() {
         "/security#kill"
     local naks polled
     naks=$(count_packets 'src~\.1$' 'aeth.meaning=NAK remote access error')
-    polled=$(grep -c $'^wc\tremote access error\t' "$run/observe.tsv")
+    polled=$(observed wc status | grep -cx 'remote access error')
     verdict refused "$([ "$tries" -gt 0 ] && [ "$naks" = "$wrong_keys" ] && [ "$polled" = "$wrong_keys" ] && echo 1)" \
         "each wrong try refused by the server (a NAK, remote access error) and its completion polled" \
         "$wrong_keys wrong tries, $naks NAK(s), $polled remote access error completion(s) polled" \

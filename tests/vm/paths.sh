@@ -15,6 +15,7 @@ source "$repo/tests/checks.sh"
 out=$(mktemp -d "$repo/build/paths-test.XXXXXX")   # the guests write here
 [ -n "${RDMALAB_KEEP_OUTPUT:-}" ] || trap 'rm -rf "$out"' EXIT
 
+part setup
 rc=0
 "$repo/lab/lab.sh" --hosts 3 --timeout 500 --capture "$out/wire.pcap" -- \
     bash "$repo/tests/vm/paths/worlds.sh" "$bin" "$out" >"$out/lab.out" 2>&1 || rc=$?
