@@ -35,7 +35,6 @@
 #include "rdmalab/verbs.hpp"
 #include "rdmalab/verbs_names.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
@@ -77,15 +76,6 @@ QueuePair create_rc_qp(ibv_pd* pd, ibv_cq* cq) {
     return QueuePair{check_ptr(ibv_create_qp(pd, &init), "ibv_create_qp")};
 }
 
-void post_receive(ibv_qp* qp, void* buffer, std::uint32_t length, std::uint32_t lkey) {
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer), length, lkey};
-    ibv_recv_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    check_ibv(ibv_post_recv(qp, &wr, &bad), "ibv_post_recv");
-}
-
 // Posts one signaled work request that touches no remote memory (a window's bind or its
 // invalidation) and waits for its completion, which must succeed.
 void post_and_complete(ibv_qp* qp, ibv_cq* cq, ibv_send_wr& wr, std::chrono::milliseconds timeout,
@@ -118,8 +108,7 @@ struct Connection {
     QueuePair qp;
     MemoryRegion slot_mr;  // --keys per-client, and under the window with --pd per-client
     MemoryWindow window;   // --keys window
-    MemoryRegion done_mr;
-    std::uint32_t done = 0;
+    std::optional<ControlWord> done;  // the client's "done": its slot's checksum
     std::array<std::uint8_t, kSlotBytes> confirmed_bytes{};  // the slot as its checksum confirmed
     bool confirmed = false;
 };
@@ -219,10 +208,8 @@ int serve(const Settings& s) {
         }
         if (s.keys == "per-client") rkey = c.slot_mr->rkey;
         apply_transition(c.qp.get(), init_transition(local, qp_access), "victim");
-        c.done_mr.reset(
-            check_ptr(ibv_reg_mr(client_pd, &c.done, sizeof c.done, IBV_ACCESS_LOCAL_WRITE),
-                      "ibv_reg_mr(done)"));
-        post_receive(c.qp.get(), &c.done, sizeof c.done, c.done_mr->lkey);
+        c.done.emplace(client_pd, ControlWord::Direction::kReceive);
+        c.done->post_receive(c.qp.get(), 0);
         // connect_qp's steps, with the window bound between RTS (a bind is a work request on
         // the client's QP) and telling the client the connection is ready.
         const QpEndpoint ours = local_endpoint(
@@ -250,9 +237,11 @@ int serve(const Settings& s) {
             const ibv_wc wc = wait_for_any_completion(c.cq.get(), s.connection.timeout(), "done");
             if (wc.status != IBV_WC_SUCCESS) {
                 verdict = fmt::format("its done message failed: {}", ibv_wc_status_str(wc.status));
-            } else if (ntohl(c.done) == slot_checksum(std::span(slot, kSlotBytes))) {
+            } else if (const std::uint32_t checksum =
+                           c.done->received_value(wc, "the done message");
+                       checksum == slot_checksum(std::span(slot, kSlotBytes))) {
                 verdict = fmt::format("slot holds what it wrote ({} bytes, checksum {:#010x})",
-                                      kSlotBytes, ntohl(c.done));
+                                      kSlotBytes, checksum);
                 std::memcpy(c.confirmed_bytes.data(), slot, kSlotBytes);
                 c.confirmed = true;
             } else {

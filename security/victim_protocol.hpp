@@ -3,11 +3,9 @@
 // a 4-byte SEND of the slot's checksum (FNV-1a, big-endian) once the client has written it.
 #pragma once
 
-#include "rdmalab/error.hpp"
-#include "rdmalab/signaled_send.hpp"
+#include "rdmalab/control_word.hpp"
 #include "rdmalab/verbs.hpp"
 
-#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
 #include <chrono>
@@ -25,13 +23,11 @@ inline std::uint32_t slot_checksum(std::span<const std::uint8_t> bytes) {
     return hash;
 }
 
-// SENDs the checksum and waits for the SEND's completion; returns its status.
+// SENDs the checksum (a control word) and waits for the SEND's completion; returns its status.
 inline ibv_wc_status send_done(ibv_qp* qp, ibv_pd* pd, ibv_cq* cq, std::uint32_t checksum,
                                std::chrono::milliseconds timeout) {
-    const std::uint32_t word = htonl(checksum);
-    const MemoryRegion word_mr{check_ptr(
-        ibv_reg_mr(pd, const_cast<std::uint32_t*>(&word), sizeof word, 0), "ibv_reg_mr(done)")};
-    post_signaled_send(qp, std::as_bytes(std::span(&word, 1)), word_mr->lkey, 0, "done");
+    ControlWord word(pd, ControlWord::Direction::kSend);
+    word.post_send(qp, checksum, 0);
     return wait_for_any_completion(cq, timeout, "the done SEND").status;
 }
 
