@@ -102,6 +102,21 @@ TEST(UnorderedRecords, AckRoundTripsAndRefusesBitsPastTheCount) {
     EXPECT_NE(refusal(bytes).find("an acknowledgement of 47 bytes"), std::string::npos);
 }
 
+TEST(UnorderedRecords, PlacesOnlyInsideTheTargetAndAsTheTransferBegan) {
+    // kHeader: 2500 bytes at offset 4096.
+    EXPECT_FALSE(refuse_placement(kHeader, 4096 + 2500, nullptr));
+    EXPECT_NE(refuse_placement(kHeader, 4096 + 2499, nullptr)->find("do not fit the target"),
+              std::string::npos);
+    DataHeader far = kHeader;
+    far.target_offset = ~std::uint64_t{0} - 100;  // offset + total wraps around
+    EXPECT_TRUE(refuse_placement(far, 1 << 20, nullptr));
+    DataHeader moved = kHeader;
+    moved.target_offset = 0;
+    EXPECT_NE(refuse_placement(moved, 1 << 20, &kHeader)->find("disagrees with its first"),
+              std::string::npos);
+    EXPECT_FALSE(refuse_placement(kHeader, 1 << 20, &kHeader));
+}
+
 TEST(UnorderedReassembly, TakesDatagramsInAnyOrder) {
     DataHeader first = kHeader;
     first.total = 992 * 5;

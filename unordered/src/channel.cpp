@@ -185,15 +185,12 @@ void Channel::send_ack(const Ack& ack) {
 void Channel::place(const DataHeader& header, std::span<const std::byte> payload) {
     // From the network: its place must lie inside the target, and it must agree with what the
     // transfer's first datagram said.
-    if (header.target_offset > target_.size() ||
-        header.total > target_.size() - header.target_offset)
-        fail(fmt::format("transfer {}: {} bytes at offset {} do not fit the target ({} bytes)",
-                         header.transfer, header.total, header.target_offset, target_.size()));
+    auto known = incoming_.find(header.transfer);
+    const DataHeader* first =
+        known == incoming_.end() ? nullptr : &known->second.reassembly.transfer();
+    if (auto refusal = refuse_placement(header, target_.size(), first)) fail(*refusal);
     auto [entry, created] = incoming_.try_emplace(header.transfer, Incoming{Reassembly(header)});
     Incoming& incoming = entry->second;
-    if (!incoming.reassembly.transfer().same_transfer(header))
-        fail(fmt::format("transfer {}: datagram {} disagrees with its first about the transfer",
-                         header.transfer, header.sequence));
     ++stats_.received;
     const bool fresh = incoming.reassembly.record(header.sequence);
     if (!fresh) {

@@ -109,6 +109,17 @@ std::variant<Arrival, std::string> read_datagram(std::span<const std::byte> byte
     return Arrival{header};
 }
 
+std::optional<std::string> refuse_placement(const DataHeader& header, std::size_t target_bytes,
+                                            const DataHeader* first) {
+    if (header.target_offset > target_bytes || header.total > target_bytes - header.target_offset)
+        return fmt::format("transfer {}: {} bytes at offset {} do not fit the target ({} bytes)",
+                           header.transfer, header.total, header.target_offset, target_bytes);
+    if (first != nullptr && !first->same_transfer(header))
+        return fmt::format("transfer {}: datagram {} disagrees with its first about the transfer",
+                           header.transfer, header.sequence);
+    return std::nullopt;
+}
+
 // ---- Reassembly
 
 Reassembly::Reassembly(const DataHeader& first) : header_(first), seen_(first.count(), false) {}
@@ -121,6 +132,7 @@ bool Reassembly::record(std::uint32_t sequence) {
     return true;
 }
 
+// #region ack
 Ack Reassembly::ack() const {
     Ack ack{.transfer = header_.transfer, .count = header_.count(), .cumulative = cumulative_};
     for (std::uint32_t bit = 0; bit < kAckBitmapBits; ++bit) {
@@ -130,6 +142,7 @@ Ack Reassembly::ack() const {
     }
     return ack;
 }
+// #endregion ack
 
 // ---- SendWindow
 
@@ -171,6 +184,7 @@ const SendWindow::InFlight* SendWindow::oldest() {
     return nullptr;
 }
 
+// #region resend-rules
 std::optional<Transmission> SendWindow::next(Clock::time_point now) {
     if (const InFlight* entry = oldest()) {
         const InFlight first = *entry;
@@ -200,6 +214,7 @@ std::optional<Transmission> SendWindow::next(Clock::time_point now) {
     }
     return std::nullopt;
 }
+// #endregion resend-rules
 
 void SendWindow::sample_round_trip(Clock::duration sample) {
     // RFC 6298: SRTT and RTTVAR with gains 1/8 and 1/4; RTO = SRTT + 4 RTTVAR, at least the

@@ -79,6 +79,12 @@ void write_ack(std::span<std::byte, kAckBytes> out, const Ack& ack);
 using Arrival = std::variant<DataHeader, Ack>;
 std::variant<Arrival, std::string> read_datagram(std::span<const std::byte> bytes);
 
+// Why a datagram may not be placed in a target of `target_bytes` — its transfer does not fit
+// inside, or it disagrees with the transfer's first datagram (`first`, when one arrived) — or
+// nullopt when it may. From the network: checked before a byte is copied.
+std::optional<std::string> refuse_placement(const DataHeader& header, std::size_t target_bytes,
+                                            const DataHeader* first);
+
 // ---- The receiver's account of one transfer.
 class Reassembly {
   public:
