@@ -11,28 +11,6 @@ namespace rdmalab::mesh {
 
 using bench::Record;
 
-Record Identity::to_json() const {
-    return Record{
-        {"rank", rank},         {"host", host},      {"address", address},       {"device", device},
-        {"provider", provider}, {"gid", gid},        {"local_rank", local_rank}, {"node", node},
-        {"launcher", launcher}, {"problem", problem}};
-}
-
-Identity Identity::from_json(const Record& r) {
-    Identity i;
-    i.rank = r.at("rank").get<int>();
-    i.host = r.at("host").get<std::string>();
-    i.address = r.at("address").get<std::string>();
-    i.device = r.at("device").get<std::string>();
-    i.provider = r.at("provider").get<std::string>();
-    i.gid = r.at("gid").get<std::string>();
-    i.local_rank = r.at("local_rank").get<int>();
-    i.node = r.at("node").get<std::string>();
-    i.launcher = r.at("launcher").get<std::string>();
-    i.problem = r.at("problem").get<std::string>();
-    return i;
-}
-
 void add_latency(Record& values, bench::Op op, std::vector<double> samples_ns) {
     const bool half = bench::operation(op).reply != bench::Reply::kCompletion;
     for (double& s : samples_ns)
@@ -83,7 +61,7 @@ bool judges(const std::string& judge, const std::string& key) {
 }
 
 Gathered gather_rows(int n, const std::vector<Record>& rows, const std::vector<FailedPair>& lost) {
-    Gathered g{{}, {}, Record::array()};
+    Gathered g;
     for (const MetricInfo& m : kMetrics)
         g.metrics.push_back(Metric{m.key, m.label, m.higher, empty_matrix(n)});
     // Both ends of a failed pair may report it: the first report of each pair is kept.
@@ -112,8 +90,8 @@ Gathered gather_rows(int n, const std::vector<Record>& rows, const std::vector<F
         }
         for (const Record& p : row.at("pair_seconds")) {
             if (from < p.at("peer").get<int>())
-                g.pair_seconds.push_back(
-                    Record{{"a", from}, {"b", p.at("peer")}, {"seconds", p.at("seconds")}});
+                g.pair_seconds.push_back(records::MeshPairTime{from, p.at("peer").get<int>(),
+                                                               p.at("seconds").get<double>()});
         }
     }
     return g;
@@ -140,47 +118,38 @@ std::vector<std::string> report_lines(const Verdict& stats, const std::vector<Me
     return lines;
 }
 
-Record matrices_record(const std::vector<Metric>& metrics, const Verdict& stats,
-                       const std::string& judge) {
-    Record matrices = Record::object();
-    for (std::size_t k = 0; k < metrics.size(); ++k) {
-        Record matrix = Record::array();
-        for (const auto& row : metrics[k].values) {
-            Record r = Record::array();
-            for (const auto& v : row) r.push_back(v ? Record(*v) : Record(nullptr));
-            matrix.push_back(r);
-        }
-        matrices[metrics[k].key] = Record{{"label", metrics[k].label},
-                                          {"median", stats.metrics[k].median},
-                                          {"typical", stats.metrics[k].typical},
-                                          {"threshold", stats.metrics[k].threshold},
-                                          {"judged", judges(judge, metrics[k].key)},
-                                          {"matrix", matrix}};
-    }
-    return matrices;
+std::vector<records::MeshMetric> matrices_record(const std::vector<Metric>& metrics,
+                                                 const Verdict& stats, const std::string& judge) {
+    std::vector<records::MeshMetric> out;
+    for (std::size_t k = 0; k < metrics.size(); ++k)
+        out.push_back(records::MeshMetric{.key = metrics[k].key,
+                                          .label = metrics[k].label,
+                                          .median = stats.metrics[k].median,
+                                          .typical = stats.metrics[k].typical,
+                                          .threshold = stats.metrics[k].threshold,
+                                          .judged = judges(judge, metrics[k].key),
+                                          .matrix = metrics[k].values});
+    return out;
 }
 
-Record failed_record(const std::vector<FailedPair>& failed) {
-    Record failed_json = Record::array();
-    for (const FailedPair& f : failed)
-        failed_json.push_back(Record{{"a", f.a}, {"b", f.b}, {"reason", f.reason}});
-    return failed_json;
+std::vector<records::MeshFailedPair> failed_record(const std::vector<FailedPair>& failed) {
+    std::vector<records::MeshFailedPair> out;
+    for (const FailedPair& f : failed) out.push_back({f.a, f.b, f.reason});
+    return out;
 }
 
-Record slow_record(const std::vector<FlaggedPair>& slow) {
-    Record slow_json = Record::array();
-    for (const FlaggedPair& p : slow)
-        slow_json.push_back(Record{{"a", p.a}, {"b", p.b}, {"reasons", p.reasons}});
-    return slow_json;
+std::vector<records::MeshSlowPair> slow_record(const std::vector<FlaggedPair>& slow) {
+    std::vector<records::MeshSlowPair> out;
+    for (const FlaggedPair& p : slow) out.push_back({p.a, p.b, p.reasons});
+    return out;
 }
 
-Record culprits_record(const std::vector<Culprit>& culprits, const std::vector<Identity>& who) {
-    Record list = Record::array();
+std::vector<records::MeshCulprit> culprits_record(const std::vector<Culprit>& culprits,
+                                                  const std::vector<Identity>& who) {
+    std::vector<records::MeshCulprit> out;
     for (const Culprit& c : culprits)
-        list.push_back(Record{{"rank", c.rank},
-                              {"host", who[static_cast<std::size_t>(c.rank)].label()},
-                              {"pairs", c.pairs}});
-    return list;
+        out.push_back({c.rank, who[static_cast<std::size_t>(c.rank)].label(), c.pairs});
+    return out;
 }
 
 std::string csv_text(const std::vector<Identity>& who, const std::vector<Metric>& metrics,

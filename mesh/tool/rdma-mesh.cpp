@@ -544,7 +544,8 @@ std::string hostname() {
 // The heatmaps: one per metric, the judged ones' flagged cells marked.
 void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Gathered& g,
                     const Verdict& stats, const std::vector<std::pair<int, int>>& planned,
-                    const Record& environment, const Record& settings) {
+                    const records::MeshEnvironment& environment,
+                    const records::MeshSettings& settings) {
     std::vector<std::string> labels;
     for (const Identity& i : who) labels.push_back(fmt::format("{} {}", i.rank, i.label()));
     std::vector<std::pair<int, int>> failed_pairs;
@@ -553,10 +554,9 @@ void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Ga
         Heatmap h;
         h.title = fmt::format("rdma-mesh: {} {}, {} ranks{}", o.op, g.metrics[k].label, who.size(),
                               judges(o.judge, g.metrics[k].key) ? "" : " (not judged)");
-        h.caption = fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device,
-                                who[0].provider, environment.at("kernel").get<std::string>(),
-                                environment.at("date").get<std::string>(),
-                                settings.at("describe").get<std::string>());
+        h.caption =
+            fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device, who[0].provider,
+                        environment.host.kernel, environment.host.date, settings.describe);
         h.labels = labels;
         h.metric = &g.metrics[k];
         h.typical = stats.metrics[k].typical;
@@ -573,7 +573,7 @@ void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Ga
 // 1 when a pair is flagged.
 int report(const Options& o, const std::vector<Identity>& who, const std::vector<Round>& rounds,
            const std::vector<Record>& rows, const std::vector<FailedPair>& lost_rows,
-           const Record& environment, const Record& settings) {
+           const records::MeshEnvironment& environment, const records::MeshSettings& settings) {
     const int n = static_cast<int>(who.size());
     const std::vector<std::pair<int, int>> planned = pairs_of(rounds);
     const Gathered g = gather_rows(n, rows, lost_rows);
@@ -589,26 +589,23 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
     const std::vector<std::string> lines = report_lines(stats, g.metrics, verdict, judged, hosts);
 
     // JSON: everything; CSV: one row per directed pair with both ends' identity.
-    Record ranks = Record::array();
-    for (const Identity& i : who) ranks.push_back(i.to_json());
-    Record document{{"tool", kTool},
-                    {"environment", environment},
-                    {"settings", settings},
-                    {"ranks", ranks},
-                    {"rounds", rounds.size()},
-                    {"planned_pairs", planned.size()},
-                    {"pair_seconds", g.pair_seconds},
-                    {"metrics", matrices_record(g.metrics, stats, o.judge)},
-                    {"failed", failed_record(g.failed)},
-                    {"slow", slow_record(verdict.slow)},
-                    {"culprits", culprits_record(verdict.culprits, who)},
-                    {"summary", lines},
-                    {"flagged", verdict.flagged()}};
+    const records::MeshRecord record{.tool = kTool,
+                                     .environment = environment,
+                                     .settings = settings,
+                                     .ranks = who,
+                                     .rounds = rounds.size(),
+                                     .planned_pairs = planned.size(),
+                                     .pair_seconds = g.pair_seconds,
+                                     .metrics = matrices_record(g.metrics, stats, o.judge),
+                                     .failed = failed_record(g.failed),
+                                     .slow = slow_record(verdict.slow),
+                                     .culprits = culprits_record(verdict.culprits, who),
+                                     .summary = lines,
+                                     .flagged = verdict.flagged()};
     ::mkdir(o.out_dir.c_str(), 0755);
-    write_file(o.out_dir + "/mesh.json", document.dump(2) + "\n");
+    write_file(o.out_dir + "/mesh.json", records::to_json(record).dump(2) + "\n");
     write_file(o.out_dir + "/mesh.csv",
-               csv_text(who, g.metrics, environment.at("date").get<std::string>(),
-                        environment.at("kernel").get<std::string>(), kTool));
+               csv_text(who, g.metrics, environment.host.date, environment.host.kernel, kTool));
     write_heatmaps(o, who, g, stats, planned, environment, settings);
     for (const std::string& line : lines) fmt::print("rdma-mesh: {}\n", line);
     fmt::print("rdma-mesh: wrote {0}/mesh.json, {0}/mesh.csv and {0}/mesh-*.svg\n", o.out_dir);
@@ -746,7 +743,7 @@ Identity identify(const Options& o, int rank, const LaunchInfo& launch,
 
 // Everyone learns who everyone is (all ranks are alive at the start: mpirun started them).
 std::vector<Identity> exchange_identities(const Identity& me, int size) {
-    const std::string my_text = me.to_json().dump();
+    const std::string my_text = records::to_json(me).dump();
     int my_length = static_cast<int>(my_text.size());
     std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(lengths.size());
     check_mpi(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD),
@@ -759,9 +756,11 @@ std::vector<Identity> exchange_identities(const Identity& me, int size) {
               "MPI_Allgatherv");
     std::vector<Identity> who;
     for (std::size_t i = 0; i < lengths.size(); ++i)
-        who.push_back(Identity::from_json(parse_json(
-            all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])),
-            "an identity")));
+        who.push_back(records::mesh_rank_from_json(
+            parse_json(all.substr(static_cast<std::size_t>(offsets[i]),
+                                  static_cast<std::size_t>(lengths[i])),
+                       "an identity"),
+            fmt::format("rank {}'s identity", i)));
     return who;
 }
 
@@ -797,40 +796,39 @@ void meet_every_round(const Options& o, Rank& me, int rank, const std::vector<Ro
 }
 
 // mesh.json's settings: the options that shape the run.
-Record settings_record(const Options& o) {
-    Record settings{{"op", o.op},
-                    {"transport", o.transport},
-                    {"size", o.size},
-                    {"rate_size", o.rate_size},
-                    {"lat_size", o.lat_size},
-                    {"duration_s", o.duration_s},
-                    {"lat_iters", o.lat_iters},
-                    {"warmup", o.warmup},
-                    {"timeout_s", o.timeout_s},
-                    {"serial", o.serial},
-                    {"pairs", o.pairs},
-                    {"seed", o.seed},
-                    {"judge", o.judge},
-                    {"fraction", o.fraction},
-                    {"latency_factor", o.latency_factor},
-                    {"memory", gpu::to_string(o.memory.memory)}};
-    settings["describe"] =
-        fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport, o.size,
-                    o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
-    return settings;
+records::MeshSettings settings_record(const Options& o) {
+    return records::MeshSettings{
+        .op = o.op,
+        .transport = o.transport,
+        .size = o.size,
+        .rate_size = o.rate_size,
+        .lat_size = o.lat_size,
+        .duration_s = o.duration_s,
+        .lat_iters = o.lat_iters,
+        .warmup = o.warmup,
+        .timeout_s = o.timeout_s,
+        .serial = o.serial,
+        .pairs = o.pairs,
+        .seed = o.seed,
+        .judge = o.judge,
+        .fraction = o.fraction,
+        .latency_factor = o.latency_factor,
+        .memory = gpu::to_string(o.memory.memory),
+        .describe =
+            fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport,
+                        o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters)};
 }
 
 // mesh.json's environment: the host's, with the MPI library and the launcher.
-Record run_environment(const LaunchInfo& launch, int size) {
-    Record environment = host_environment(kTool);
+records::MeshEnvironment run_environment(const LaunchInfo& launch, int size) {
+    records::Environment environment = records::host_environment(kTool);
     char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int library_length = 0;
     MPI_Get_library_version(library, &library_length);
     std::string mpi(library, static_cast<std::size_t>(library_length));
-    environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
-    environment["launcher"] = launch.launcher;
-    environment["ranks"] = size;
-    return environment;
+    environment.mpi = mpi.substr(0, mpi.find_first_of(",\n"));
+    return records::MeshEnvironment{
+        .host = std::move(environment), .launcher = launch.launcher, .ranks = size};
 }
 
 // Rank 0: every other rank's row, then the report. 3 when a rank sent none (its pairs failed),

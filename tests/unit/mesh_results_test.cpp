@@ -2,6 +2,7 @@
 // gives its cell, the rows ranks send rank 0, and what rank 0 makes of them (matrices, failed
 // pairs, summary, mesh.json's parts, mesh.csv).
 #include "rdmalab/bench/stats.hpp"
+#include "rdmalab/error.hpp"
 #include "rdmalab/mesh/results.hpp"
 
 #include <gtest/gtest.h>
@@ -61,15 +62,15 @@ std::vector<bench::Record> mesh_results_rows() {
 TEST(MeshResults, AnIdentityRoundTripsThroughItsRecord) {
     Identity me = mesh_results_rank(3, "198.51.100.4");
     me.problem = "no usable RDMA device";
-    const Identity back = Identity::from_json(me.to_json());
-    EXPECT_EQ(back.to_json(), me.to_json());
+    const Identity back = records::mesh_rank_from_json(records::to_json(me), "identity");
+    EXPECT_EQ(back, me);
     EXPECT_EQ(back.problem, "no usable RDMA device");
-    EXPECT_EQ(mesh_results_keys(me.to_json()),
+    EXPECT_EQ(mesh_results_keys(records::to_json(me)),
               (std::vector<std::string>{"rank", "host", "address", "device", "provider", "gid",
                                         "local_rank", "node", "launcher", "problem"}));
     EXPECT_EQ(me.label(), "node3 198.51.100.4");
     EXPECT_EQ(mesh_results_rank(1, "").label(), "node1");  // no RDMA address: the host alone
-    EXPECT_THROW(Identity::from_json(bench::Record{{"rank", 1}}), std::exception);
+    EXPECT_THROW(records::mesh_rank_from_json(bench::Record{{"rank", 1}}, "identity"), Error);
 }
 
 TEST(MeshResults, LatencyIsHalfTheRoundTripButARead) {
@@ -118,9 +119,7 @@ TEST(MeshResults, RowsGatherIntoMatricesFailedPairsAndPairTimes) {
     EXPECT_EQ(seen.failed[0].b, 2);
     EXPECT_EQ(seen.failed[0].reason, "seen by rank 1: bw: timed out");
     // Each pair's time as its lower rank measured it.
-    EXPECT_EQ(g.pair_seconds,
-              bench::Record::array({bench::Record{{"a", 0}, {"b", 1}, {"seconds", 1.5}},
-                                    bench::Record{{"a", 0}, {"b", 2}, {"seconds", 2.5}}}));
+    EXPECT_EQ(g.pair_seconds, (std::vector<records::MeshPairTime>{{0, 1, 1.5}, {0, 2, 2.5}}));
     // A row from a rank outside the run is left out.
     EXPECT_EQ(gather_rows(2, mesh_results_rows(), {}).metrics[0].values[0][1], 9.5);
     EXPECT_NO_THROW(gather_rows(
@@ -175,27 +174,25 @@ TEST(MeshResults, TheSummaryIsEveryMetricsTypicalValueThenTheVerdictOnTheJudged)
 TEST(MeshResults, MeshJsonPartsSayEachMetricAndEachFlaggedPair) {
     const Gathered g = gather_rows(3, mesh_results_rows(), {});
     const Verdict stats = judge(3, g.metrics, {}, {});
-    const bench::Record matrices = matrices_record(g.metrics, stats, "bw");
-    EXPECT_EQ(mesh_results_keys(matrices),
-              (std::vector<std::string>{"bw_gbps", "rate_mops", "lat_us", "lat_p99_us"}));
-    const bench::Record& bw = matrices["bw_gbps"];
-    EXPECT_EQ(mesh_results_keys(bw), (std::vector<std::string>{"label", "median", "typical",
-                                                               "threshold", "judged", "matrix"}));
-    EXPECT_EQ(bw["label"], "bandwidth (Gb/s)");
-    EXPECT_EQ(bw["judged"], true);
-    EXPECT_EQ(matrices["rate_mops"]["judged"], false);
-    EXPECT_EQ(bw["matrix"][0], bench::Record::array({nullptr, 9.5, 1.25}));
-    EXPECT_EQ(bw["median"], stats.metrics[0].median);
+    const std::vector<records::MeshMetric> matrices = matrices_record(g.metrics, stats, "bw");
+    ASSERT_EQ(matrices.size(), records::kMeshMetricKeys.size());
+    for (std::size_t k = 0; k < matrices.size(); ++k)  // mesh.json's order is kMetrics'
+        EXPECT_EQ(matrices[k].key, records::kMeshMetricKeys[k]);
+    const records::MeshMetric& bw = matrices[0];
+    EXPECT_EQ(bw.label, "bandwidth (Gb/s)");
+    EXPECT_TRUE(bw.judged);
+    EXPECT_FALSE(matrices[1].judged);
+    EXPECT_EQ(bw.matrix[0], (std::vector<std::optional<double>>{std::nullopt, 9.5, 1.25}));
+    EXPECT_EQ(bw.median, stats.metrics[0].median);
 
     EXPECT_EQ(failed_record({FailedPair{0, 2, "why"}}),
-              bench::Record::array({bench::Record{{"a", 0}, {"b", 2}, {"reason", "why"}}}));
+              (std::vector<records::MeshFailedPair>{{0, 2, "why"}}));
     EXPECT_EQ(slow_record({FlaggedPair{1, 2, {"bw_gbps 1→2: low"}}}),
-              bench::Record::array(
-                  {bench::Record{{"a", 1}, {"b", 2}, {"reasons", {"bw_gbps 1→2: low"}}}}));
+              (std::vector<records::MeshSlowPair>{{1, 2, {"bw_gbps 1→2: low"}}}));
     const std::vector<Identity> who = {mesh_results_rank(0, "198.51.100.1"),
                                        mesh_results_rank(1, "")};
     EXPECT_EQ(culprits_record({Culprit{1, 3}}, who),
-              bench::Record::array({bench::Record{{"rank", 1}, {"host", "node1"}, {"pairs", 3}}}));
+              (std::vector<records::MeshCulprit>{{1, "node1", 3}}));
 }
 
 TEST(MeshResults, MeshCsvHasARowPerDirectedPair) {

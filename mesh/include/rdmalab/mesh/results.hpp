@@ -7,6 +7,7 @@
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/mesh/schedule.hpp"
 #include "rdmalab/mesh/verdict.hpp"
+#include "rdmalab/records/mesh.hpp"
 
 #include <cstdint>
 #include <string>
@@ -14,17 +15,9 @@
 
 namespace rdmalab::mesh {
 
-// Who a rank is, told to every other rank once at the start.
-struct Identity {
-    int rank = 0;
-    std::string host, address, device, provider, gid, node, launcher, problem;
-    int local_rank = 0;
-    bench::Record to_json() const;
-    static Identity from_json(const bench::Record& r);
-    // How the summary names its host: the name, with the RDMA address where there is one (lab
-    // guests all share one host name).
-    std::string label() const { return address.empty() ? host : host + " " + address; }
-};
+// Who a rank is, told to every other rank once at the start, and kept in mesh.json's "ranks": the
+// records library's type (records::to_json, records::mesh_rank_from_json).
+using Identity = records::MeshRank;
 
 // ---- One rank's measurements.
 
@@ -73,7 +66,7 @@ bool judges(const std::string& judge, const std::string& key);
 struct Gathered {
     std::vector<Metric> metrics;     // kMetrics', each an n×n matrix filled from the rows' cells
     std::vector<FailedPair> failed;  // the first report of each pair (lost ones first)
-    bench::Record pair_seconds;      // [{a, b, seconds}]: each pair as its lower rank timed it
+    std::vector<records::MeshPairTime> pair_seconds;  // each pair as its lower rank timed it
 };
 // The rows of n ranks (row_record), and the pairs lost with a rank that sent none. Cells and
 // pairs naming a rank outside 0..n−1 (or the row's own) are left out.
@@ -91,14 +84,14 @@ std::vector<std::string> report_lines(const Verdict& stats, const std::vector<Me
                                       const Verdict& verdict, const std::vector<Metric>& judged,
                                       const std::vector<std::string>& hosts);
 
-// mesh.json's parts: each metric's statistics and matrix (null: not measured), the failed and
-// slow pairs, the culprits with their hosts.
-bench::Record matrices_record(const std::vector<Metric>& metrics, const Verdict& stats,
-                              const std::string& judge);
-bench::Record failed_record(const std::vector<FailedPair>& failed);
-bench::Record slow_record(const std::vector<FlaggedPair>& slow);
-bench::Record culprits_record(const std::vector<Culprit>& culprits,
-                              const std::vector<Identity>& who);
+// mesh.json's parts (records::MeshRecord): each metric's statistics and matrix (null: not
+// measured), the failed and slow pairs, the culprits with their hosts.
+std::vector<records::MeshMetric> matrices_record(const std::vector<Metric>& metrics,
+                                                 const Verdict& stats, const std::string& judge);
+std::vector<records::MeshFailedPair> failed_record(const std::vector<FailedPair>& failed);
+std::vector<records::MeshSlowPair> slow_record(const std::vector<FlaggedPair>& slow);
+std::vector<records::MeshCulprit> culprits_record(const std::vector<Culprit>& culprits,
+                                                  const std::vector<Identity>& who);
 
 // mesh.csv: one row per directed pair with both ends' identity, the metrics (empty: not
 // measured), and the run's date, kernel and tool.
