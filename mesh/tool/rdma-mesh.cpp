@@ -180,7 +180,7 @@ class Rank {
 
     std::vector<Cell> cells;
     std::vector<Failure> failures;
-    Record pair_seconds = Record::array();
+    std::vector<records::MeshPeerTime> pair_seconds;
     // The longest meeting so far (to size waits for peers still in theirs).
     milliseconds longest_pair() const { return longest_; }
     // Whether some rank is known to be silent (said by a peer, or seen here): a barrier would
@@ -330,8 +330,8 @@ void Rank::meet(int peer) {
         }
     }
     longest_ = std::max(longest_, std::chrono::duration_cast<milliseconds>(Clock::now() - start));
-    pair_seconds.push_back(Record{
-        {"peer", peer}, {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
+    pair_seconds.push_back(
+        records::MeshPeerTime{peer, std::chrono::duration<double>(Clock::now() - start).count()});
 }
 
 bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config, const char* what) {
@@ -572,7 +572,7 @@ void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Ga
 // Rank 0's report of the rows: the verdict, mesh.json, mesh.csv, the heatmaps and the summary.
 // 1 when a pair is flagged.
 int report(const Options& o, const std::vector<Identity>& who, const std::vector<Round>& rounds,
-           const std::vector<Record>& rows, const std::vector<FailedPair>& lost_rows,
+           const std::vector<records::MeshRow>& rows, const std::vector<FailedPair>& lost_rows,
            const records::MeshEnvironment& environment, const records::MeshSettings& settings) {
     const int n = static_cast<int>(who.size());
     const std::vector<std::pair<int, int>> planned = pairs_of(rounds);
@@ -834,10 +834,10 @@ records::MeshEnvironment run_environment(const LaunchInfo& launch, int size) {
 // Rank 0: every other rank's row, then the report. 3 when a rank sent none (its pairs failed),
 // else the report's status.
 int gather_and_report(const Options& o, const std::vector<Identity>& who,
-                      const std::vector<Round>& rounds, const Record& row, const LaunchInfo& launch,
-                      int size) {
+                      const std::vector<Round>& rounds, const records::MeshRow& row,
+                      const LaunchInfo& launch, int size) {
     int status = 0;
-    std::vector<Record> rows{row};
+    std::vector<records::MeshRow> rows{row};
     std::vector<FailedPair> lost;
     // Every other rank finishes within its rounds' bounded waits; a generous limit on top.
     const milliseconds gather_wait = to_milliseconds(o.timeout_s * 30 + 30);
@@ -851,7 +851,8 @@ int gather_and_report(const Options& o, const std::vector<Identity>& who,
             status = 3;
             continue;
         }
-        rows.push_back(parse_json(*text, "a rank's results"));
+        const std::string where = fmt::format("rank {}'s results", r);
+        rows.push_back(records::mesh_row_from_json(parse_json(*text, where), where));
     }
     const int verdict =
         report(o, who, rounds, rows, lost, run_environment(launch, size), settings_record(o));
@@ -877,10 +878,10 @@ int run(int argc, char** argv, int rank, int size) {
         meet_every_round(o, me, rank, o.serial ? one_pair_per_round(rounds) : rounds);
 
     // Results to rank 0.
-    const Record row = row_record(rank, me.cells, me.failures, me.pair_seconds);
+    const records::MeshRow row = row_record(rank, me.cells, me.failures, me.pair_seconds);
     int status = 0;
     if (rank != 0)
-        outbox.send(0, kRowTag, row.dump());
+        outbox.send(0, kRowTag, records::to_json(row).dump());
     else
         status = gather_and_report(o, who, rounds, row, launch, size);
     outbox.drain(to_milliseconds(o.timeout_s));

@@ -275,6 +275,73 @@ MeshRecord mesh_from_json(const Json& o, const std::string& where) {
     return r;
 }
 
+// ---- The row message.
+
+const std::vector<Field> kMeshRowSchema = {
+    {"rank", "integer", true, "the rank that measured"},
+    {"cells", "object[]", true, "what it measured towards each peer"},
+    {"cells[].to", "integer", true, "the peer"},
+    {"cells[].values", "object", true, "the metrics measured"},
+    {"cells[].values.bw_gbps", "number", false, "bandwidth, Gb/s"},
+    {"cells[].values.rate_mops", "number", false, "message rate, million/s"},
+    {"cells[].values.lat_us", "number", false, "latency median, µs"},
+    {"cells[].values.lat_p99_us", "number", false, "latency p99, µs"},
+    {"failures", "object[]", true, "the pairs that did not complete, as it saw them"},
+    {"failures[].peer", "integer", true, "the peer"},
+    {"failures[].reason", "string", true, "why"},
+    {"pair_seconds", "object[]", true, "how long each of its pairs took"},
+    {"pair_seconds[].peer", "integer", true, "the peer"},
+    {"pair_seconds[].seconds", "number", true, "s"},
+};
+
+std::optional<double> MeshCellValues::of(std::string_view key) const {
+    if (key == "bw_gbps") return bw_gbps;
+    if (key == "rate_mops") return rate_mops;
+    if (key == "lat_us") return lat_us;
+    if (key == "lat_p99_us") return lat_p99_us;
+    return std::nullopt;
+}
+
+Json to_json(const MeshRow& row) {
+    Json cells = Json::array();
+    for (const MeshCell& c : row.cells) {
+        Json values = Json::object();
+        for (std::string_view key : kMeshMetricKeys)
+            if (const auto v = c.values.of(key)) values[std::string(key)] = *v;
+        cells.push_back(Json{{"to", c.to}, {"values", std::move(values)}});
+    }
+    Json failures = Json::array();
+    for (const MeshRowFailure& f : row.failures)
+        failures.push_back(Json{{"peer", f.peer}, {"reason", f.reason}});
+    Json times = Json::array();
+    for (const MeshPeerTime& t : row.pair_seconds)
+        times.push_back(Json{{"peer", t.peer}, {"seconds", t.seconds}});
+    return Json{{"rank", row.rank},
+                {"cells", std::move(cells)},
+                {"failures", std::move(failures)},
+                {"pair_seconds", std::move(times)}};
+}
+
+MeshRow mesh_row_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kMeshRowSchema, where);
+    MeshRow row{.rank = o["rank"].get<int>()};
+    const auto value = [](const Json& values, const char* key) {
+        return values.contains(key) ? std::optional(values[key].get<double>()) : std::nullopt;
+    };
+    for (const Json& c : o["cells"]) {
+        const Json& v = c["values"];
+        row.cells.push_back(MeshCell{c["to"].get<int>(),
+                                     {value(v, "bw_gbps"), value(v, "rate_mops"),
+                                      value(v, "lat_us"), value(v, "lat_p99_us")}});
+    }
+    for (const Json& f : o["failures"])
+        row.failures.push_back(
+            MeshRowFailure{f["peer"].get<int>(), f["reason"].get<std::string>()});
+    for (const Json& t : o["pair_seconds"])
+        row.pair_seconds.push_back(MeshPeerTime{t["peer"].get<int>(), t["seconds"].get<double>()});
+    return row;
+}
+
 bool is_mesh_record(const Json& object) {
     return object.is_object() && object.contains("tool") && object["tool"].is_string() &&
            object["tool"].get_ref<const std::string&>().starts_with("rdma-mesh ");

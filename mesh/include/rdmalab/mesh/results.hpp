@@ -21,29 +21,24 @@ using Identity = records::MeshRank;
 
 // ---- One rank's measurements.
 
-struct Cell {  // what a rank measured towards one peer
-    int to = 0;
-    bench::Record values = bench::Record::object();  // bw_gbps, rate_mops, lat_us, lat_p99_us
-};
-
-struct Failure {  // a pair that did not complete, as this rank saw it
-    int peer = 0;
-    std::string reason;
-};
+// What a rank measured towards one peer, and a pair that did not complete as it saw it: the
+// parts of the row it sends rank 0 (records::MeshRow).
+using Cell = records::MeshCell;
+using Failure = records::MeshRowFailure;
 
 // A latency measurement's values: the samples' (ns) median as lat_us and p99 as lat_p99_us,
 // each half the round trip (perftest's convention) unless the operation's reply is its own
 // completion (a READ: the whole round trip).
-void add_latency(bench::Record& values, bench::Op op, std::vector<double> samples_ns);
+void add_latency(records::MeshCellValues& values, bench::Op op, std::vector<double> samples_ns);
 // A bandwidth measurement's value: what "bw" gives bw_gbps (Gb/s of ops × size bytes), any other
 // what rate_mops (million ops/s); 0 when no time passed.
-void add_throughput(bench::Record& values, const std::string& what, std::uint64_t ops,
+void add_throughput(records::MeshCellValues& values, const std::string& what, std::uint64_t ops,
                     std::uint64_t size, double seconds);
 
-// The row a rank sends rank 0: {rank, cells: [{to, values}], failures: [{peer, reason}],
-// pair_seconds: [{peer, seconds}]}.
-bench::Record row_record(int rank, const std::vector<Cell>& cells,
-                         const std::vector<Failure>& failures, const bench::Record& pair_seconds);
+// The row a rank sends rank 0 (records::to_json writes it, records::mesh_row_from_json reads it).
+records::MeshRow row_record(int rank, const std::vector<Cell>& cells,
+                            const std::vector<Failure>& failures,
+                            const std::vector<records::MeshPeerTime>& pair_seconds);
 
 // ---- Rank 0: the rows into matrices, the verdict's inputs and the files.
 
@@ -70,7 +65,7 @@ struct Gathered {
 };
 // The rows of n ranks (row_record), and the pairs lost with a rank that sent none. Cells and
 // pairs naming a rank outside 0..n−1 (or the row's own) are left out.
-Gathered gather_rows(int n, const std::vector<bench::Record>& rows,
+Gathered gather_rows(int n, const std::vector<records::MeshRow>& rows,
                      const std::vector<FailedPair>& lost);
 
 // The pairs a rank that sent no results was to meet in the rounds (of n ranks), each failed

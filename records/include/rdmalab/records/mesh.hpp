@@ -114,6 +114,43 @@ struct MeshRecord {
     bool operator==(const MeshRecord&) const = default;
 };
 
+// ---- The row each rank sends rank 0 at the end (a message, not a file): what it measured towards
+// each peer, the pairs that failed as it saw them, and how long each of its pairs took.
+
+struct MeshCellValues {  // one directed cell's metrics; none: not measured
+    std::optional<double> bw_gbps{}, rate_mops{}, lat_us{}, lat_p99_us{};
+    // A metric by its key (kMeshMetricKeys); none for another key.
+    std::optional<double> of(std::string_view key) const;
+    bool operator==(const MeshCellValues&) const = default;
+};
+struct MeshCell {
+    int to = 0;
+    MeshCellValues values{};
+    bool operator==(const MeshCell&) const = default;
+};
+struct MeshRowFailure {
+    int peer = 0;
+    std::string reason{};
+    bool operator==(const MeshRowFailure&) const = default;
+};
+struct MeshPeerTime {
+    int peer = 0;
+    double seconds = 0;
+    bool operator==(const MeshPeerTime&) const = default;
+};
+struct MeshRow {
+    int rank = 0;
+    std::vector<MeshCell> cells{};
+    std::vector<MeshRowFailure> failures{};
+    std::vector<MeshPeerTime> pair_seconds{};
+    bool operator==(const MeshRow&) const = default;
+};
+
+// {rank, cells: [{to, values}], failures: [{peer, reason}], pair_seconds: [{peer, seconds}]}, and
+// back (checked against kMeshRowSchema first; throws rdmalab::Error naming where and the field).
+Json to_json(const MeshRow& row);
+MeshRow mesh_row_from_json(const Json& object, const std::string& where);
+
 Json to_json(const MeshRecord& record);
 // mesh.json's object → the record, checked against kMeshSchema first; throws rdmalab::Error
 // naming where and the field.
@@ -128,5 +165,6 @@ MeshRank mesh_rank_from_json(const Json& object, const std::string& where);
 
 extern const std::vector<Field> kMeshSchema;
 extern const std::vector<Field> kMeshRankSchema;  // one rank's object alone
+extern const std::vector<Field> kMeshRowSchema;   // a row message
 
 }  // namespace rdmalab::records
