@@ -239,7 +239,9 @@ class Rank {
 void Rank::collect_silent() {
     while (auto text = receive(MPI_ANY_SOURCE, kSilentTag, milliseconds(0))) {
         try {
-            silent_.insert(parse_json(*text, "a silent-rank notice").at("rank").get<int>());
+            silent_.insert(records::mesh_silent_from_json(parse_json(*text, "a silent-rank notice"),
+                                                          "a silent-rank notice")
+                               .rank);
         } catch (const std::exception&) {
             // A malformed notice only costs a longer wait later.
         }
@@ -249,7 +251,8 @@ void Rank::collect_silent() {
 void Rank::announce_silent(int peer) {
     silent_.insert(peer);
     for (int r = 0; r < size_; ++r)
-        if (r != rank_ && r != peer) outbox_.send(r, kSilentTag, Record{{"rank", peer}}.dump());
+        if (r != rank_ && r != peer)
+            outbox_.send(r, kSilentTag, records::to_json(records::MeshSilentNotice{peer}).dump());
 }
 
 Cell& Rank::cell_to(int peer) {
@@ -274,7 +277,7 @@ void Rank::meet(int peer) {
     const milliseconds meet_wait =
         step() * static_cast<long>(2 + silent_.size()) + longest_pair() * 3 / 2;
     const std::string& problem = who_[static_cast<std::size_t>(rank_)].problem;
-    outbox_.send(peer, kMeetTag, Record{{"problem", problem}}.dump());
+    outbox_.send(peer, kMeetTag, records::to_json(records::MeshHello{problem}).dump());
     auto hello = receive(peer, kMeetTag, meet_wait);
     if (!hello) {
         record_failure(fmt::format("no answer from {} within {:.1f} s", name(peer),
@@ -284,7 +287,8 @@ void Rank::meet(int peer) {
     }
     std::string peer_problem;
     try {
-        peer_problem = parse_json(*hello, "a hello").at("problem").get<std::string>();
+        peer_problem =
+            records::mesh_hello_from_json(parse_json(*hello, "a hello"), "a hello").problem;
     } catch (const std::exception& e) {
         peer_problem = fmt::format("malformed hello: {}", e.what());
     }
@@ -367,13 +371,13 @@ Rank::Step Rank::silent(const Measurement& m, const char* waiting_for) {
 }
 
 std::string status_text(const std::string& error) {
-    return Record{{"error", error}}.dump();
+    return records::to_json(records::MeshStatus{error}).dump();
 }
 
 // The error a peer's status message names ("" for none).
 std::string peer_error(const std::string& text) {
     try {
-        return parse_json(text, "a status").at("error").get<std::string>();
+        return records::mesh_status_from_json(parse_json(text, "a status"), "a status").error;
     } catch (const std::exception& e) {
         return fmt::format("malformed status: {}", e.what());
     }
@@ -388,27 +392,28 @@ Rank::Step Rank::connect(Measurement& m) {
     } catch (const Error& e) {
         error = e.what();
     }
-    Record mine{{"error", error}};
+    records::MeshEndpoints mine{error};
     if (m.engine) {
-        Record list = Record::array();
+        mine.endpoints.emplace();
         for (const QpEndpoint& endpoint : m.engine->local_endpoints())
-            list.push_back(to_hex(encode_qp_endpoint(endpoint)));
-        mine["endpoints"] = list;
-        mine["depth"] = m.engine->responder_depth();
+            mine.endpoints->push_back(to_hex(encode_qp_endpoint(endpoint)));
+        mine.depth = m.engine->responder_depth();
     }
-    outbox_.send(m.peer, m.tag, mine.dump());
+    outbox_.send(m.peer, m.tag, records::to_json(mine).dump());
     auto theirs_text = receive(m.peer, m.tag, m.wait);
     if (!theirs_text) return silent(m, "endpoints");
     try {
-        Record theirs = parse_json(*theirs_text, "endpoints");
+        const records::MeshEndpoints theirs =
+            records::mesh_endpoints_from_json(parse_json(*theirs_text, "endpoints"), "endpoints");
         if (!error.empty()) fail(fmt::format("{}: {}", name(rank_), error));
-        if (auto e = theirs.at("error").get<std::string>(); !e.empty())
-            fail(fmt::format("{}: {}", name(m.peer), e));
+        if (!theirs.error.empty()) fail(fmt::format("{}: {}", name(m.peer), theirs.error));
+        if (!theirs.endpoints || !theirs.depth)
+            fail(fmt::format("{} sent no endpoints and no error", name(m.peer)));
         std::vector<QpEndpoint> remote;
-        for (const auto& hex : theirs.at("endpoints").get<std::vector<std::string>>())
+        for (const std::string& hex : *theirs.endpoints)
             remote.push_back(decode_qp_endpoint_or_throw(
                 from_hex(hex), qp_type_of(m.config.transport), PeerBuffer::kAdvertised));
-        const auto depth = theirs.at("depth").get<unsigned>();
+        const unsigned depth = *theirs.depth;
         m.engine->connect(remote, static_cast<std::uint8_t>(std::min(depth, 255u)));
         error.clear();
     } catch (const std::exception& e) {
@@ -456,7 +461,8 @@ Rank::Step Rank::initiate_phase(Measurement& m, int phase) {
     }
     std::vector<std::uint64_t> per_qp =
         m.config.mode == Mode::kLatency ? std::vector<std::uint64_t>{p.count} : result.per_qp;
-    outbox_.send(m.peer, p.tag + 1, Record{{"error", local_error}, {"per_qp", per_qp}}.dump());
+    outbox_.send(m.peer, p.tag + 1,
+                 records::to_json(records::MeshSent{local_error, per_qp}).dump());
     auto counted = receive(m.peer, p.tag + 2, m.wait * 3 + to_milliseconds(p.duration));
     if (!local_error.empty()) return failed(m, local_error);
     if (!counted) return silent(m, "count");
@@ -503,7 +509,7 @@ Rank::Step Rank::answer_phase(Measurement& m, int phase) {
                 [&]() -> std::optional<std::vector<std::uint64_t>> {
                     if (!sent) sent = receive(m.peer, p.tag + 1, milliseconds(0));
                     if (!sent) return std::nullopt;
-                    return parse_json(*sent, "sent").at("per_qp").get<std::vector<std::uint64_t>>();
+                    return records::mesh_sent_from_json(parse_json(*sent, "sent"), "sent").per_qp;
                 },
                 m.limits);
         }

@@ -342,6 +342,68 @@ MeshRow mesh_row_from_json(const Json& o, const std::string& where) {
     return row;
 }
 
+// ---- The meeting's messages.
+
+namespace {
+
+const std::vector<Field> kHelloFields = {{"problem", "string", true, "why it cannot measure"}};
+const std::vector<Field> kStatusFields = {{"error", "string", true, "what failed; empty: none"}};
+const std::vector<Field> kEndpointsFields = {
+    {"error", "string", true, "why it has no QPs; empty: none"},
+    {"endpoints", "string[]", false, "hex QpEndpoints, one per QP"},
+    {"depth", "integer", false, "the READs it serves at once"},
+};
+const std::vector<Field> kSentFields = {
+    {"error", "string", true, "what failed; empty: none"},
+    {"per_qp", "integer[]", true, "operations posted, per QP"},
+};
+const std::vector<Field> kSilentFields = {{"rank", "integer", true, "the silent rank"}};
+
+}  // namespace
+
+Json to_json(const MeshHello& m) {
+    return Json{{"problem", m.problem}};
+}
+Json to_json(const MeshStatus& m) {
+    return Json{{"error", m.error}};
+}
+Json to_json(const MeshEndpoints& m) {
+    Json out{{"error", m.error}};
+    if (m.endpoints) out["endpoints"] = *m.endpoints;
+    if (m.depth) out["depth"] = *m.depth;
+    return out;
+}
+Json to_json(const MeshSent& m) {
+    return Json{{"error", m.error}, {"per_qp", m.per_qp}};
+}
+Json to_json(const MeshSilentNotice& m) {
+    return Json{{"rank", m.rank}};
+}
+
+MeshHello mesh_hello_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kHelloFields, where);
+    return MeshHello{o["problem"].get<std::string>()};
+}
+MeshStatus mesh_status_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kStatusFields, where);
+    return MeshStatus{o["error"].get<std::string>()};
+}
+MeshEndpoints mesh_endpoints_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kEndpointsFields, where);
+    MeshEndpoints m{o["error"].get<std::string>()};
+    if (o.contains("endpoints")) m.endpoints = o["endpoints"].get<std::vector<std::string>>();
+    if (o.contains("depth")) m.depth = o["depth"].get<unsigned>();
+    return m;
+}
+MeshSent mesh_sent_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kSentFields, where);
+    return MeshSent{o["error"].get<std::string>(), o["per_qp"].get<std::vector<std::uint64_t>>()};
+}
+MeshSilentNotice mesh_silent_from_json(const Json& o, const std::string& where) {
+    check_schema(o, kSilentFields, where);
+    return MeshSilentNotice{o["rank"].get<int>()};
+}
+
 bool is_mesh_record(const Json& object) {
     return object.is_object() && object.contains("tool") && object["tool"].is_string() &&
            object["tool"].get_ref<const std::string&>().starts_with("rdma-mesh ");

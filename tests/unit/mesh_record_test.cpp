@@ -192,6 +192,37 @@ TEST(MeshRecordType, ItsReaderAnswersPathsOfTheSchemaOnly) {
     std::remove(path.c_str());
 }
 
+// The messages two ranks exchange while they meet: each written and read back through its type,
+// and one with a misspelt or mistyped field refused by name.
+TEST(MeshRecordType, TheMeetingsMessagesRoundTripAndRefuseWhatTheyLack) {
+    const MeshEndpoints endpoints{"", std::vector<std::string>{"00ab", "00cd"}, 16u};
+    EXPECT_EQ(mesh_endpoints_from_json(to_json(endpoints), "e"), endpoints);
+    const MeshEndpoints none{"no QP: out of memory", std::nullopt, std::nullopt};
+    EXPECT_EQ(to_json(none), (Json{{"error", "no QP: out of memory"}}));
+    EXPECT_EQ(mesh_endpoints_from_json(to_json(none), "e"), none);
+    EXPECT_EQ(mesh_hello_from_json(to_json(MeshHello{"no device"}), "h").problem, "no device");
+    EXPECT_EQ(mesh_status_from_json(to_json(MeshStatus{""}), "s").error, "");
+    const MeshSent sent{"", {3, 4}};
+    EXPECT_EQ(mesh_sent_from_json(to_json(sent), "sent"), sent);
+    EXPECT_EQ(mesh_silent_from_json(to_json(MeshSilentNotice{2}), "n").rank, 2);
+    const auto refusal = [](auto read, const Json& json) {
+        try {
+            read(json, "a message");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("read");
+    };
+    EXPECT_EQ(refusal(mesh_hello_from_json, Json{{"problme", ""}}),
+              "a message: problme: not in the schema (and 1 more)");
+    EXPECT_EQ(refusal(mesh_sent_from_json, Json{{"error", ""}, {"per_qp", {1, "2"}}}),
+              "a message: per_qp: an array, not integer[]");
+    EXPECT_EQ(refusal(mesh_status_from_json, Json::array()),
+              "a message: the record is an array, not an object");
+    EXPECT_EQ(refusal(mesh_silent_from_json, Json{{"rank", 1.5}}),
+              "a message: rank: a number, not integer");
+}
+
 TEST(MeshRecordType, TheSchemaFileIsTheSchema) {
     const std::string path = std::string(RDMALAB_SOURCE_DIR) + "/records/schema/mesh.json";
     const std::string schema =

@@ -163,6 +163,44 @@ bool is_mesh_record(const Json& object);
 Json to_json(const MeshRank& rank);
 MeshRank mesh_rank_from_json(const Json& object, const std::string& where);
 
+// ---- The messages two ranks exchange while they meet (each a record of its own, read through
+// its type: a field missing, misspelt or of the wrong type is an rdmalab::Error naming it).
+
+struct MeshHello {          // the first word of a meeting: whether this side can measure at all
+    std::string problem{};  // empty: it can
+    bool operator==(const MeshHello&) const = default;
+};
+struct MeshStatus {  // ready, go, counted: an error or none
+    std::string error{};
+    bool operator==(const MeshStatus&) const = default;
+};
+struct MeshEndpoints {  // this side's QPs, or why it has none
+    std::string error{};
+    std::optional<std::vector<std::string>> endpoints{};  // hex QpEndpoints, one per QP
+    std::optional<unsigned> depth{};                      // the READs it serves at once
+    bool operator==(const MeshEndpoints&) const = default;
+};
+struct MeshSent {  // what the initiator posted in a phase, per QP
+    std::string error{};
+    std::vector<std::uint64_t> per_qp{};
+    bool operator==(const MeshSent&) const = default;
+};
+struct MeshSilentNotice {  // a rank found silent, told to the others
+    int rank = 0;
+    bool operator==(const MeshSilentNotice&) const = default;
+};
+
+Json to_json(const MeshHello& message);
+Json to_json(const MeshStatus& message);
+Json to_json(const MeshEndpoints& message);
+Json to_json(const MeshSent& message);
+Json to_json(const MeshSilentNotice& message);
+MeshHello mesh_hello_from_json(const Json& object, const std::string& where);
+MeshStatus mesh_status_from_json(const Json& object, const std::string& where);
+MeshEndpoints mesh_endpoints_from_json(const Json& object, const std::string& where);
+MeshSent mesh_sent_from_json(const Json& object, const std::string& where);
+MeshSilentNotice mesh_silent_from_json(const Json& object, const std::string& where);
+
 extern const std::vector<Field> kMeshSchema;
 extern const std::vector<Field> kMeshRankSchema;  // one rank's object alone
 extern const std::vector<Field> kMeshRowSchema;   // a row message
