@@ -1,7 +1,7 @@
 // The tools' own JSON documents, one object each rather than a record file: rdma-mesh's mesh.json
 // (mesh.hpp), gpu-memory-bench's record (gpu_memory.hpp) and rdma-doctor's --json report
-// (doctor.hpp). `rdma-bench json` reads them here,
-// each through its type, as `rdma-bench records` reads the result files (bench.hpp).
+// (doctor.hpp). `rdma-bench json` reads them here, each through its type, as `rdma-bench records`
+// reads the result files (bench.hpp).
 #pragma once
 
 #include "rdmalab/records/document.hpp"
