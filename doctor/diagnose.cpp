@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -366,45 +365,36 @@ std::string render_text(const Diagnosis& diagnosis) {
     return text;
 }
 
-nlohmann::json report_json(const HostFacts& host, const Diagnosis& diagnosis) {
-    nlohmann::json out;
-    out["format"] = "rdma-doctor";
-    out["version"] = 1;
-    out["healthy"] = diagnosis.findings.empty();
-    out["findings"] = nlohmann::json::array();
+records::DoctorReport report_record(const HostFacts& host, const Diagnosis& diagnosis) {
+    records::DoctorReport report;
+    report.healthy = diagnosis.findings.empty();
     for (const Finding& f : diagnosis.findings)
-        out["findings"].push_back(
-            {{"check", f.check},
-             {"severity", f.severity == Severity::kProblem ? "problem" : "warning"},
-             {"what", f.what},
-             {"why", f.why},
-             {"fix", f.fix}});
-    out["passed"] = nlohmann::json::array();
+        report.findings.push_back(records::DoctorFinding{
+            .check = f.check,
+            .severity = f.severity == Severity::kProblem ? "problem" : "warning",
+            .what = f.what,
+            .why = f.why,
+            .fix = f.fix});
     for (const Healthy& h : diagnosis.healthy)
-        out["passed"].push_back({{"check", h.check}, {"summary", h.summary}});
-    nlohmann::json devices = nlohmann::json::array();
+        report.passed.push_back(records::DoctorPassed{h.check, h.summary});
     for (const DeviceFact& device : host.devices) {
-        nlohmann::json ports = nlohmann::json::array();
+        records::DoctorDevice out{device.name, device.driver, {}};
         for (const PortFact& port : device.ports)
-            ports.push_back({{"port", port.number},
-                             {"state", port.state},
-                             {"link_layer", port.link_layer},
-                             {"active_mtu", port.active_mtu},
-                             {"netdev", port.netdev},
-                             {"ipv4", port.ipv4_addresses}});
-        devices.push_back({{"name", device.name}, {"driver", device.driver}, {"ports", ports}});
+            out.ports.push_back(records::DoctorPort{.port = port.number,
+                                                    .state = port.state,
+                                                    .link_layer = port.link_layer,
+                                                    .active_mtu = port.active_mtu,
+                                                    .netdev = port.netdev,
+                                                    .ipv4 = port.ipv4_addresses});
+        report.devices.push_back(std::move(out));
     }
-    out["devices"] = devices;
-    nlohmann::json gpus = nlohmann::json::array();
     for (const GpuFact& gpu : host.gpus)
-        gpus.push_back(
-            {{"address", gpu.address}, {"vendor", gpu.vendor}, {"numa_node", gpu.place.numa_node}});
-    out["gpus"] = gpus;
-    return out;
+        report.gpus.push_back(records::DoctorGpu{gpu.address, gpu.vendor, gpu.place.numa_node});
+    return report;
 }
 
 std::string render_json(const HostFacts& host, const Diagnosis& diagnosis) {
-    return report_json(host, diagnosis).dump(2) + "\n";
+    return records::to_json(report_record(host, diagnosis)).dump(2) + "\n";
 }
 
 }  // namespace rdmalab::doctor

@@ -4,7 +4,7 @@
 // in the lab, tests/lab/doctor.sh).
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
+#include "rdmalab/records/doctor.hpp"
 
 #include <cstdint>
 #include <map>
@@ -122,8 +122,9 @@ void check_gpus(const HostFacts& host, Diagnosis& out);
 // The report: one line per finding, then the healthy checks; and the same as JSON.
 std::string render_text(const Diagnosis& diagnosis);
 std::string render_json(const HostFacts& host, const Diagnosis& diagnosis);
-// The same report as a JSON object, for a caller that adds to it (--peer adds "pair").
-nlohmann::json report_json(const HostFacts& host, const Diagnosis& diagnosis);
+// The same report as the typed record --json prints, for a caller that adds to it (--peer adds
+// "pair" or "reach").
+records::DoctorReport report_record(const HostFacts& host, const Diagnosis& diagnosis);
 
 // The IPv4-mapped GID sysfs shows for an address: 198.51.100.1 ->
 // "0000:0000:0000:0000:0000:ffff:c633:6401". Empty for text that is not an IPv4 address.

@@ -6,7 +6,7 @@
 
 #include "doctor.hpp"
 
-#include <nlohmann/json_fwd.hpp>
+#include "rdmalab/records/doctor.hpp"
 
 #include <array>
 #include <optional>
@@ -69,7 +69,7 @@ struct PairFacts {
 void diagnose_pair(const PairFacts& pair, Diagnosis& out);
 
 // The pair's facts for --json ("pair" in the report).
-nlohmann::json pair_json(const PairFacts& pair);
+records::DoctorPair pair_record(const PairFacts& pair);
 
 // "::ffff:198.51.100.1" or "fe80::5054:ff:fe5e:201" for sysfs's GID text; the text itself if it
 // is not a GID.

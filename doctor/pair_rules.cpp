@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -356,38 +355,41 @@ void diagnose_pair(const PairFacts& pair, Diagnosis& out) {
     }
 }
 
-nlohmann::json pair_json(const PairFacts& pair) {
+records::DoctorPair pair_record(const PairFacts& pair) {
     auto end = [](const PairEnd& e) {
-        nlohmann::json gids = nlohmann::json::array();
+        records::DoctorPairEnd out{.address = e.address,
+                                   .port = e.port_name,
+                                   .netdev = e.netdev,
+                                   .netdev_mtu = e.netdev_mtu,
+                                   .active_mtu = e.active_mtu};
         for (const GidFact& g : e.gids)
-            gids.push_back({{"index", g.index}, {"gid", readable_gid(g.gid)}, {"type", g.type}});
-        return nlohmann::json{{"address", e.address},       {"port", e.port_name},
-                              {"netdev", e.netdev},         {"netdev_mtu", e.netdev_mtu},
-                              {"active_mtu", e.active_mtu}, {"gids", gids}};
+            out.gids.push_back(records::DoctorGid{g.index, readable_gid(g.gid), g.type});
+        return out;
     };
     auto trips = [](const std::vector<RoundTrip>& probes) {
-        nlohmann::json list = nlohmann::json::array();
+        std::vector<records::DoctorRoundTrip> list;
         for (const RoundTrip& p : probes)
-            list.push_back({{"local_gid_index", p.local_gid_index},
-                            {"peer_gid_index", p.peer_gid_index},
-                            {"path_mtu", p.path_mtu},
-                            {"bytes", p.bytes},
-                            {"outcome", outcome_name(p.outcome)},
-                            {"verified", p.outcome == ProbeOutcome::kVerified},
-                            {"detail", p.detail}});
+            list.push_back(
+                records::DoctorRoundTrip{.local_gid_index = p.local_gid_index,
+                                         .peer_gid_index = p.peer_gid_index,
+                                         .path_mtu = p.path_mtu,
+                                         .bytes = p.bytes,
+                                         .outcome = outcome_name(p.outcome),
+                                         .verified = p.outcome == ProbeOutcome::kVerified,
+                                         .detail = p.detail});
         return list;
     };
-    nlohmann::json out{{"local", end(pair.local)},
-                       {"peer", end(pair.peer)},
-                       {"tclass", pair.tclass},
-                       {"gid_round_trips", trips(pair.gid_probes)},
-                       {"mtu_round_trips", trips(pair.mtu_probes)}};
-    if (!pair.route_problem.empty()) out["route_problem"] = pair.route_problem;
-    if (pair.requested_gid_index) out["requested_gid_index"] = *pair.requested_gid_index;
+    records::DoctorPair out{.local = end(pair.local),
+                            .peer = end(pair.peer),
+                            .tclass = pair.tclass,
+                            .gid_round_trips = trips(pair.gid_probes),
+                            .mtu_round_trips = trips(pair.mtu_probes)};
+    if (!pair.route_problem.empty()) out.route_problem = pair.route_problem;
+    out.requested_gid_index = pair.requested_gid_index;
     if (pair.class_probe)
-        out["class_probe"] = {{"sent_tclass", pair.class_probe->sent_tclass},
-                              {"arrived", pair.class_probe->arrived},
-                              {"received_tos", pair.class_probe->received_tos}};
+        out.class_probe =
+            records::DoctorClassProbe{pair.class_probe->sent_tclass, pair.class_probe->arrived,
+                                      pair.class_probe->received_tos};
     return out;
 }
 

@@ -18,7 +18,6 @@
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -157,10 +156,10 @@ int main(int argc, char** argv) {
             }
         }
         if (json) {
-            nlohmann::json report = report_json(host, diagnosis);
-            if (pair) report["pair"] = pair_json(*pair);
-            if (reach) report["reach"] = reach_json(*reach);
-            std::fputs((report.dump(2) + "\n").c_str(), stdout);
+            rdmalab::records::DoctorReport report = report_record(host, diagnosis);
+            if (pair) report.pair = pair_record(*pair);
+            if (reach) report.reach = reach_record(*reach);
+            std::fputs((rdmalab::records::to_json(report).dump(2) + "\n").c_str(), stdout);
         } else {
             std::fputs(render_text(diagnosis).c_str(), stdout);
         }

@@ -8,7 +8,7 @@
 
 #include "doctor.hpp"
 
-#include <nlohmann/json_fwd.hpp>
+#include "rdmalab/records/doctor.hpp"
 
 #include <string>
 
@@ -76,6 +76,6 @@ const char* tcp_outcome_name(TcpOutcome outcome);
 void diagnose_reach(const ReachFacts& reach, Diagnosis& out);
 
 // The facts for --json ("reach" in the report).
-nlohmann::json reach_json(const ReachFacts& reach);
+records::DoctorReach reach_record(const ReachFacts& reach);
 
 }  // namespace rdmalab::doctor

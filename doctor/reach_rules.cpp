@@ -3,7 +3,6 @@
 #include "reach.hpp"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 namespace rdmalab::doctor {
 
@@ -235,25 +234,25 @@ void diagnose_reach(const ReachFacts& reach, Diagnosis& out) {
     check_port(reach, out);
 }
 
-nlohmann::json reach_json(const ReachFacts& r) {
-    return {{"peer", r.peer},
-            {"port", r.port},
-            {"layers_read", r.layers_read},
-            {"tcp", tcp_outcome_name(r.tcp)},
-            {"tcp_error", r.tcp_error},
-            {"route", route_kind_name(r.route)},
-            {"route_error", r.route_error},
-            {"interface", r.interface},
-            {"source", r.source},
-            {"gateway", r.gateway},
-            {"interface_up", r.interface_up},
-            {"carrier", r.carrier},
-            {"next_hop", r.next_hop},
-            {"neighbour", neighbour_state_name(r.neighbour)},
-            {"link_address", r.link_address},
-            {"echoes_sent", r.echoes_sent},
-            {"echoes_answered", r.echoes_answered},
-            {"echo_error", r.echo_error}};
+records::DoctorReach reach_record(const ReachFacts& r) {
+    return records::DoctorReach{.peer = r.peer,
+                                .port = r.port,
+                                .layers_read = r.layers_read,
+                                .tcp = tcp_outcome_name(r.tcp),
+                                .tcp_error = r.tcp_error,
+                                .route = route_kind_name(r.route),
+                                .route_error = r.route_error,
+                                .interface = r.interface,
+                                .source = r.source,
+                                .gateway = r.gateway,
+                                .interface_up = r.interface_up,
+                                .carrier = r.carrier,
+                                .next_hop = r.next_hop,
+                                .neighbour = neighbour_state_name(r.neighbour),
+                                .link_address = r.link_address,
+                                .echoes_sent = r.echoes_sent,
+                                .echoes_answered = r.echoes_answered,
+                                .echo_error = r.echo_error};
 }
 
 }  // namespace rdmalab::doctor

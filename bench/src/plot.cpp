@@ -62,12 +62,6 @@ const Record& member(const Record& record, const std::string& key) {
     return found == record.end() ? kNull : *found;
 }
 
-// A string member's text, or fallback where there is none.
-std::string text_of(const Record& record, const std::string& key, const std::string& fallback) {
-    const Record& value = member(record, key);
-    return value.is_string() ? value.get<std::string>() : fallback;
-}
-
 // A point the axes can hold: x within 2^-64..2^64 on the log2 axis (message sizes are 1..2^30)
 // and y below 10^300. Records read from a file may say anything; beyond these bounds the axis
 // arithmetic reaches infinity, and the tick loops would never end (found by fuzzing).
@@ -392,30 +386,29 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
         fail(fmt::format("no record has both {} and {}", measure.x_key, measure.y_key));
     chart.x_label = measure.x_label;
     chart.y_label = measure.y_label;
-    // The environment as the first record states it; any part missing or of another type is "?".
-    const Record& env = member(records.front(), "environment");
-    std::string provider = text_of(env, "provider", "?");
+    // The environment as the first record states it, through its type (each record was read
+    // through its own, so its environment keeps environment_fields()).
+    const records::Environment env = records::environment_from_json(records.front()["environment"]);
+    const std::string provider = env.provider.value_or("?");
     chart.title = p.title.empty() ? default_title(records, chart.y_label) : p.title;
     const std::string device =
         provider.starts_with("rxe")
-            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", text_of(env, "device", "?"))
-            : fmt::format("{} ({})", text_of(env, "device", "?"), provider);
-    const Record& mtu = member(env, "path_mtu");
-    const std::string lab = text_of(env, "lab", "no");
+            ? fmt::format("Soft-RoCE ({}, software, not a NIC)", env.device.value_or("?"))
+            : fmt::format("{} ({})", env.device.value_or("?"), provider);
+    const std::string lab = env.lab.value_or("no");
     // Records that name no device (an allreduce's, MPI's) leave the device and MTU out.
-    const bool names_device = env.contains("provider") || env.contains("device");
+    const bool names_device = env.provider.has_value() || env.device.has_value();
     chart.caption = fmt::format(
         "{}{}kernel {} · host {} · {} · {}",
         names_device ? device + (lab == "no" ? "" : " in the " + lab) + " · " : std::string(),
-        names_device ? fmt::format("path MTU {} · ", mtu.is_number() ? mtu.dump() : "0")
+        names_device ? fmt::format("path MTU {} · ", env.path_mtu ? *env.path_mtu : 0u)
                      : std::string(),
-        text_of(env, "kernel", "?"), text_of(env, "host", "?"), text_of(env, "date", "?"),
-        tool_version);
-    if (member(env, "lab_faults").is_string()) {
-        const std::string faults = text_of(env, "lab_faults", "");
+        env.kernel, env.host, env.date, tool_version);
+    if (env.lab_faults) {
+        const std::string& faults = *env.lab_faults;
         bool same = true;
         for (const Record& r : records)
-            same = same && text_of(member(r, "environment"), "lab_faults", "") == faults;
+            same = same && records::environment_from_json(r["environment"]).lab_faults == faults;
         chart.caption += " · faults: " + (same ? faults : std::string("each line's own (legend)"));
     }
     factor_legend(chart);

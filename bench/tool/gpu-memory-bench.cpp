@@ -33,7 +33,6 @@ namespace {
 
 using namespace rdmalab;
 using namespace rdmalab::bench::gpu_memory;
-using bench::Record;
 
 constexpr std::size_t kMaxSize = std::size_t{1} << 30;  // --sizes and --ceiling-size: 1 GiB
 constexpr std::uint64_t kKernelSeed = 0x6b;             // the fill/verify measurement
@@ -224,7 +223,8 @@ void verify_copies(gpu::DeviceMemory& memory, std::span<std::byte> host, const c
 
 // 1. Allocation: a few sizes, the smallest and largest asked for and the ceiling's; the table
 // printed as it is measured.
-Record allocation_section(const Options& options, gpu::Backend& backend, double first_us) {
+records::GpuAllocation allocation_section(const Options& options, gpu::Backend& backend,
+                                          double first_us) {
     fmt::print(
         "\nallocation (us, median; the first DeviceMemory of the run, backend start-up "
         "included: {:.1f} us)\n",
@@ -248,7 +248,7 @@ Record allocation_section(const Options& options, gpu::Backend& backend, double 
 }
 
 // 2. dma-buf export of the whole buffer.
-Record export_section(gpu::DeviceMemory& memory, int reps) {
+records::GpuExport export_section(gpu::DeviceMemory& memory, int reps) {
     const ExportResult exported = measure_export(memory, reps);
     fmt::print(
         "\ndma-buf export (Backend::export_dmabuf of {} B): {} — median {:.2f} us over {} "
@@ -260,17 +260,18 @@ Record export_section(gpu::DeviceMemory& memory, int reps) {
 }
 
 // 3. Fill and verify at the largest size.
-Record kernel_section(gpu::DeviceMemory& memory, std::size_t largest, int reps, bool is_gpu) {
+records::GpuKernels kernel_section(gpu::DeviceMemory& memory, std::size_t largest, int reps,
+                                   bool is_gpu) {
     const char* worker = is_gpu ? "GPU kernels" : "the CPU (host backend)";
     const KernelResult kernels = measure_kernels(memory, largest, reps);
-    const Record record = kernel_record(worker, kernels);
+    const records::GpuKernels record = kernel_record(worker, kernels);
     fmt::print("\nfill/verify by {}, {} B, median:\n", worker, largest);
-    fmt::print("  fill_pattern + synchronize  {:>10.2f} GB/s  {:>12.1f} us\n",
-               record["fill_gbps"].get<double>(), kernels.fill_us);
+    fmt::print("  fill_pattern + synchronize  {:>10.2f} GB/s  {:>12.1f} us\n", record.fill_gbps,
+               kernels.fill_us);
     fmt::print(
         "  find_mismatch               {:>10.2f} GB/s  {:>12.1f} us  verified: no wrong "
         "byte (another seed's pattern was caught at byte {})\n",
-        record["verify_gbps"].get<double>(), kernels.verify_us, kernels.wrong_seed_caught_at);
+        record.verify_gbps, kernels.verify_us, kernels.wrong_seed_caught_at);
     std::fflush(stdout);
     return record;
 }
@@ -286,8 +287,8 @@ CopyPair measure_ceiling(gpu::DeviceMemory& memory, std::byte* pinned, std::size
 
 // 4. Copies: verified first, then timed: the ceiling, the staging copies of each size from
 // pinned memory, and pageable memory for contrast.
-Record copy_section(const Options& options, gpu::DeviceMemory& memory, std::span<std::byte> pinned,
-                    bool is_gpu) {
+records::GpuCopies copy_section(const Options& options, gpu::DeviceMemory& memory,
+                                std::span<std::byte> pinned, bool is_gpu) {
     gpu::Backend& backend = memory.backend();
     const std::size_t largest = options.sizes.back();
     const int reps = options.reps;
@@ -299,12 +300,11 @@ Record copy_section(const Options& options, gpu::DeviceMemory& memory, std::span
 
     const CopyPair ceiling = measure_ceiling(memory, pinned.data(), options.ceiling_size, reps);
     const std::size_t ceiling_bytes = options.ceiling_size * kCeilingCopies;
-    const Record ceiling_numbers = ceiling_record(options.ceiling_size, ceiling);
+    const records::GpuCeiling ceiling_numbers = ceiling_record(options.ceiling_size, ceiling);
     fmt::print(
         "copy ceiling ({} queued copies of {} B, one synchronize, best): H2D {:.2f} GB/s, "
         "D2H {:.2f} GB/s\n",
-        kCeilingCopies, options.ceiling_size, ceiling_numbers["h2d_gbps"].get<double>(),
-        ceiling_numbers["d2h_gbps"].get<double>());
+        kCeilingCopies, options.ceiling_size, ceiling_numbers.h2d_gbps, ceiling_numbers.d2h_gbps);
     fmt::print(
         "staging copies ({}, pinned host memory, one copy + synchronize per message, "
         "median; ratio to the ceiling of the same direction):\n",
@@ -318,42 +318,36 @@ Record copy_section(const Options& options, gpu::DeviceMemory& memory, std::span
                         microseconds(per_message_seconds(backend, Direction::kDeviceToHost,
                                                          memory.data(), host, size, reps))};
     };
-    Record pinned_rows = Record::array();
+    std::vector<records::GpuCopyRow> pinned_rows;
     for (std::size_t size : options.sizes) {
-        Record row =
+        records::GpuCopyRow row =
             copy_numbers(size, both_directions(pinned.data(), size), ceiling, ceiling_bytes);
-        fmt::print("  {:>12}  {:>10.2f}  {:>10}  {:>10.2f}  {:>10}\n", size,
-                   row["h2d_gbps"].get<double>(), percent(row["h2d_of_ceiling"].get<double>()),
-                   row["d2h_gbps"].get<double>(), percent(row["d2h_of_ceiling"].get<double>()));
+        fmt::print("  {:>12}  {:>10.2f}  {:>10}  {:>10.2f}  {:>10}\n", size, row.h2d_gbps,
+                   percent(row.h2d_of_ceiling), row.d2h_gbps, percent(row.d2h_of_ceiling));
         std::fflush(stdout);
         pinned_rows.push_back(std::move(row));
     }
-    Record pageable_record =
+    const records::GpuCopyRow pageable_record =
         copy_numbers(largest, both_directions(pageable.data(), largest), ceiling, ceiling_bytes);
     if (!is_gpu)
         fmt::print("  (host memory: sizes that stay in the CPU's caches can beat the ceiling)\n");
     fmt::print(
         "pageable std::vector, for contrast (not the staging path), {} B: H2D {:.2f} GB/s "
         "({} of ceiling), D2H {:.2f} GB/s ({} of ceiling)\n",
-        largest, pageable_record["h2d_gbps"].get<double>(),
-        percent(pageable_record["h2d_of_ceiling"].get<double>()),
-        pageable_record["d2h_gbps"].get<double>(),
-        percent(pageable_record["d2h_of_ceiling"].get<double>()));
+        largest, pageable_record.h2d_gbps, percent(pageable_record.h2d_of_ceiling),
+        pageable_record.d2h_gbps, percent(pageable_record.d2h_of_ceiling));
     return copies_record(backend.copy_call(), verification, ceiling_numbers, pinned_rows,
                          pageable_record);
 }
 
 // 5. The environment, read now: right after the copies the PCIe link is still trained up.
-Record environment_section(gpu::Backend& backend) {
-    Record environment = bench::host_environment(kToolVersion);
-    Record device_facts = Record::object();
-    for (const auto& [name, value] : backend.facts()) device_facts[name] = value;
-    environment["device"] = device_facts;
-    fmt::print("\nenvironment: host {}, kernel {}, {}, {}\n",
-               environment["host"].get<std::string>(), environment["kernel"].get<std::string>(),
-               environment["date"].get<std::string>(), kToolVersion);
-    for (const auto& [name, value] : device_facts.items())
-        fmt::print("  {}: {}\n", name, value.get<std::string>());
+records::GpuMemoryEnvironment environment_section(gpu::Backend& backend) {
+    records::GpuMemoryEnvironment environment{.host = records::host_environment(kToolVersion),
+                                              .device = backend.facts()};
+    const records::Environment& host = environment.host;
+    fmt::print("\nenvironment: host {}, kernel {}, {}, {}\n", host.host, host.kernel, host.date,
+               kToolVersion);
+    for (const auto& [name, value] : environment.device) fmt::print("  {}: {}\n", name, value);
     return environment;
 }
 
@@ -368,30 +362,31 @@ int run(const Options& options) {
     const double first_us = microseconds(seconds_since(start));
     gpu::Backend& first_backend = first.backend();
     const bool is_gpu = options.memory.kind != gpu::MemoryKind::kHost;
-    Record memory_facts = memory_record(gpu::to_string(options.memory), is_gpu, first.description(),
-                                        first_backend.copy_call(), first_backend.pinned_call());
+    records::GpuMemoryFacts memory_facts =
+        memory_record(gpu::to_string(options.memory), is_gpu, first.description(),
+                      first_backend.copy_call(), first_backend.pinned_call());
     fmt::print("gpu-memory-bench: {}\n", title(memory_facts));
     fmt::print("units: {}; {} reps per number, after one warm-up\n", kUnits, reps);
     std::fflush(stdout);
 
-    const Record allocation = allocation_section(options, first_backend, first_us);
+    const records::GpuAllocation allocation = allocation_section(options, first_backend, first_us);
     // One buffer serves the rest: the kernels and the copies of each size use its start, the
     // ceiling all of it. The pinned buffer comes from the same backend and goes before it.
     const std::size_t buffer_size = std::max(largest, options.ceiling_size);
     gpu::DeviceMemory memory(options.memory, buffer_size);
     gpu::PinnedHostMemory pinned(memory.backend(), buffer_size);
-    memory_facts["buffer_size"] = buffer_size;
-    const Record dmabuf = export_section(memory, reps);
-    const Record kernels = kernel_section(memory, largest, reps, is_gpu);
-    const Record copies =
+    memory_facts.buffer_size = buffer_size;
+    const records::GpuExport dmabuf = export_section(memory, reps);
+    const records::GpuKernels kernels = kernel_section(memory, largest, reps, is_gpu);
+    const records::GpuCopies copies =
         copy_section(options, memory, std::span(pinned.data(), buffer_size), is_gpu);
-    const Record environment = environment_section(memory.backend());
+    const records::GpuMemoryEnvironment environment = environment_section(memory.backend());
 
-    const Record record = run_record(
+    const records::GpuMemoryRecord record = run_record(
         config_record(gpu::to_string(options.memory), options.sizes, reps, options.ceiling_size),
         memory_facts, environment, allocation, dmabuf, kernels, copies);
     if (!options.json_path.empty()) {
-        bench::write_file(options.json_path, record.dump(2) + "\n");
+        bench::write_file(options.json_path, records::to_json(record).dump(2) + "\n");
         fmt::print("\nwrote {}\n", options.json_path);
     }
     if (!options.markdown_path.empty()) {

@@ -244,7 +244,9 @@ int main(int argc, char** argv) {
                          true);
         add_field_reader(app, json_reader, "json",
                          "print fields of another tool's JSON (rdma-mesh's mesh.json, "
-                         "gpu-memory-bench --json): the same paths, any JSON object",
+                         "gpu-memory-bench --json, rdma-doctor --json), read through its type: "
+                         "the same paths, from the document (ranks/0/host); a path must name a "
+                         "field of its schema (records/schema/)",
                          false);
 
         parse_or_exit(app, argc, argv);

@@ -9,59 +9,30 @@
 
 namespace rdmalab::mesh {
 
-using bench::Record;
-
-Record Identity::to_json() const {
-    return Record{
-        {"rank", rank},         {"host", host},      {"address", address},       {"device", device},
-        {"provider", provider}, {"gid", gid},        {"local_rank", local_rank}, {"node", node},
-        {"launcher", launcher}, {"problem", problem}};
-}
-
-Identity Identity::from_json(const Record& r) {
-    Identity i;
-    i.rank = r.at("rank").get<int>();
-    i.host = r.at("host").get<std::string>();
-    i.address = r.at("address").get<std::string>();
-    i.device = r.at("device").get<std::string>();
-    i.provider = r.at("provider").get<std::string>();
-    i.gid = r.at("gid").get<std::string>();
-    i.local_rank = r.at("local_rank").get<int>();
-    i.node = r.at("node").get<std::string>();
-    i.launcher = r.at("launcher").get<std::string>();
-    i.problem = r.at("problem").get<std::string>();
-    return i;
-}
-
-void add_latency(Record& values, bench::Op op, std::vector<double> samples_ns) {
+void add_latency(records::MeshCellValues& values, bench::Op op, std::vector<double> samples_ns) {
     const bool half = bench::operation(op).reply != bench::Reply::kCompletion;
     for (double& s : samples_ns)
         if (half) s /= 2;
     const bench::LatencySummary stats = bench::summarize_latency(std::move(samples_ns));
-    values["lat_us"] = stats.median_us;
-    values["lat_p99_us"] = stats.p99_us;
+    values.lat_us = stats.median_us;
+    values.lat_p99_us = stats.p99_us;
 }
 
-void add_throughput(Record& values, const std::string& what, std::uint64_t ops, std::uint64_t size,
-                    double seconds) {
+void add_throughput(records::MeshCellValues& values, const std::string& what, std::uint64_t ops,
+                    std::uint64_t size, double seconds) {
     const double bytes = static_cast<double>(ops) * static_cast<double>(size);
     const double s = seconds;
     if (what == "bw")
-        values["bw_gbps"] = s > 0 ? bytes * 8 / s / 1e9 : 0.0;
+        values.bw_gbps = s > 0 ? bytes * 8 / s / 1e9 : 0.0;
     else
-        values["rate_mops"] = s > 0 ? static_cast<double>(ops) / s / 1e6 : 0.0;
+        values.rate_mops = s > 0 ? static_cast<double>(ops) / s / 1e6 : 0.0;
 }
 
-Record row_record(int rank, const std::vector<Cell>& cells, const std::vector<Failure>& failures,
-                  const Record& pair_seconds) {
-    Record row{{"rank", rank},
-               {"cells", Record::array()},
-               {"failures", Record::array()},
-               {"pair_seconds", pair_seconds}};
-    for (const Cell& c : cells) row["cells"].push_back(Record{{"to", c.to}, {"values", c.values}});
-    for (const Failure& f : failures)
-        row["failures"].push_back(Record{{"peer", f.peer}, {"reason", f.reason}});
-    return row;
+records::MeshRow row_record(int rank, const std::vector<Cell>& cells,
+                            const std::vector<Failure>& failures,
+                            const std::vector<records::MeshPeerTime>& pair_seconds) {
+    return records::MeshRow{
+        .rank = rank, .cells = cells, .failures = failures, .pair_seconds = pair_seconds};
 }
 
 bool is_judge_list(const std::string& judge) {
@@ -82,8 +53,9 @@ bool judges(const std::string& judge, const std::string& key) {
     return ("," + judge + ",").find("," + name + ",") != std::string::npos;
 }
 
-Gathered gather_rows(int n, const std::vector<Record>& rows, const std::vector<FailedPair>& lost) {
-    Gathered g{{}, {}, Record::array()};
+Gathered gather_rows(int n, const std::vector<records::MeshRow>& rows,
+                     const std::vector<FailedPair>& lost) {
+    Gathered g;
     for (const MetricInfo& m : kMetrics)
         g.metrics.push_back(Metric{m.key, m.label, m.higher, empty_matrix(n)});
     // Both ends of a failed pair may report it: the first report of each pair is kept.
@@ -93,28 +65,22 @@ Gathered gather_rows(int n, const std::vector<Record>& rows, const std::vector<F
         g.failed.push_back(std::move(f));
     };
     for (const FailedPair& f : lost) add_failure(f);
-    for (const Record& row : rows) {
-        const int from = row.at("rank").get<int>();
+    for (const records::MeshRow& row : rows) {
+        const int from = row.rank;
         if (from < 0 || from >= n) continue;
-        for (const Record& cell : row.at("cells")) {
-            const int to = cell.at("to").get<int>();
-            if (to < 0 || to >= n || to == from) continue;
+        for (const Cell& cell : row.cells) {
+            if (cell.to < 0 || cell.to >= n || cell.to == from) continue;
             for (Metric& m : g.metrics)
-                if (cell.at("values").contains(m.key))
-                    m.values[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)] =
-                        cell.at("values").at(m.key).get<double>();
+                if (const std::optional<double> v = cell.values.of(m.key))
+                    m.values[static_cast<std::size_t>(from)][static_cast<std::size_t>(cell.to)] =
+                        *v;
         }
-        for (const Record& f : row.at("failures")) {
-            const int peer = f.at("peer").get<int>();
-            add_failure(FailedPair{
-                std::min(from, peer), std::max(from, peer),
-                fmt::format("seen by rank {}: {}", from, f.at("reason").get<std::string>())});
-        }
-        for (const Record& p : row.at("pair_seconds")) {
-            if (from < p.at("peer").get<int>())
-                g.pair_seconds.push_back(
-                    Record{{"a", from}, {"b", p.at("peer")}, {"seconds", p.at("seconds")}});
-        }
+        for (const Failure& f : row.failures)
+            add_failure(FailedPair{std::min(from, f.peer), std::max(from, f.peer),
+                                   fmt::format("seen by rank {}: {}", from, f.reason)});
+        for (const records::MeshPeerTime& p : row.pair_seconds)
+            if (from < p.peer)
+                g.pair_seconds.push_back(records::MeshPairTime{from, p.peer, p.seconds});
     }
     return g;
 }
@@ -140,47 +106,38 @@ std::vector<std::string> report_lines(const Verdict& stats, const std::vector<Me
     return lines;
 }
 
-Record matrices_record(const std::vector<Metric>& metrics, const Verdict& stats,
-                       const std::string& judge) {
-    Record matrices = Record::object();
-    for (std::size_t k = 0; k < metrics.size(); ++k) {
-        Record matrix = Record::array();
-        for (const auto& row : metrics[k].values) {
-            Record r = Record::array();
-            for (const auto& v : row) r.push_back(v ? Record(*v) : Record(nullptr));
-            matrix.push_back(r);
-        }
-        matrices[metrics[k].key] = Record{{"label", metrics[k].label},
-                                          {"median", stats.metrics[k].median},
-                                          {"typical", stats.metrics[k].typical},
-                                          {"threshold", stats.metrics[k].threshold},
-                                          {"judged", judges(judge, metrics[k].key)},
-                                          {"matrix", matrix}};
-    }
-    return matrices;
+std::vector<records::MeshMetric> matrices_record(const std::vector<Metric>& metrics,
+                                                 const Verdict& stats, const std::string& judge) {
+    std::vector<records::MeshMetric> out;
+    for (std::size_t k = 0; k < metrics.size(); ++k)
+        out.push_back(records::MeshMetric{.key = metrics[k].key,
+                                          .label = metrics[k].label,
+                                          .median = stats.metrics[k].median,
+                                          .typical = stats.metrics[k].typical,
+                                          .threshold = stats.metrics[k].threshold,
+                                          .judged = judges(judge, metrics[k].key),
+                                          .matrix = metrics[k].values});
+    return out;
 }
 
-Record failed_record(const std::vector<FailedPair>& failed) {
-    Record failed_json = Record::array();
-    for (const FailedPair& f : failed)
-        failed_json.push_back(Record{{"a", f.a}, {"b", f.b}, {"reason", f.reason}});
-    return failed_json;
+std::vector<records::MeshFailedPair> failed_record(const std::vector<FailedPair>& failed) {
+    std::vector<records::MeshFailedPair> out;
+    for (const FailedPair& f : failed) out.push_back({f.a, f.b, f.reason});
+    return out;
 }
 
-Record slow_record(const std::vector<FlaggedPair>& slow) {
-    Record slow_json = Record::array();
-    for (const FlaggedPair& p : slow)
-        slow_json.push_back(Record{{"a", p.a}, {"b", p.b}, {"reasons", p.reasons}});
-    return slow_json;
+std::vector<records::MeshSlowPair> slow_record(const std::vector<FlaggedPair>& slow) {
+    std::vector<records::MeshSlowPair> out;
+    for (const FlaggedPair& p : slow) out.push_back({p.a, p.b, p.reasons});
+    return out;
 }
 
-Record culprits_record(const std::vector<Culprit>& culprits, const std::vector<Identity>& who) {
-    Record list = Record::array();
+std::vector<records::MeshCulprit> culprits_record(const std::vector<Culprit>& culprits,
+                                                  const std::vector<Identity>& who) {
+    std::vector<records::MeshCulprit> out;
     for (const Culprit& c : culprits)
-        list.push_back(Record{{"rank", c.rank},
-                              {"host", who[static_cast<std::size_t>(c.rank)].label()},
-                              {"pairs", c.pairs}});
-    return list;
+        out.push_back({c.rank, who[static_cast<std::size_t>(c.rank)].label(), c.pairs});
+    return out;
 }
 
 std::string csv_text(const std::vector<Identity>& who, const std::vector<Metric>& metrics,

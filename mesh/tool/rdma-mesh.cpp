@@ -180,7 +180,7 @@ class Rank {
 
     std::vector<Cell> cells;
     std::vector<Failure> failures;
-    Record pair_seconds = Record::array();
+    std::vector<records::MeshPeerTime> pair_seconds;
     // The longest meeting so far (to size waits for peers still in theirs).
     milliseconds longest_pair() const { return longest_; }
     // Whether some rank is known to be silent (said by a peer, or seen here): a barrier would
@@ -239,7 +239,9 @@ class Rank {
 void Rank::collect_silent() {
     while (auto text = receive(MPI_ANY_SOURCE, kSilentTag, milliseconds(0))) {
         try {
-            silent_.insert(parse_json(*text, "a silent-rank notice").at("rank").get<int>());
+            silent_.insert(records::mesh_silent_from_json(parse_json(*text, "a silent-rank notice"),
+                                                          "a silent-rank notice")
+                               .rank);
         } catch (const std::exception&) {
             // A malformed notice only costs a longer wait later.
         }
@@ -249,7 +251,8 @@ void Rank::collect_silent() {
 void Rank::announce_silent(int peer) {
     silent_.insert(peer);
     for (int r = 0; r < size_; ++r)
-        if (r != rank_ && r != peer) outbox_.send(r, kSilentTag, Record{{"rank", peer}}.dump());
+        if (r != rank_ && r != peer)
+            outbox_.send(r, kSilentTag, records::to_json(records::MeshSilentNotice{peer}).dump());
 }
 
 Cell& Rank::cell_to(int peer) {
@@ -274,7 +277,7 @@ void Rank::meet(int peer) {
     const milliseconds meet_wait =
         step() * static_cast<long>(2 + silent_.size()) + longest_pair() * 3 / 2;
     const std::string& problem = who_[static_cast<std::size_t>(rank_)].problem;
-    outbox_.send(peer, kMeetTag, Record{{"problem", problem}}.dump());
+    outbox_.send(peer, kMeetTag, records::to_json(records::MeshHello{problem}).dump());
     auto hello = receive(peer, kMeetTag, meet_wait);
     if (!hello) {
         record_failure(fmt::format("no answer from {} within {:.1f} s", name(peer),
@@ -284,7 +287,8 @@ void Rank::meet(int peer) {
     }
     std::string peer_problem;
     try {
-        peer_problem = parse_json(*hello, "a hello").at("problem").get<std::string>();
+        peer_problem =
+            records::mesh_hello_from_json(parse_json(*hello, "a hello"), "a hello").problem;
     } catch (const std::exception& e) {
         peer_problem = fmt::format("malformed hello: {}", e.what());
     }
@@ -330,8 +334,8 @@ void Rank::meet(int peer) {
         }
     }
     longest_ = std::max(longest_, std::chrono::duration_cast<milliseconds>(Clock::now() - start));
-    pair_seconds.push_back(Record{
-        {"peer", peer}, {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
+    pair_seconds.push_back(
+        records::MeshPeerTime{peer, std::chrono::duration<double>(Clock::now() - start).count()});
 }
 
 bool Rank::measure(int peer, int tag, bool initiator, const BenchConfig& config, const char* what) {
@@ -367,13 +371,13 @@ Rank::Step Rank::silent(const Measurement& m, const char* waiting_for) {
 }
 
 std::string status_text(const std::string& error) {
-    return Record{{"error", error}}.dump();
+    return records::to_json(records::MeshStatus{error}).dump();
 }
 
 // The error a peer's status message names ("" for none).
 std::string peer_error(const std::string& text) {
     try {
-        return parse_json(text, "a status").at("error").get<std::string>();
+        return records::mesh_status_from_json(parse_json(text, "a status"), "a status").error;
     } catch (const std::exception& e) {
         return fmt::format("malformed status: {}", e.what());
     }
@@ -388,27 +392,28 @@ Rank::Step Rank::connect(Measurement& m) {
     } catch (const Error& e) {
         error = e.what();
     }
-    Record mine{{"error", error}};
+    records::MeshEndpoints mine{error};
     if (m.engine) {
-        Record list = Record::array();
+        mine.endpoints.emplace();
         for (const QpEndpoint& endpoint : m.engine->local_endpoints())
-            list.push_back(to_hex(encode_qp_endpoint(endpoint)));
-        mine["endpoints"] = list;
-        mine["depth"] = m.engine->responder_depth();
+            mine.endpoints->push_back(to_hex(encode_qp_endpoint(endpoint)));
+        mine.depth = m.engine->responder_depth();
     }
-    outbox_.send(m.peer, m.tag, mine.dump());
+    outbox_.send(m.peer, m.tag, records::to_json(mine).dump());
     auto theirs_text = receive(m.peer, m.tag, m.wait);
     if (!theirs_text) return silent(m, "endpoints");
     try {
-        Record theirs = parse_json(*theirs_text, "endpoints");
+        const records::MeshEndpoints theirs =
+            records::mesh_endpoints_from_json(parse_json(*theirs_text, "endpoints"), "endpoints");
         if (!error.empty()) fail(fmt::format("{}: {}", name(rank_), error));
-        if (auto e = theirs.at("error").get<std::string>(); !e.empty())
-            fail(fmt::format("{}: {}", name(m.peer), e));
+        if (!theirs.error.empty()) fail(fmt::format("{}: {}", name(m.peer), theirs.error));
+        if (!theirs.endpoints || !theirs.depth)
+            fail(fmt::format("{} sent no endpoints and no error", name(m.peer)));
         std::vector<QpEndpoint> remote;
-        for (const auto& hex : theirs.at("endpoints").get<std::vector<std::string>>())
+        for (const std::string& hex : *theirs.endpoints)
             remote.push_back(decode_qp_endpoint_or_throw(
                 from_hex(hex), qp_type_of(m.config.transport), PeerBuffer::kAdvertised));
-        const auto depth = theirs.at("depth").get<unsigned>();
+        const unsigned depth = *theirs.depth;
         m.engine->connect(remote, static_cast<std::uint8_t>(std::min(depth, 255u)));
         error.clear();
     } catch (const std::exception& e) {
@@ -456,7 +461,8 @@ Rank::Step Rank::initiate_phase(Measurement& m, int phase) {
     }
     std::vector<std::uint64_t> per_qp =
         m.config.mode == Mode::kLatency ? std::vector<std::uint64_t>{p.count} : result.per_qp;
-    outbox_.send(m.peer, p.tag + 1, Record{{"error", local_error}, {"per_qp", per_qp}}.dump());
+    outbox_.send(m.peer, p.tag + 1,
+                 records::to_json(records::MeshSent{local_error, per_qp}).dump());
     auto counted = receive(m.peer, p.tag + 2, m.wait * 3 + to_milliseconds(p.duration));
     if (!local_error.empty()) return failed(m, local_error);
     if (!counted) return silent(m, "count");
@@ -503,7 +509,7 @@ Rank::Step Rank::answer_phase(Measurement& m, int phase) {
                 [&]() -> std::optional<std::vector<std::uint64_t>> {
                     if (!sent) sent = receive(m.peer, p.tag + 1, milliseconds(0));
                     if (!sent) return std::nullopt;
-                    return parse_json(*sent, "sent").at("per_qp").get<std::vector<std::uint64_t>>();
+                    return records::mesh_sent_from_json(parse_json(*sent, "sent"), "sent").per_qp;
                 },
                 m.limits);
         }
@@ -544,7 +550,8 @@ std::string hostname() {
 // The heatmaps: one per metric, the judged ones' flagged cells marked.
 void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Gathered& g,
                     const Verdict& stats, const std::vector<std::pair<int, int>>& planned,
-                    const Record& environment, const Record& settings) {
+                    const records::MeshEnvironment& environment,
+                    const records::MeshSettings& settings) {
     std::vector<std::string> labels;
     for (const Identity& i : who) labels.push_back(fmt::format("{} {}", i.rank, i.label()));
     std::vector<std::pair<int, int>> failed_pairs;
@@ -553,10 +560,9 @@ void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Ga
         Heatmap h;
         h.title = fmt::format("rdma-mesh: {} {}, {} ranks{}", o.op, g.metrics[k].label, who.size(),
                               judges(o.judge, g.metrics[k].key) ? "" : " (not judged)");
-        h.caption = fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device,
-                                who[0].provider, environment.at("kernel").get<std::string>(),
-                                environment.at("date").get<std::string>(),
-                                settings.at("describe").get<std::string>());
+        h.caption =
+            fmt::format("{} on {} ({}), kernel {}, {}\n{}", kTool, who[0].device, who[0].provider,
+                        environment.host.kernel, environment.host.date, settings.describe);
         h.labels = labels;
         h.metric = &g.metrics[k];
         h.typical = stats.metrics[k].typical;
@@ -572,8 +578,8 @@ void write_heatmaps(const Options& o, const std::vector<Identity>& who, const Ga
 // Rank 0's report of the rows: the verdict, mesh.json, mesh.csv, the heatmaps and the summary.
 // 1 when a pair is flagged.
 int report(const Options& o, const std::vector<Identity>& who, const std::vector<Round>& rounds,
-           const std::vector<Record>& rows, const std::vector<FailedPair>& lost_rows,
-           const Record& environment, const Record& settings) {
+           const std::vector<records::MeshRow>& rows, const std::vector<FailedPair>& lost_rows,
+           const records::MeshEnvironment& environment, const records::MeshSettings& settings) {
     const int n = static_cast<int>(who.size());
     const std::vector<std::pair<int, int>> planned = pairs_of(rounds);
     const Gathered g = gather_rows(n, rows, lost_rows);
@@ -589,26 +595,23 @@ int report(const Options& o, const std::vector<Identity>& who, const std::vector
     const std::vector<std::string> lines = report_lines(stats, g.metrics, verdict, judged, hosts);
 
     // JSON: everything; CSV: one row per directed pair with both ends' identity.
-    Record ranks = Record::array();
-    for (const Identity& i : who) ranks.push_back(i.to_json());
-    Record document{{"tool", kTool},
-                    {"environment", environment},
-                    {"settings", settings},
-                    {"ranks", ranks},
-                    {"rounds", rounds.size()},
-                    {"planned_pairs", planned.size()},
-                    {"pair_seconds", g.pair_seconds},
-                    {"metrics", matrices_record(g.metrics, stats, o.judge)},
-                    {"failed", failed_record(g.failed)},
-                    {"slow", slow_record(verdict.slow)},
-                    {"culprits", culprits_record(verdict.culprits, who)},
-                    {"summary", lines},
-                    {"flagged", verdict.flagged()}};
+    const records::MeshRecord record{.tool = kTool,
+                                     .environment = environment,
+                                     .settings = settings,
+                                     .ranks = who,
+                                     .rounds = rounds.size(),
+                                     .planned_pairs = planned.size(),
+                                     .pair_seconds = g.pair_seconds,
+                                     .metrics = matrices_record(g.metrics, stats, o.judge),
+                                     .failed = failed_record(g.failed),
+                                     .slow = slow_record(verdict.slow),
+                                     .culprits = culprits_record(verdict.culprits, who),
+                                     .summary = lines,
+                                     .flagged = verdict.flagged()};
     ::mkdir(o.out_dir.c_str(), 0755);
-    write_file(o.out_dir + "/mesh.json", document.dump(2) + "\n");
+    write_file(o.out_dir + "/mesh.json", records::to_json(record).dump(2) + "\n");
     write_file(o.out_dir + "/mesh.csv",
-               csv_text(who, g.metrics, environment.at("date").get<std::string>(),
-                        environment.at("kernel").get<std::string>(), kTool));
+               csv_text(who, g.metrics, environment.host.date, environment.host.kernel, kTool));
     write_heatmaps(o, who, g, stats, planned, environment, settings);
     for (const std::string& line : lines) fmt::print("rdma-mesh: {}\n", line);
     fmt::print("rdma-mesh: wrote {0}/mesh.json, {0}/mesh.csv and {0}/mesh-*.svg\n", o.out_dir);
@@ -746,7 +749,7 @@ Identity identify(const Options& o, int rank, const LaunchInfo& launch,
 
 // Everyone learns who everyone is (all ranks are alive at the start: mpirun started them).
 std::vector<Identity> exchange_identities(const Identity& me, int size) {
-    const std::string my_text = me.to_json().dump();
+    const std::string my_text = records::to_json(me).dump();
     int my_length = static_cast<int>(my_text.size());
     std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(lengths.size());
     check_mpi(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD),
@@ -759,9 +762,11 @@ std::vector<Identity> exchange_identities(const Identity& me, int size) {
               "MPI_Allgatherv");
     std::vector<Identity> who;
     for (std::size_t i = 0; i < lengths.size(); ++i)
-        who.push_back(Identity::from_json(parse_json(
-            all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])),
-            "an identity")));
+        who.push_back(records::mesh_rank_from_json(
+            parse_json(all.substr(static_cast<std::size_t>(offsets[i]),
+                                  static_cast<std::size_t>(lengths[i])),
+                       "an identity"),
+            fmt::format("rank {}'s identity", i)));
     return who;
 }
 
@@ -797,49 +802,48 @@ void meet_every_round(const Options& o, Rank& me, int rank, const std::vector<Ro
 }
 
 // mesh.json's settings: the options that shape the run.
-Record settings_record(const Options& o) {
-    Record settings{{"op", o.op},
-                    {"transport", o.transport},
-                    {"size", o.size},
-                    {"rate_size", o.rate_size},
-                    {"lat_size", o.lat_size},
-                    {"duration_s", o.duration_s},
-                    {"lat_iters", o.lat_iters},
-                    {"warmup", o.warmup},
-                    {"timeout_s", o.timeout_s},
-                    {"serial", o.serial},
-                    {"pairs", o.pairs},
-                    {"seed", o.seed},
-                    {"judge", o.judge},
-                    {"fraction", o.fraction},
-                    {"latency_factor", o.latency_factor},
-                    {"memory", gpu::to_string(o.memory.memory)}};
-    settings["describe"] =
-        fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport, o.size,
-                    o.duration_s, o.rate_size, o.lat_size, o.lat_iters);
-    return settings;
+records::MeshSettings settings_record(const Options& o) {
+    return records::MeshSettings{
+        .op = o.op,
+        .transport = o.transport,
+        .size = o.size,
+        .rate_size = o.rate_size,
+        .lat_size = o.lat_size,
+        .duration_s = o.duration_s,
+        .lat_iters = o.lat_iters,
+        .warmup = o.warmup,
+        .timeout_s = o.timeout_s,
+        .serial = o.serial,
+        .pairs = o.pairs,
+        .seed = o.seed,
+        .judge = o.judge,
+        .fraction = o.fraction,
+        .latency_factor = o.latency_factor,
+        .memory = gpu::to_string(o.memory.memory),
+        .describe =
+            fmt::format("{} {} bw {} for {:.2g} s, rate {}, latency {} × {}", o.op, o.transport,
+                        o.size, o.duration_s, o.rate_size, o.lat_size, o.lat_iters)};
 }
 
 // mesh.json's environment: the host's, with the MPI library and the launcher.
-Record run_environment(const LaunchInfo& launch, int size) {
-    Record environment = host_environment(kTool);
+records::MeshEnvironment run_environment(const LaunchInfo& launch, int size) {
+    records::Environment environment = records::host_environment(kTool);
     char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int library_length = 0;
     MPI_Get_library_version(library, &library_length);
     std::string mpi(library, static_cast<std::size_t>(library_length));
-    environment["mpi"] = mpi.substr(0, mpi.find_first_of(",\n"));
-    environment["launcher"] = launch.launcher;
-    environment["ranks"] = size;
-    return environment;
+    environment.mpi = mpi.substr(0, mpi.find_first_of(",\n"));
+    return records::MeshEnvironment{
+        .host = std::move(environment), .launcher = launch.launcher, .ranks = size};
 }
 
 // Rank 0: every other rank's row, then the report. 3 when a rank sent none (its pairs failed),
 // else the report's status.
 int gather_and_report(const Options& o, const std::vector<Identity>& who,
-                      const std::vector<Round>& rounds, const Record& row, const LaunchInfo& launch,
-                      int size) {
+                      const std::vector<Round>& rounds, const records::MeshRow& row,
+                      const LaunchInfo& launch, int size) {
     int status = 0;
-    std::vector<Record> rows{row};
+    std::vector<records::MeshRow> rows{row};
     std::vector<FailedPair> lost;
     // Every other rank finishes within its rounds' bounded waits; a generous limit on top.
     const milliseconds gather_wait = to_milliseconds(o.timeout_s * 30 + 30);
@@ -853,7 +857,8 @@ int gather_and_report(const Options& o, const std::vector<Identity>& who,
             status = 3;
             continue;
         }
-        rows.push_back(parse_json(*text, "a rank's results"));
+        const std::string where = fmt::format("rank {}'s results", r);
+        rows.push_back(records::mesh_row_from_json(parse_json(*text, where), where));
     }
     const int verdict =
         report(o, who, rounds, rows, lost, run_environment(launch, size), settings_record(o));
@@ -879,10 +884,10 @@ int run(int argc, char** argv, int rank, int size) {
         meet_every_round(o, me, rank, o.serial ? one_pair_per_round(rounds) : rounds);
 
     // Results to rank 0.
-    const Record row = row_record(rank, me.cells, me.failures, me.pair_seconds);
+    const records::MeshRow row = row_record(rank, me.cells, me.failures, me.pair_seconds);
     int status = 0;
     if (rank != 0)
-        outbox.send(0, kRowTag, row.dump());
+        outbox.send(0, kRowTag, records::to_json(row).dump());
     else
         status = gather_and_report(o, who, rounds, row, launch, size);
     outbox.drain(to_milliseconds(o.timeout_s));

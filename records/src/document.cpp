@@ -2,6 +2,7 @@
 #include "rdmalab/records/document.hpp"
 
 #include "rdmalab/records/bench.hpp"
+#include "rdmalab/records/tool_documents.hpp"
 
 #include "rdmalab/error.hpp"
 
@@ -109,19 +110,15 @@ void select_from(const Json& value, const JsonPath& path, std::size_t at, const 
 }
 
 // A path into a result file names a field of the records' schema: "records/*/result/recever/lost"
-// is refused by name, not answered with nulls. Steps below a record are checked as dotted names;
-// '*' over an array field stands for an element, over an object for any member (all in the
-// schema). The file's records were read through their types, so each has a schema.
-void check_record_path(const JsonPath& path, const Json& records) {
-    if (path.steps.size() < 3 || !records.is_array() || records.empty()) return;
-    std::vector<Schema> schemas;
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        const Schema schema = schema_of(records[i], fmt::format("record {}", i));
-        if (std::ranges::none_of(schemas, [&](Schema s) { return s.data() == schema.data(); }))
-            schemas.push_back(schema);
-    }
+// is refused by name, not answered with nulls. Steps from `first` on (below a record, or a tool's
+// whole document) are checked as dotted names; '*' over an array field stands for an element,
+// over an object for any member (all in the schema). The file was read through its types, so
+// each record or document has a schema.
+void check_schema_path(const JsonPath& path, std::size_t first,
+                       const std::vector<Schema>& schemas) {
+    if (path.steps.size() <= first || schemas.empty()) return;
     std::string dotted;
-    for (std::size_t i = 2; i < path.steps.size(); ++i) {
+    for (std::size_t i = first; i < path.steps.size(); ++i) {
         const std::string& step = path.steps[i];
         if (step == "*") {
             const bool array = std::ranges::any_of(
@@ -133,8 +130,19 @@ void check_record_path(const JsonPath& path, const Json& records) {
         dotted += (dotted.empty() ? "" : ".") + step;
     }
     if (std::ranges::any_of(schemas, [&](Schema s) { return names_field(s, dotted); })) return;
-    fail(fmt::format("{}: the records have no field {} (their schemas: records/schema/)", path.text,
-                     dotted));
+    fail(fmt::format("{}: the {} no field {} (their schemas: records/schema/)", path.text,
+                     first == 0 ? "document has" : "records have", dotted));
+}
+
+void check_record_path(const JsonPath& path, const Json& records) {
+    if (path.steps.size() < 3 || !records.is_array() || records.empty()) return;
+    std::vector<Schema> schemas;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const Schema schema = schema_of(records[i], fmt::format("record {}", i));
+        if (std::ranges::none_of(schemas, [&](Schema s) { return s.data() == schema.data(); }))
+            schemas.push_back(schema);
+    }
+    check_schema_path(path, 2, schemas);
 }
 
 }  // namespace
@@ -244,22 +252,22 @@ int read_fields(const ReadRequest& request, std::string_view program, std::ostre
     std::string lines;
     try {
         Json document;
+        std::vector<Schema> document_schemas;  // a tool's document's
         if (request.records) {
             document = Json{{"records", read_record_file(request.file)}};
         } else {
-            std::ifstream in(request.file);
-            if (!in) fail(fmt::format("cannot open {}: {}", request.file, std::strerror(errno)));
-            const std::string text{std::istreambuf_iterator<char>(in), {}};
-            if (in.bad())
-                fail(fmt::format("cannot read {}: {}", request.file, std::strerror(errno)));
-            document = parse_json(text, request.file);
+            document = read_document_file(request.file);
+            document_schemas.push_back(document_schema(document, request.file));
         }
         if (request.queries.empty()) fail("nothing asked: give --get PATH or --count PATH");
         for (const FieldQuery& query : request.queries) {
             const JsonPath path = parse_path(query.path);
             std::vector<Json> values;
             try {
-                if (request.records) check_record_path(path, document["records"]);
+                if (request.records)
+                    check_record_path(path, document["records"]);
+                else
+                    check_schema_path(path, 0, document_schemas);
                 values = select_values(document, path);
             } catch (const Error& e) {
                 fail(fmt::format("{}: {}", request.file, e.what()));

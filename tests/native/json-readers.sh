@@ -1,6 +1,7 @@
 # Native test: JSON is read back through its one reader (`rdma-bench records` for the typed
-# records of rdma-bench and the allreduce programs, `rdma-bench json` for rdma-mesh's mesh.json
-# and gpu-memory-bench's record, rdma-wire for packets, trace-merge --query for traces), never by
+# records of rdma-bench and the allreduce programs; `rdma-bench json` for rdma-mesh's mesh.json,
+# gpu-memory-bench's record and rdma-doctor --json's report, each through its type in records/;
+# rdma-wire for packets, trace-merge --query for traces), never by
 # its text, and no script runs an interpreter that could parse it instead (none is in ./rdmalab's
 # package lists but the site's Node.js, and the site is docs/). In the tracked scripts and CMake
 # files (docs/ aside), outside full-line comments, none of these may appear:

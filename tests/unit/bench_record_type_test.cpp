@@ -4,6 +4,8 @@
 // records/schema/bench.json is the schema.
 #include "rdmalab/records/allreduce.hpp"
 #include "rdmalab/records/bench.hpp"
+#include "rdmalab/records/mesh.hpp"
+#include "rdmalab/records/tool_documents.hpp"
 
 #include "rdmalab/error.hpp"
 
@@ -123,26 +125,33 @@ TEST(BenchRecordType, AFieldOutsideTheSchemaIsRefusedByName) {
     EXPECT_FALSE(names_field(kBenchSchema, "result.reciever.lost"));
 }
 
-// The results in the tree, rdma-bench's and the allreduce programs': each reads through its type
-// and writes back the JSON it was read from.
+// The results in the tree, rdma-bench's and the allreduce programs' record files and the tools'
+// documents (rdma-mesh's mesh.json, gpu-memory-bench's records): each reads through its type and
+// writes back the JSON it was read from; a document, the very text.
 TEST(BenchRecordType, EveryRecordedResultStillReads) {
-    const std::filesystem::path results =
-        std::filesystem::path(RDMALAB_SOURCE_DIR) / "bench/results";
-    int bench = 0, allreduce = 0;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(results)) {
-        if (entry.path().extension() != ".json") continue;
-        const std::string path = entry.path().string();
-        std::vector<Json> document;
-        try {
-            document = read_json_file(path);
-        } catch (const Error&) {
-            continue;  // not a result file (rdma-mesh's mesh.json, rxe counters)
+    const std::filesystem::path source(RDMALAB_SOURCE_DIR);
+    int bench = 0, allreduce = 0, mesh = 0, gpu_memory = 0;
+    for (const char* folder : {"bench/results", "gpu/results"})
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(source / folder)) {
+            if (entry.path().extension() != ".json") continue;
+            const std::string path = entry.path().string();
+            const std::string text = bench_record_text_of(path);
+            const Json json = parse_json(text, path);
+            if (json.is_object() && json.contains("records")) {
+                const std::vector<Json> document = read_json_file(path);
+                ASSERT_EQ(read_record_file(path), document) << path;
+                for (const Json& record : document) (is_bench_record(record) ? bench : allreduce)++;
+            } else if (json.is_object()) {
+                ASSERT_EQ(read_document_file(path).dump(2) + "\n", text) << path;
+                (is_mesh_record(json) ? mesh : gpu_memory)++;
+            }
+            // Else a JSON array: the packets rdma-wire keeps, read through wire/packet.hpp's
+            // type (wire_records_test.cpp).
         }
-        ASSERT_EQ(read_record_file(path), document) << path;
-        for (const Json& json : document) (is_bench_record(json) ? bench : allreduce)++;
-    }
     EXPECT_GT(bench, 300);
     EXPECT_GT(allreduce, 60);
+    EXPECT_GE(mesh, 1);
+    EXPECT_GE(gpu_memory, 3);
 }
 
 // records/schema/*.json are the schemas the code checks against (RDMALAB_UPDATE_SCHEMAS=1

@@ -47,11 +47,11 @@ TEST(Records, CsvHasTheUnionOfColumnsFlattenedAndQuoted) {
 }
 
 TEST(Records, HostEnvironmentSaysWhereAndWhen) {
-    auto env = host_environment("9.9.9");
-    EXPECT_FALSE(env["host"].get<std::string>().empty());
-    EXPECT_FALSE(env["kernel"].get<std::string>().empty());
-    EXPECT_EQ(env["date"].get<std::string>().size(), 20u);  // 2026-11-22T04:08:00Z
-    EXPECT_EQ(env["tool_version"], "9.9.9");
+    const records::Environment env = records::host_environment("9.9.9");
+    EXPECT_FALSE(env.host.empty());
+    EXPECT_FALSE(env.kernel.empty());
+    EXPECT_EQ(env.date.size(), 20u);  // 2026-11-22T04:08:00Z
+    EXPECT_EQ(env.tool_version, "9.9.9");
 }
 
 TEST(Records, ReadingSomethingElseFailsClearly) {

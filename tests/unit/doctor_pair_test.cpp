@@ -4,7 +4,6 @@
 #include "pair.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -185,9 +184,11 @@ TEST(DoctorPair, GidTextRoundTripsThroughBytes) {
 }
 
 TEST(DoctorPair, JsonCarriesTheProbes) {
-    const nlohmann::json j = pair_json(healthy_pair());
-    EXPECT_EQ(j["gid_round_trips"].size(), 1u);
-    EXPECT_EQ(j["gid_round_trips"][0]["verified"], true);
-    EXPECT_EQ(j["peer"]["gids"][1]["gid"], "::ffff:198.51.100.1");
-    EXPECT_EQ(j["class_probe"]["received_tos"], 0);
+    const rdmalab::records::DoctorPair p = pair_record(healthy_pair());
+    ASSERT_EQ(p.gid_round_trips.size(), 1u);
+    EXPECT_TRUE(p.gid_round_trips[0].verified);
+    EXPECT_EQ(p.gid_round_trips[0].outcome, "verified");
+    EXPECT_EQ(p.peer.gids[1].gid, "::ffff:198.51.100.1");
+    ASSERT_TRUE(p.class_probe);
+    EXPECT_EQ(p.class_probe->received_tos, 0u);
 }

@@ -5,7 +5,6 @@
 #include "reach.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 using namespace rdmalab::doctor;
 
@@ -155,9 +154,9 @@ TEST(DoctorReach, AnIpv6PeerGetsItsTcpOutcomeAlone) {
 }
 
 TEST(DoctorReach, JsonNamesEveryLayer) {
-    const nlohmann::json json = reach_json(refused_peer());
-    EXPECT_EQ(json.at("tcp"), "refused");
-    EXPECT_EQ(json.at("route"), "unicast");
-    EXPECT_EQ(json.at("neighbour"), "REACHABLE");
-    EXPECT_EQ(json.at("echoes_answered"), 3);
+    const rdmalab::records::DoctorReach reach = reach_record(refused_peer());
+    EXPECT_EQ(reach.tcp, "refused");
+    EXPECT_EQ(reach.route, "unicast");
+    EXPECT_EQ(reach.neighbour, "REACHABLE");
+    EXPECT_EQ(reach.echoes_answered, 3u);
 }

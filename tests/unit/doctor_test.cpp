@@ -4,7 +4,6 @@
 #include "doctor.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -203,11 +202,15 @@ TEST(Doctor, OneLinePerFindingAndJson) {
     const std::string text = render_text(diagnosis);
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
               static_cast<long>(diagnosis.findings.size() + diagnosis.healthy.size() + 1));
-    const auto json = nlohmann::json::parse(render_json(host, diagnosis));
-    EXPECT_EQ(json["format"], "rdma-doctor");
-    EXPECT_FALSE(json["healthy"].get<bool>());
-    EXPECT_EQ(json["findings"].size(), 2u);
-    EXPECT_EQ(json["findings"][0]["check"], "port-state");
+    // The JSON, read back through its type.
+    const rdmalab::records::DoctorReport report = rdmalab::records::doctor_from_json(
+        rdmalab::records::parse_json(render_json(host, diagnosis), "the report"), "the report");
+    EXPECT_EQ(report, report_record(host, diagnosis));
+    EXPECT_EQ(report.format, "rdma-doctor");
+    EXPECT_FALSE(report.healthy);
+    ASSERT_EQ(report.findings.size(), 2u);
+    EXPECT_EQ(report.findings[0].check, "port-state");
+    EXPECT_EQ(report.findings[0].severity, "problem");
 }
 
 // ---- GPU hosts (the lab has no GPU: these rules are proven on made-up hosts only).

@@ -2,6 +2,7 @@
 // gives its cell, the rows ranks send rank 0, and what rank 0 makes of them (matrices, failed
 // pairs, summary, mesh.json's parts, mesh.csv).
 #include "rdmalab/bench/stats.hpp"
+#include "rdmalab/error.hpp"
 #include "rdmalab/mesh/results.hpp"
 
 #include <gtest/gtest.h>
@@ -37,23 +38,19 @@ std::vector<std::string> mesh_results_keys(const bench::Record& record) {
 }
 
 // Three ranks' rows: rank 0 measured 1 and 2, rank 1 measured 0 (rate only) and failed with 2,
-// rank 2 failed with 1 too and named itself and a rank that does not exist.
-std::vector<bench::Record> mesh_results_rows() {
-    const bench::Record times0 =
-        bench::Record::array({bench::Record{{"peer", 1}, {"seconds", 1.5}},
-                              bench::Record{{"peer", 2}, {"seconds", 2.5}}});
-    const bench::Record times1 =
-        bench::Record::array({bench::Record{{"peer", 0}, {"seconds", 1.4}}});
+// rank 2 failed with 1 too and named itself and a rank that does not exist. Each goes through
+// the message a rank sends rank 0 and back, as in the tool.
+std::vector<records::MeshRow> mesh_results_rows() {
+    const auto sent = [](const records::MeshRow& row) {
+        return records::mesh_row_from_json(records::to_json(row), "a row");
+    };
     return {
-        row_record(0,
-                   {Cell{1, bench::Record{{"bw_gbps", 9.5}, {"lat_us", 3.0}}},
-                    Cell{2, bench::Record{{"bw_gbps", 1.25}}}},
-                   {}, times0),
-        row_record(1, {Cell{0, bench::Record{{"rate_mops", 0.5}}}}, {Failure{2, "bw: timed out"}},
-                   times1),
-        row_record(
-            2, {Cell{2, bench::Record{{"bw_gbps", 7.0}}}, Cell{5, bench::Record{{"bw_gbps", 7.0}}}},
-            {Failure{1, "bw: no answer"}}, bench::Record::array())};
+        sent(row_record(0, {Cell{1, {.bw_gbps = 9.5, .lat_us = 3.0}}, Cell{2, {.bw_gbps = 1.25}}},
+                        {}, {{1, 1.5}, {2, 2.5}})),
+        sent(row_record(1, {Cell{0, {.rate_mops = 0.5}}}, {Failure{2, "bw: timed out"}},
+                        {{0, 1.4}})),
+        sent(row_record(2, {Cell{2, {.bw_gbps = 7.0}}, Cell{5, {.bw_gbps = 7.0}}},
+                        {Failure{1, "bw: no answer"}}, {}))};
 }
 
 }  // namespace
@@ -61,39 +58,59 @@ std::vector<bench::Record> mesh_results_rows() {
 TEST(MeshResults, AnIdentityRoundTripsThroughItsRecord) {
     Identity me = mesh_results_rank(3, "198.51.100.4");
     me.problem = "no usable RDMA device";
-    const Identity back = Identity::from_json(me.to_json());
-    EXPECT_EQ(back.to_json(), me.to_json());
+    const Identity back = records::mesh_rank_from_json(records::to_json(me), "identity");
+    EXPECT_EQ(back, me);
     EXPECT_EQ(back.problem, "no usable RDMA device");
-    EXPECT_EQ(mesh_results_keys(me.to_json()),
+    EXPECT_EQ(mesh_results_keys(records::to_json(me)),
               (std::vector<std::string>{"rank", "host", "address", "device", "provider", "gid",
                                         "local_rank", "node", "launcher", "problem"}));
     EXPECT_EQ(me.label(), "node3 198.51.100.4");
     EXPECT_EQ(mesh_results_rank(1, "").label(), "node1");  // no RDMA address: the host alone
-    EXPECT_THROW(Identity::from_json(bench::Record{{"rank", 1}}), std::exception);
+    EXPECT_THROW(records::mesh_rank_from_json(bench::Record{{"rank", 1}}, "identity"), Error);
 }
 
 TEST(MeshResults, LatencyIsHalfTheRoundTripButARead) {
-    bench::Record write = bench::Record::object(), read = bench::Record::object();
+    records::MeshCellValues write, read;
     add_latency(write, bench::Op::kWrite, {4000, 2000, 6000});
     add_latency(read, bench::Op::kRead, {4000, 2000, 6000});
     const auto half = bench::summarize_latency({2000, 1000, 3000});
     const auto whole = bench::summarize_latency({4000, 2000, 6000});
-    EXPECT_EQ(write, (bench::Record{{"lat_us", half.median_us}, {"lat_p99_us", half.p99_us}}));
-    EXPECT_EQ(read, (bench::Record{{"lat_us", whole.median_us}, {"lat_p99_us", whole.p99_us}}));
-    EXPECT_DOUBLE_EQ(write["lat_us"].get<double>(), 2.0);
+    EXPECT_EQ(write,
+              (records::MeshCellValues{.lat_us = half.median_us, .lat_p99_us = half.p99_us}));
+    EXPECT_EQ(read,
+              (records::MeshCellValues{.lat_us = whole.median_us, .lat_p99_us = whole.p99_us}));
+    EXPECT_EQ(write.lat_us, 2.0);
 }
 
 TEST(MeshResults, ThroughputIsBandwidthForBwAndRateOtherwise) {
-    bench::Record values = bench::Record::object();
+    records::MeshCellValues values;
     add_throughput(values, "bw", 1000, 65536, 0.5);
     add_throughput(values, "rate", 1000, 64, 0.5);
-    EXPECT_DOUBLE_EQ(values["bw_gbps"].get<double>(), 1000.0 * 65536 * 8 / 0.5 / 1e9);
-    EXPECT_DOUBLE_EQ(values["rate_mops"].get<double>(), 0.002);
-    bench::Record none = bench::Record::object();
+    EXPECT_DOUBLE_EQ(*values.bw_gbps, 1000.0 * 65536 * 8 / 0.5 / 1e9);
+    EXPECT_DOUBLE_EQ(*values.rate_mops, 0.002);
+    EXPECT_EQ(values.of("rate_mops"), values.rate_mops);
+    EXPECT_EQ(values.of("lat_us"), std::nullopt);
+    records::MeshCellValues none;
     add_throughput(none, "bw", 10, 64, 0);
-    EXPECT_EQ(none["bw_gbps"], 0.0);  // no time passed: nothing measured
+    EXPECT_EQ(none.bw_gbps, 0.0);  // no time passed: nothing measured
 }
 
+// The row message: written and read through its type; a misspelt field refused by name.
+TEST(MeshResults, ARowMessageRoundTripsAndAMisspeltFieldIsRefused) {
+    const records::MeshRow row = row_record(1, {Cell{0, {.rate_mops = 0.5, .lat_p99_us = 9}}},
+                                            {Failure{2, "bw: timed out"}}, {{0, 1.4}});
+    const records::Json json = records::to_json(row);
+    EXPECT_EQ(json["cells"][0]["values"], (records::Json{{"rate_mops", 0.5}, {"lat_p99_us", 9.0}}));
+    EXPECT_EQ(records::mesh_row_from_json(json, "row"), row);
+    records::Json odd = json;
+    odd["cells"][0]["values"]["bw_gpbs"] = 1.0;
+    try {
+        records::mesh_row_from_json(odd, "rank 1's results");
+        FAIL() << "a row outside its schema was read";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "rank 1's results: cells[0].values.bw_gpbs: not in the schema");
+    }
+}
 TEST(MeshResults, RowsGatherIntoMatricesFailedPairsAndPairTimes) {
     const Gathered g =
         gather_rows(3, mesh_results_rows(), {FailedPair{1, 2, "rank 2 sent no results"}});
@@ -118,14 +135,10 @@ TEST(MeshResults, RowsGatherIntoMatricesFailedPairsAndPairTimes) {
     EXPECT_EQ(seen.failed[0].b, 2);
     EXPECT_EQ(seen.failed[0].reason, "seen by rank 1: bw: timed out");
     // Each pair's time as its lower rank measured it.
-    EXPECT_EQ(g.pair_seconds,
-              bench::Record::array({bench::Record{{"a", 0}, {"b", 1}, {"seconds", 1.5}},
-                                    bench::Record{{"a", 0}, {"b", 2}, {"seconds", 2.5}}}));
+    EXPECT_EQ(g.pair_seconds, (std::vector<records::MeshPairTime>{{0, 1, 1.5}, {0, 2, 2.5}}));
     // A row from a rank outside the run is left out.
     EXPECT_EQ(gather_rows(2, mesh_results_rows(), {}).metrics[0].values[0][1], 9.5);
-    EXPECT_NO_THROW(gather_rows(
-        2, {row_record(7, {Cell{0, bench::Record{{"bw_gbps", 1.0}}}}, {}, bench::Record::array())},
-        {}));
+    EXPECT_NO_THROW(gather_rows(2, {row_record(7, {Cell{0, {.bw_gbps = 1.0}}}, {}, {})}, {}));
 }
 
 TEST(MeshResults, ARankThatSentNoResultsLosesEachPairItWasToMeet) {
@@ -175,27 +188,25 @@ TEST(MeshResults, TheSummaryIsEveryMetricsTypicalValueThenTheVerdictOnTheJudged)
 TEST(MeshResults, MeshJsonPartsSayEachMetricAndEachFlaggedPair) {
     const Gathered g = gather_rows(3, mesh_results_rows(), {});
     const Verdict stats = judge(3, g.metrics, {}, {});
-    const bench::Record matrices = matrices_record(g.metrics, stats, "bw");
-    EXPECT_EQ(mesh_results_keys(matrices),
-              (std::vector<std::string>{"bw_gbps", "rate_mops", "lat_us", "lat_p99_us"}));
-    const bench::Record& bw = matrices["bw_gbps"];
-    EXPECT_EQ(mesh_results_keys(bw), (std::vector<std::string>{"label", "median", "typical",
-                                                               "threshold", "judged", "matrix"}));
-    EXPECT_EQ(bw["label"], "bandwidth (Gb/s)");
-    EXPECT_EQ(bw["judged"], true);
-    EXPECT_EQ(matrices["rate_mops"]["judged"], false);
-    EXPECT_EQ(bw["matrix"][0], bench::Record::array({nullptr, 9.5, 1.25}));
-    EXPECT_EQ(bw["median"], stats.metrics[0].median);
+    const std::vector<records::MeshMetric> matrices = matrices_record(g.metrics, stats, "bw");
+    ASSERT_EQ(matrices.size(), records::kMeshMetricKeys.size());
+    for (std::size_t k = 0; k < matrices.size(); ++k)  // mesh.json's order is kMetrics'
+        EXPECT_EQ(matrices[k].key, records::kMeshMetricKeys[k]);
+    const records::MeshMetric& bw = matrices[0];
+    EXPECT_EQ(bw.label, "bandwidth (Gb/s)");
+    EXPECT_TRUE(bw.judged);
+    EXPECT_FALSE(matrices[1].judged);
+    EXPECT_EQ(bw.matrix[0], (std::vector<std::optional<double>>{std::nullopt, 9.5, 1.25}));
+    EXPECT_EQ(bw.median, stats.metrics[0].median);
 
     EXPECT_EQ(failed_record({FailedPair{0, 2, "why"}}),
-              bench::Record::array({bench::Record{{"a", 0}, {"b", 2}, {"reason", "why"}}}));
+              (std::vector<records::MeshFailedPair>{{0, 2, "why"}}));
     EXPECT_EQ(slow_record({FlaggedPair{1, 2, {"bw_gbps 1→2: low"}}}),
-              bench::Record::array(
-                  {bench::Record{{"a", 1}, {"b", 2}, {"reasons", {"bw_gbps 1→2: low"}}}}));
+              (std::vector<records::MeshSlowPair>{{1, 2, {"bw_gbps 1→2: low"}}}));
     const std::vector<Identity> who = {mesh_results_rank(0, "198.51.100.1"),
                                        mesh_results_rank(1, "")};
     EXPECT_EQ(culprits_record({Culprit{1, 3}}, who),
-              bench::Record::array({bench::Record{{"rank", 1}, {"host", "node1"}, {"pairs", 3}}}));
+              (std::vector<records::MeshCulprit>{{1, "node1", 3}}));
 }
 
 TEST(MeshResults, MeshCsvHasARowPerDirectedPair) {

@@ -1,9 +1,10 @@
 // gpu-memory-bench's record: the numbers its measurements give (allocation, dma-buf export,
-// fill/verify, the staging copies against the copy ceiling) as the JSON record it writes, and the
-// Markdown report made from that record alone. Pure logic: the tool measures and prints.
+// fill/verify, the staging copies against the copy ceiling) as the typed record it writes
+// (records::GpuMemoryRecord, records/gpu_memory.hpp), and the Markdown report made from that
+// record alone. Pure logic: the tool measures and prints.
 #pragma once
 
-#include "rdmalab/bench/records.hpp"
+#include "rdmalab/records/gpu_memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -28,15 +29,8 @@ std::string percent(double fraction);  // 0.5 → "50.0%"
 
 // ---- What the measurements give.
 
-struct AllocationRow {
-    std::size_t size = 0;
-    double device_memory_us = 0;  // DeviceMemory(spec, size): its own backend, then allocate
-    double device_memory_free_us = 0;
-    double allocate_us = 0;  // Backend::allocate alone: allocation + zero-fill
-    double release_us = 0;
-    double pinned_us = 0;  // PinnedHostMemory: what the staging path's bounce buffer costs
-    double pinned_free_us = 0;
-};
+// One size's allocation medians, µs: the record's row as it is.
+using AllocationRow = records::GpuAllocationRow;
 
 struct ExportResult {
     std::size_t size = 0;
@@ -65,38 +59,47 @@ std::vector<std::size_t> allocation_sizes(const std::vector<std::size_t>& sizes,
 
 // ---- The record's parts, in its order.
 
-Record config_record(const std::string& mem, const std::vector<std::size_t>& sizes, int reps,
-                     std::size_t ceiling_size);
+records::GpuMemoryConfig config_record(const std::string& mem,
+                                       const std::vector<std::size_t>& sizes, int reps,
+                                       std::size_t ceiling_size);
 // "memory": what was measured (buffer_size is added once the buffer is made).
-Record memory_record(const std::string& kind, bool gpu, const std::string& description,
-                     const std::string& copy_call, const std::string& pinned_call);
-Record allocation_record(double first_device_memory_us, const std::vector<AllocationRow>& rows);
+records::GpuMemoryFacts memory_record(const std::string& kind, bool gpu,
+                                      const std::string& description, const std::string& copy_call,
+                                      const std::string& pinned_call);
+records::GpuAllocation allocation_record(double first_device_memory_us,
+                                         const std::vector<AllocationRow>& rows);
 // "fd from CALL (offset N); each fd closed", or "failed: WHY".
 std::string export_outcome(const ExportResult& exported);
-Record export_record(const ExportResult& exported);
+records::GpuExport export_record(const ExportResult& exported);
 // worker: what ran the kernels ("GPU kernels", "the CPU (host backend)").
-Record kernel_record(const std::string& worker, const KernelResult& kernels);
+records::GpuKernels kernel_record(const std::string& worker, const KernelResult& kernels);
 // The ceiling: kCeilingCopies copies of ceiling_size bytes, the best time of each direction.
-Record ceiling_record(std::size_t ceiling_size, const CopyPair& ceiling);
+records::GpuCeiling ceiling_record(std::size_t ceiling_size, const CopyPair& ceiling);
 // One size's copies: GB/s, µs, and each direction's fraction of the ceiling's GB/s.
-Record copy_numbers(std::size_t size, const CopyPair& times, const CopyPair& ceiling_times,
-                    std::size_t ceiling_bytes);
+records::GpuCopyRow copy_numbers(std::size_t size, const CopyPair& times,
+                                 const CopyPair& ceiling_times, std::size_t ceiling_bytes);
 // How the copies were verified before they were timed.
 std::string copy_verification(std::size_t pinned_bytes, std::size_t pageable_bytes);
-Record copies_record(const std::string& copy_call, const std::string& verification,
-                     const Record& ceiling, const Record& pinned_rows, const Record& pageable);
+records::GpuCopies copies_record(const std::string& copy_call, const std::string& verification,
+                                 const records::GpuCeiling& ceiling,
+                                 const std::vector<records::GpuCopyRow>& pinned_rows,
+                                 const records::GpuCopyRow& pageable);
 // The whole record: the tool and units, then the parts above and the environment.
-Record run_record(const Record& config, const Record& memory, const Record& environment,
-                  const Record& allocation, const Record& dmabuf_export, const Record& kernels,
-                  const Record& copies);
+records::GpuMemoryRecord run_record(const records::GpuMemoryConfig& config,
+                                    const records::GpuMemoryFacts& memory,
+                                    const records::GpuMemoryEnvironment& environment,
+                                    const records::GpuAllocation& allocation,
+                                    const records::GpuExport& dmabuf_export,
+                                    const records::GpuKernels& kernels,
+                                    const records::GpuCopies& copies);
 
 // ---- The Markdown report.
 
 // The report's title, from the record's "memory".
-std::string title(const Record& memory);
+std::string title(const records::GpuMemoryFacts& memory);
 // Text for a table cell: '|' escaped.
 std::string markdown_cell(const std::string& text);
 // The Markdown report, from the record alone, so it says exactly what the JSON file says.
-std::string to_markdown(const Record& record);
+std::string to_markdown(const records::GpuMemoryRecord& record);
 
 }  // namespace rdmalab::bench::gpu_memory

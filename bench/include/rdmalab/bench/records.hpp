@@ -1,6 +1,7 @@
 // rdma-bench's names for the records library's (rdmalab/records/): its results, its control
-// messages and the other tools' JSON go through that library, which lessons share; the names
-// below let rdma-bench's code and its tests say Record and to_json as before.
+// messages and the other tools' documents (mesh.json, gpu-memory-bench's) go through that library,
+// which lessons share; the names below let rdma-bench's code and its tests say Record and to_json
+// as before.
 #pragma once
 
 #include "rdmalab/records/bench.hpp"
@@ -27,12 +28,6 @@ using records::write_file;
 // records library's to_json also writes each record type).
 inline std::string to_json(const std::vector<Record>& records) {
     return records::to_json(records);
-}
-
-// This host's environment as a JSON object, for the records not typed yet (rdma-mesh's mesh.json,
-// gpu-memory-bench's record); rdma-bench's own is records::Environment.
-inline Record host_environment(const std::string& tool_version) {
-    return records::to_json(records::host_environment(tool_version));
 }
 
 }  // namespace rdmalab::bench

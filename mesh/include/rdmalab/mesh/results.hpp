@@ -7,6 +7,7 @@
 #include "rdmalab/bench/records.hpp"
 #include "rdmalab/mesh/schedule.hpp"
 #include "rdmalab/mesh/verdict.hpp"
+#include "rdmalab/records/mesh.hpp"
 
 #include <cstdint>
 #include <string>
@@ -14,43 +15,30 @@
 
 namespace rdmalab::mesh {
 
-// Who a rank is, told to every other rank once at the start.
-struct Identity {
-    int rank = 0;
-    std::string host, address, device, provider, gid, node, launcher, problem;
-    int local_rank = 0;
-    bench::Record to_json() const;
-    static Identity from_json(const bench::Record& r);
-    // How the summary names its host: the name, with the RDMA address where there is one (lab
-    // guests all share one host name).
-    std::string label() const { return address.empty() ? host : host + " " + address; }
-};
+// Who a rank is, told to every other rank once at the start, and kept in mesh.json's "ranks": the
+// records library's type (records::to_json, records::mesh_rank_from_json).
+using Identity = records::MeshRank;
 
 // ---- One rank's measurements.
 
-struct Cell {  // what a rank measured towards one peer
-    int to = 0;
-    bench::Record values = bench::Record::object();  // bw_gbps, rate_mops, lat_us, lat_p99_us
-};
-
-struct Failure {  // a pair that did not complete, as this rank saw it
-    int peer = 0;
-    std::string reason;
-};
+// What a rank measured towards one peer, and a pair that did not complete as it saw it: the
+// parts of the row it sends rank 0 (records::MeshRow).
+using Cell = records::MeshCell;
+using Failure = records::MeshRowFailure;
 
 // A latency measurement's values: the samples' (ns) median as lat_us and p99 as lat_p99_us,
 // each half the round trip (perftest's convention) unless the operation's reply is its own
 // completion (a READ: the whole round trip).
-void add_latency(bench::Record& values, bench::Op op, std::vector<double> samples_ns);
+void add_latency(records::MeshCellValues& values, bench::Op op, std::vector<double> samples_ns);
 // A bandwidth measurement's value: what "bw" gives bw_gbps (Gb/s of ops × size bytes), any other
 // what rate_mops (million ops/s); 0 when no time passed.
-void add_throughput(bench::Record& values, const std::string& what, std::uint64_t ops,
+void add_throughput(records::MeshCellValues& values, const std::string& what, std::uint64_t ops,
                     std::uint64_t size, double seconds);
 
-// The row a rank sends rank 0: {rank, cells: [{to, values}], failures: [{peer, reason}],
-// pair_seconds: [{peer, seconds}]}.
-bench::Record row_record(int rank, const std::vector<Cell>& cells,
-                         const std::vector<Failure>& failures, const bench::Record& pair_seconds);
+// The row a rank sends rank 0 (records::to_json writes it, records::mesh_row_from_json reads it).
+records::MeshRow row_record(int rank, const std::vector<Cell>& cells,
+                            const std::vector<Failure>& failures,
+                            const std::vector<records::MeshPeerTime>& pair_seconds);
 
 // ---- Rank 0: the rows into matrices, the verdict's inputs and the files.
 
@@ -73,11 +61,11 @@ bool judges(const std::string& judge, const std::string& key);
 struct Gathered {
     std::vector<Metric> metrics;     // kMetrics', each an n×n matrix filled from the rows' cells
     std::vector<FailedPair> failed;  // the first report of each pair (lost ones first)
-    bench::Record pair_seconds;      // [{a, b, seconds}]: each pair as its lower rank timed it
+    std::vector<records::MeshPairTime> pair_seconds;  // each pair as its lower rank timed it
 };
 // The rows of n ranks (row_record), and the pairs lost with a rank that sent none. Cells and
 // pairs naming a rank outside 0..n−1 (or the row's own) are left out.
-Gathered gather_rows(int n, const std::vector<bench::Record>& rows,
+Gathered gather_rows(int n, const std::vector<records::MeshRow>& rows,
                      const std::vector<FailedPair>& lost);
 
 // The pairs a rank that sent no results was to meet in the rounds (of n ranks), each failed
@@ -91,14 +79,14 @@ std::vector<std::string> report_lines(const Verdict& stats, const std::vector<Me
                                       const Verdict& verdict, const std::vector<Metric>& judged,
                                       const std::vector<std::string>& hosts);
 
-// mesh.json's parts: each metric's statistics and matrix (null: not measured), the failed and
-// slow pairs, the culprits with their hosts.
-bench::Record matrices_record(const std::vector<Metric>& metrics, const Verdict& stats,
-                              const std::string& judge);
-bench::Record failed_record(const std::vector<FailedPair>& failed);
-bench::Record slow_record(const std::vector<FlaggedPair>& slow);
-bench::Record culprits_record(const std::vector<Culprit>& culprits,
-                              const std::vector<Identity>& who);
+// mesh.json's parts (records::MeshRecord): each metric's statistics and matrix (null: not
+// measured), the failed and slow pairs, the culprits with their hosts.
+std::vector<records::MeshMetric> matrices_record(const std::vector<Metric>& metrics,
+                                                 const Verdict& stats, const std::string& judge);
+std::vector<records::MeshFailedPair> failed_record(const std::vector<FailedPair>& failed);
+std::vector<records::MeshSlowPair> slow_record(const std::vector<FlaggedPair>& slow);
+std::vector<records::MeshCulprit> culprits_record(const std::vector<Culprit>& culprits,
+                                                  const std::vector<Identity>& who);
 
 // mesh.csv: one row per directed pair with both ends' identity, the metrics (empty: not
 // measured), and the run's date, kernel and tool.

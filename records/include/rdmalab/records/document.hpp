@@ -64,8 +64,9 @@ struct FieldQuery {
 };
 struct ReadRequest {
     std::string file;
-    // The file must be a result file, each record read through its type (read_record_file), and
-    // a path must name a field of their schema; else any JSON.
+    // The file must be a result file, each record read through its type (read_record_file);
+    // else a tool's document (mesh.json, gpu-memory-bench's record), read through its type
+    // (tool_documents.hpp). Either way a path must name a field of the schema.
     bool records = true;
     std::vector<FieldQuery> queries;
     bool raw = false;
