@@ -33,6 +33,9 @@ if [ ! -e /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/nul
 fi
 refused "many-paths: OUT_DIR outside the repository" 2 'OUT_DIR must lie inside the repository' -- \
     bash "$repo/bench/many-paths.sh" "$scratch/results"
-refused "many-paths: --analyse without a folder" 1 'needs the work folder' -- bash "$repo/bench/many-paths.sh" --analyse
+refused "many-paths: --analyse without a folder" 2 'needs the work folders of runs' -- bash "$repo/bench/many-paths.sh" --analyse
 refused "many-paths: --analyse of a folder with no run" 2 'holds no run' -- bash "$repo/bench/many-paths.sh" --analyse "$scratch"
+refused "many-paths: a part it does not know" 2 "--parts takes goodput, collisions and elephants" -- \
+    bash "$repo/bench/many-paths.sh" --parts goodput,tails
+refused "many-paths: an unknown option" 2 "unknown option '--runs'" -- bash "$repo/bench/many-paths.sh" --runs 3
 finish
