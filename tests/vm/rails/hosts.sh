@@ -2,8 +2,8 @@
 #   facts      each host's devices (ibv_devinfo), rxe links, queues and rail variables
 #   both       rdma-bench on each rail at once, host 2 writing to host 1: rail 1 on rxe0 to
 #              $RDMALAB_ADDR_1_1, rail 2 on rxe1 to $RDMALAB_ADDR_1_2 (16 KiB messages)
-#   rail2-down both rails writing for 3 s; once rail 2's QP is well under way host 2 takes its
-#              rail 2 down ($RDMALAB_SHARED/link-down-2.2, the lab's signal; up again 3 s later):
+#   rail2-down both rails writing (4 s, 6 s); once rail 2's QP is under way host 2 takes its
+#              rail 2 down ($RDMALAB_SHARED/link-down-2.2, the lab's signal; up again 2 s later):
 #              rail 2's QP fails, rail 1's must carry on to its end
 # Every wait is bounded. Outputs in OUT_DIR: facts-N/*, WORLD/{rail1,rail2}-{server,client}.*.
 #   tests/vm/rails/hosts.sh BUILD_BIN_DIR OUT_DIR
@@ -72,7 +72,7 @@ fi
 touch "$dir/left-$h"
 wait_for "$dir/left-$((3 - h))" 120
 
-# ---- both rails writing for 3 s; host 2's rail 2 goes down under its QP: rail 1 carries on
+# ---- both rails writing (4 s and 6 s); host 2's rail 2 goes down under its QP: rail 1 carries on
 dir=$out/rail2-down
 state() { cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null || echo none; }
 # sent DEV: packets the device sent, read without starting a process (two clients polling their
@@ -80,16 +80,19 @@ state() { cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null || echo none;
 sent() { local n=0; read -r n <"/sys/class/infiniband/$1/ports/1/hw_counters/sent_pkts"; echo "$n"; }
 if [ "$h" = 1 ]; then
     serve 1 "$dir" &
-    # Rail 2's server waits for the end of a phase its client will not finish: at most 5 + 3 s.
-    serve 2 "$dir" --timeout 5 --max-phase 5 &
+    # Rail 2's server waits for the end of a phase its client will not finish: until the client's
+    # goodbye crosses once the link is back, at most 1 + 6 s (--max-phase, plus the phase's 6 s).
+    serve 2 "$dir" --timeout 5 --max-phase 1 &
     listening 18515 18525 && touch "$dir/listening"
     wait
 else
     wait_for "$dir/listening" 60
     start=$(sent rxe1)
     # Completions by events (-e), not by polling: the clients leave this guest's vCPU to the watch.
-    write 1 "$dir" -D 3 -e --timeout 30 &
-    write 2 "$dir" -D 3 -e --timeout 5 &
+    # Rail 2's run is the longer: the link goes down well inside it even on a loaded machine
+    # (normally 1-2 s in), and rail 1's goes on after that.
+    write 1 "$dir" -D 4 -e --timeout 30 &
+    write 2 "$dir" -D 6 -e --timeout 5 &
     # The signal once rail 2's QP is under way (past its warm-up's 40 packets), within 30 s.
     for ((tick = 0; tick < 300; tick++)); do
         now=$(sent rxe1)
@@ -106,7 +109,7 @@ else
     { echo "r2eth0 $(cat /sys/class/net/r2eth0/operstate)"; echo "eth0 $(cat /sys/class/net/eth0/operstate)"
       echo "rxe0 $(state rxe0)"; echo "rxe1 $(state rxe1)"; } >"$dir/down.txt"
     wait
-    # The lab brings rail 2 back 3 s after it went down (--link-down 2.2@signal+3): within 20 s.
+    # The lab brings rail 2 back 2 s after it went down (--link-down 2.2@signal+2): within 20 s.
     for ((tick = 0; tick < 200; tick++)); do [ "$(state rxe1)" = "4: ACTIVE" ] && break; sleep 0.1; done
     { echo "r2eth0 $(cat /sys/class/net/r2eth0/operstate)"; echo "rxe0 $(state rxe0)"; echo "rxe1 $(state rxe1)"; } >"$dir/after.txt"
 fi
