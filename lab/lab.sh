@@ -171,14 +171,16 @@ check_rail() {
     [ "$2" -le "$rails" ] || [ "$rails" != 1 ] || die "$1: there is only one rail (--rails N gives more)"
     [ "$2" -le "$rails" ] || die "$1: there are only $rails rails"
 }
-# where_text HOST RAIL: how the output and the records name a fault's place (rail 1's as before
-# there were rails).
+# where_text HOST RAIL: how the output and the records name a fault's place (without --rails, as
+# before there were rails; HOST 0: every host, and with rails every rail).
 where_text() {
-    local text="host $1"
-    [ "$1" = 0 ] && text="every host"
-    [ "$1" = 0 ] && [ "$rails" -gt 1 ] && text="every host, every rail,"
-    [ "$2" = 1 ] || text+=" rail $2"
-    echo "$text"
+    if [ "$1" = 0 ]; then
+        if [ "$rails" = 1 ]; then echo "every host"; else echo "every host, every rail,"; fi
+    elif [ "$rails" = 1 ]; then
+        echo "host $1"
+    else
+        echo "host $1 rail $2"
+    fi
 }
 # parse_aqm_value RATE[:red|:droptail]: sets kbit and mode, or says what is wrong (status 1).
 parse_aqm_value() {
