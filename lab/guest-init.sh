@@ -1,7 +1,8 @@
 #!/bin/sh
 # PID 1 of the Soft-RoCE lab guest (busybox sh): load the RDMA modules, mount the host's root
 # read-only and the repository writable, bring up rxe0 (on a veth when alone, on the NIC when
-# one of several hosts on the wire), run the command, power off.
+# one of several hosts on the wire; with rails, rxe0, rxe1, … one per rail), run the command,
+# power off.
 # The host side (lab/lab.sh) reads <run dir>/status afterwards: the command's exit code, or
 # "setup: <what failed>".
 PATH=/bin
@@ -21,6 +22,8 @@ exec >/dev/ttyS1 2>/dev/ttyS2
 run_rel=""
 host=1
 hosts=1
+rails=1
+mtu=""
 verbose=0
 stdout_tty=1
 stderr_tty=1
@@ -29,6 +32,8 @@ for word in $(cat /proc/cmdline); do
         rdmalab.run=*) run_rel=${word#rdmalab.run=} ;;
         rdmalab.host=*) host=${word#rdmalab.host=} ;;
         rdmalab.hosts=*) hosts=${word#rdmalab.hosts=} ;;
+        rdmalab.rails=*) rails=${word#rdmalab.rails=} ;;
+        rdmalab.mtu=*) mtu=${word#rdmalab.mtu=} ;;
         rdmalab.verbose=1) verbose=1 ;;
         rdmalab.stdout_tty=0) stdout_tty=0 ;;
         rdmalab.stderr_tty=0) stderr_tty=0 ;;
@@ -106,47 +111,104 @@ addr add 198.51.100.1/24 dev veth0
 link set veth1 up
 link set veth0 up
 IP
+    in_root rdma link add rxe0 type rxe netdev $netdev || fail "rdma link add rxe0 type rxe netdev $netdev failed"
+    netdevs=$netdev
 else
-    # The wire: the NIC is the guest's only link, to the other hosts and nowhere else (no
+    # The wire: the NICs are the guest's only links, to the other hosts and nowhere else (no
     # default route). The star's centre (host 1 when there are more than two) bridges its ports
-    # and puts its address and rxe on the bridge.
-    ports=""
-    nports=0
-    for nic in /sys/class/net/eth*; do ports="$ports ${nic##*/}"; nports=$((nports + 1)); done
-    [ -n "$ports" ] || fail "no NIC for the wire"
+    # and puts its address and rxe on the bridge. With rails (rdmalab.rails=N) every rail is such
+    # a wire of its own: a NIC's MAC names its rail (52:54:00:5e:… rail 1, 52:54:00:6R:… rail R,
+    # lab/lab.sh), rail 1's NICs keep their names (eth0, …; br0 at the centre) and rail R's are
+    # renamed rRethM (rRbr0), M the centre's port to host M+2 (0 on the other hosts).
+    # rail_ports RAIL: that rail's NICs, by the names they will have.
+    rail_ports() {
+        for nic in /sys/class/net/eth* /sys/class/net/r[2-4]eth*; do
+            [ -e "$nic" ] || continue
+            read -r mac <"$nic/address"
+            case $mac in
+                52:54:00:5e:*) [ "$1" = 1 ] && echo "${nic##*/}" ;;
+                52:54:00:6$1:*)
+                    last=${mac##*:}
+                    if [ "$host" = 1 ]; then echo "r$1eth$((${last#0} - 2))"; else echo "r$1eth0"; fi ;;
+            esac
+        done
+    }
+    # Rail R's address: 198.51.100.HOST/24 on rail 1, 203.0.113.(64 (R - 2) + HOST)/26 on the others.
+    rail_address() { if [ "$1" = 1 ]; then echo "$address/24"; else echo "203.0.113.$((64 * ($1 - 2) + host))/26"; fi; }
     {
         echo "link set lo up"
-        if [ $nports -gt 1 ]; then
-            echo "link add br0 type bridge"
-            for nic in $ports; do echo "link set $nic master br0"; echo "link set $nic up"; done
-            echo "addr add $address/24 dev br0"
-            echo "link set br0 up"
-        else
-            echo "addr add $address/24 dev${ports}"
-            echo "link set${ports} up"
-        fi
+        for nic in /sys/class/net/eth*; do
+            read -r mac <"$nic/address"
+            case $mac in
+                52:54:00:6[2-4]:*)
+                    rail=${mac#52:54:00:6}
+                    last=${mac##*:}
+                    if [ "$host" = 1 ]; then m=$((${last#0} - 2)); else m=0; fi
+                    echo "link set ${nic##*/} name r${rail%%:*}eth$m" ;;
+            esac
+        done
+        rail=1
+        while [ $rail -le "$rails" ]; do
+            ports=$(rail_ports $rail)
+            [ -n "$ports" ] || fail "no NIC for rail $rail of the wire"
+            prefix=""
+            [ $rail = 1 ] || prefix=r$rail
+            set -- $ports
+            if [ $# -gt 1 ]; then
+                echo "link add ${prefix}br0 type bridge"
+                for nic in $ports; do
+                    [ -z "$mtu" ] || echo "link set $nic mtu $mtu"
+                    echo "link set $nic master ${prefix}br0"
+                    echo "link set $nic up"
+                done
+                [ -z "$mtu" ] || echo "link set ${prefix}br0 mtu $mtu"
+                echo "addr add $(rail_address $rail) dev ${prefix}br0"
+                echo "link set ${prefix}br0 up"
+            else
+                [ -z "$mtu" ] || echo "link set $1 mtu $mtu"
+                echo "addr add $(rail_address $rail) dev $1"
+                echo "link set $1 up"
+            fi
+            rail=$((rail + 1))
+        done
     } >/wire.ip
-    netdev=${ports# }
-    [ $nports -gt 1 ] && netdev=br0
-    in_root ip -batch - </wire.ip || fail "setting up the wire ($address/24 on $netdev) failed"
-    # The link is up once the other end is connected: wait for the carrier (at most 5 s).
-    for nic in $ports; do
+    in_root ip -batch - </wire.ip || fail "setting up the wire ($(tr '\n' ';' </wire.ip)) failed"
+    # The links are up once the other ends are connected: wait for the carrier (at most 5 s).
+    for nic in /sys/class/net/eth* /sys/class/net/r[2-4]eth*; do
+        [ -e "$nic" ] || continue
         tries=0
-        until [ "$(cat /sys/class/net/$nic/carrier 2>/dev/null)" = 1 ]; do
+        until [ "$(cat $nic/carrier 2>/dev/null)" = 1 ]; do
             tries=$((tries + 1))
-            [ $tries -gt 100 ] && fail "$nic has no carrier after 5 s: the other end of the link never connected"
+            [ $tries -gt 100 ] && fail "${nic##*/} has no carrier after 5 s: the other end of the link never connected"
             usleep 50000
         done
     done
+    # One rxe device per rail: rxe0 on rail 1, rxe(R-1) on rail R.
+    netdevs=""
+    rail=1
+    while [ $rail -le "$rails" ]; do
+        set -- $(rail_ports $rail)
+        prefix=""
+        [ $rail = 1 ] || prefix=r$rail
+        netdev=$1
+        [ $# -gt 1 ] && netdev=${prefix}br0
+        in_root rdma link add rxe$((rail - 1)) type rxe netdev $netdev ||
+            fail "rdma link add rxe$((rail - 1)) type rxe netdev $netdev failed"
+        netdevs="$netdevs $netdev"
+        rail=$((rail + 1))
+    done
 fi
-in_root rdma link add rxe0 type rxe netdev $netdev || fail "rdma link add rxe0 type rxe netdev $netdev failed"
-tries=0
-until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
-    tries=$((tries + 1))
-    [ $tries -gt 100 ] && fail "rxe0 port 1 did not become ACTIVE within 5 s"
-    usleep 50000
+device=0
+for netdev in $netdevs; do
+    tries=0
+    until grep -q ACTIVE /sys/class/infiniband/rxe$device/ports/1/state 2>/dev/null; do
+        tries=$((tries + 1))
+        [ $tries -gt 100 ] && fail "rxe$device port 1 did not become ACTIVE within 5 s"
+        usleep 50000
+    done
+    say "rxe$device is ACTIVE on $netdev"
+    device=$((device + 1))
 done
-say "rxe0 is ACTIVE on $netdev ($address)"
 
 # Where the host's stdout/stderr is no terminal, the command gets a pipe there too, so it
 # behaves as it would on the host (no colours, no progress bars in a CI log).

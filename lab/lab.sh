@@ -11,6 +11,9 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lab_dir=$repo/lab
 cache_dir=$repo/build/lab
 subnet=198.51.100   # TEST-NET-2, only ever inside the guests: host i is $subnet.i
+# Rails 2-4 (--rails N): TEST-NET-3 split into /26s, likewise only inside the guests: host i on
+# rail R is 203.0.113.(64 (R - 2) + i), rail 2 203.0.113.0/26, rail 3 .64/26, rail 4 .128/26.
+rail_net=203.0.113
 
 mode=${RDMALAB_LAB_MODE:-auto}
 timeout_s=${RDMALAB_LAB_TIMEOUT:-600}
@@ -18,7 +21,7 @@ verbose=${RDMALAB_LAB_VERBOSE:-0}
 accel_request=${RDMALAB_LAB_ACCEL:-auto}
 qemu=${RDMALAB_QEMU:-qemu-system-x86_64}          # tests put a stand-in here
 kvm_device=${RDMALAB_LAB_KVM_DEVICE:-/dev/kvm}    # likewise
-usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I:]P%] [--delay [I:]MS] [--rate [I:]RATE] [--aqm I:RATE[:red|:droptail]] [--show-aqm RATE] [--link-down I@SEC[+SEC]] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
+usage="usage: rdmalab lab [--vm|--native] [--hosts N] [--on I CMD]... [--capture FILE.pcap] [--loss [I[.R]:]P%] [--delay [I[.R]:]MS] [--rate [I[.R]:]RATE] [--aqm I[.R]:RATE[:red|:droptail]] [--show-aqm RATE] [--link-down I[.R]@SEC[+SEC]] [--rails N] [--mtu 1500|9000] [--accel auto|kvm|tcg] [--kernel FILE] [--timeout SEC] [--verbose] -- CMD [ARGS...]"
 help="$usage
 
 One guest (the default): CMD runs with one rxe device on a veth, 198.51.100.1 (server and
@@ -46,6 +49,18 @@ the exit status is the first failure's. RDMALAB_SHARED names a folder every host
   --link-down I@T[+D]   host I takes its link down T seconds after its command starts (and up
                         again after D more seconds)
   --link-down I@signal[+D]  …or when any host's command creates \$RDMALAB_SHARED/link-down-I
+  --rails N (2..4)      N links instead of one: every host gets N NICs, rail R on a link (N > 2
+                        hosts: a star, host 1 bridging) of its own, a subnet of its own and an
+                        rxe of its own, rxe(R-1); rail 1 is the wire above (198.51.100.I, rxe0),
+                        rail R > 1 is 203.0.113.(64(R-2)+I)/26. Each command reads RDMALAB_RAILS,
+                        RDMALAB_RAIL_ADDR_R, RDMALAB_RAIL_DEV_R, RDMALAB_RAIL_NETDEV_R (its own, on
+                        rail R), RDMALAB_ADDR_I_R and RDMALAB_RAIL_ADDRS_R (every host's). A fault
+                        names a host and a rail, I.R (--loss 2.2:5%, --link-down 2.2@signal: it
+                        waits for link-down-2.2); I alone is I.1; no host: every host, every rail.
+                        --capture F.pcap: rail 1 as above, rail R in F.rail-R.pcap (and
+                        F.rail-R.link-I.pcap in a star)
+  --mtu 1500|9000       the links' MTU (every rail); 9000 makes rxe's active MTU 4096, 1500
+                        (the default) 1024
 --kernel ROOT/boot/vmlinuz-VER: boot this Debian kernel (a linux-image package unpacked with
 dpkg-deb -x, modules in ROOT/lib/modules/VER) instead of the newest one in /boot, which the
 suite is tested on (docs/memory-registration.md#odp-rxe tried Debian's 6.12 this way)"
@@ -60,6 +75,8 @@ declare -A on_command=()
 faults=()      # "KIND|[HOST:]VALUE", as given
 link_downs=()  # "HOST@WHEN[+FOR]", as given
 show_aqm=""    # --show-aqm RATE: print one port's tc commands and exit
+rails_arg=""   # --rails N, as given (rails: how many; 1 without it)
+mtu=""         # --mtu 1500|9000, as given
 while [ $# -gt 0 ]; do
     case "$1" in
         --vm) mode=vm ;;
@@ -81,6 +98,10 @@ while [ $# -gt 0 ]; do
         --loss|--delay|--rate|--aqm) [ $# -ge 2 ] || die "$1 needs a value"; faults+=("${1#--}|$2"); shift ;;
         --show-aqm) [ $# -ge 2 ] || die "--show-aqm needs a rate (20mbit, 20mbit:red, 5mbit:droptail)"; show_aqm=$2; shift ;;
         --link-down) [ $# -ge 2 ] || die "--link-down needs HOST@SECONDS[+SECONDS]"; link_downs+=("$2"); shift ;;
+        --rails) [ $# -ge 2 ] || die "--rails needs a number of rails (2 to 4)"; rails_arg=$2; shift ;;
+        --rails=*) rails_arg=${1#--rails=} ;;
+        --mtu) [ $# -ge 2 ] || die "--mtu needs 1500 or 9000"; mtu=$2; shift ;;
+        --mtu=*) mtu=${1#--mtu=} ;;
         --help|-h) echo "$help"; exit 0 ;;
         --) shift; break ;;
         -*) die "unknown option '$1' ($usage)" ;;
@@ -90,6 +111,12 @@ while [ $# -gt 0 ]; do
 done
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a whole number of seconds, got '$timeout_s'"
 [[ $hosts =~ ^[1-4]$ ]] || die "--hosts must be 1, 2, 3 or 4, got '$hosts'"
+rails=1
+if [ -n "$rails_arg" ]; then
+    [[ $rails_arg =~ ^[2-4]$ ]] || die "--rails must be 2, 3 or 4 (one rail is the wire without --rails), got '$rails_arg'"
+    rails=$rails_arg
+fi
+case "$mtu" in ""|1500|9000) ;; *) die "--mtu must be 1500 or 9000 (rxe's active MTU 1024 or 4096), got '$mtu'" ;; esac
 case "$mode" in auto|vm|native) ;; *) die "RDMALAB_LAB_MODE must be auto, vm or native, got '$mode'" ;; esac
 case "$accel_request" in auto|kvm|tcg) ;; *) die "--accel (RDMALAB_LAB_ACCEL) must be auto, kvm or tcg, got '$accel_request'" ;; esac
 for i in "${!on_command[@]}"; do [ "$i" -le "$hosts" ] || die "--on $i: there are only $hosts host(s) (--hosts N)"; done
@@ -99,6 +126,7 @@ if [ $# -eq 0 ] && [ -z "$show_aqm" ]; then
 fi
 if [ "$hosts" = 1 ]; then
     [ ${#on_command[@]} -eq 0 ] || die "--on needs --hosts N (2 to 4)"
+    [ -z "$rails_arg" ] && [ -z "$mtu" ] || die "--rails and --mtu set up the wire's links: they need --hosts N (2 to 4)"
     [ -z "$capture" ] && [ ${#faults[@]} -eq 0 ] && [ ${#link_downs[@]} -eq 0 ] ||
         die "--capture, --loss, --delay, --rate, --aqm and --link-down need the wire: --hosts N (2 to 4)"
 fi
@@ -125,12 +153,34 @@ aqm_port_lines() {
     echo "tc qdisc add dev $dev parent 1:10 handle 10: $queue$suffix"
     echo "tc filter add dev $dev parent 1: protocol ip prio 1 u32 match ip dsfield 0x68 0xfc flowid 1:10$suffix"
 }
-# aqm_commands HOST: the guest's tc commands for --aqm on every port of HOST (aqm[HOST]: "KBIT MODE").
+# rail_nics RAIL: the guest's NICs on that rail, as a glob (rail 1's keep the kernel's names; the
+# guest renames rail R's rRethM, lab/guest-init.sh).
+rail_nics() { if [ "$1" = 1 ]; then echo '/sys/class/net/eth*'; else echo "/sys/class/net/r$1eth*"; fi; }
+# aqm_commands HOST RAIL: the guest's tc commands for --aqm on every port of HOST on RAIL
+# (aqm[HOST.RAIL]: "KBIT MODE").
 aqm_commands() {
+    local key=$1.$2
     echo "modprobe -a sch_htb sch_red cls_u32 || exit 125"
-    echo "for nic in /sys/class/net/eth*; do n=\${nic##*/}"
-    aqm_port_lines "${aqm[$1]% *}" "${aqm[$1]#* }" '$n' ' || exit 125' | sed 's/^/  /'
+    echo "for nic in $(rail_nics "$2"); do n=\${nic##*/}"
+    aqm_port_lines "${aqm[$key]% *}" "${aqm[$key]#* }" '$n' ' || exit 125' | sed 's/^/  /'
     echo "done"
+}
+# check_rail WHAT RAIL: RAIL is one of the lab's rails, or WHAT is refused.
+check_rail() {
+    [ "$2" -ge 1 ] || die "$1: rails are numbered from 1"
+    [ "$2" -le "$rails" ] || [ "$rails" != 1 ] || die "$1: there is only one rail (--rails N gives more)"
+    [ "$2" -le "$rails" ] || die "$1: there are only $rails rails"
+}
+# where_text HOST RAIL: how the output and the records name a fault's place (without --rails, as
+# before there were rails; HOST 0: every host, and with rails every rail).
+where_text() {
+    if [ "$1" = 0 ]; then
+        if [ "$rails" = 1 ]; then echo "every host"; else echo "every host, every rail,"; fi
+    elif [ "$rails" = 1 ]; then
+        echo "host $1"
+    else
+        echo "host $1 rail $2"
+    fi
 }
 # parse_aqm_value RATE[:red|:droptail]: sets kbit and mode, or says what is wrong (status 1).
 parse_aqm_value() {
@@ -158,15 +208,22 @@ fi
 for fault in "${faults[@]}"; do
     kind=${fault%%|*}
     value=${fault#*|}
-    target=0
-    if [[ $value =~ ^([0-9]+):(.*)$ ]]; then target=${BASH_REMATCH[1]}; value=${BASH_REMATCH[2]}; fi
+    target=0 rail=1
+    # HOST[.RAIL]: a host alone is its rail 1; no host is every host on every rail.
+    if [[ $value =~ ^([0-9]+)(\.([0-9]+))?:(.*)$ ]]; then
+        target=${BASH_REMATCH[1]}; rail=${BASH_REMATCH[3]:-1}; value=${BASH_REMATCH[4]}
+        [ -z "${BASH_REMATCH[2]}" ] || [ "$target" != 0 ] || die "--$kind ${fault#*|}: hosts are numbered from 1"
+    fi
     [ "$target" -le "$hosts" ] || die "--$kind $target:…: there are only $hosts hosts"
+    check_rail "--$kind ${fault#*|}" "$rail"
     if [ "$kind" = aqm ]; then
         parse_aqm_value "$value" && [ "$target" != 0 ] ||
             die "--aqm must be like 2:20mbit, 2:20mbit:red or 2:5mbit:droptail (a host, a rate, a queue), got '${fault#*|}'"
         [ "$kbit" -ge 100 ] || die "--aqm $value: the lab's queues start at 100kbit"
-        aqm[$target]="$kbit $mode"
-        fault_text+="${fault_text:+, }host $target egress AQM ${BASH_REMATCH[1]}${BASH_REMATCH[2]} $mode (DSCP 26's queue$([ "$mode" = red ] && echo ", ECN marks"))"
+        aqm[$target.$rail]="$kbit $mode"
+        marks=""
+        [ "$mode" = red ] && marks=", ECN marks"
+        fault_text+="${fault_text:+, }$(where_text "$target" "$rail") egress AQM ${BASH_REMATCH[1]}${BASH_REMATCH[2]} $mode (DSCP 26's queue${marks})"
         continue
     fi
     case "$kind" in
@@ -180,23 +237,30 @@ for fault in "${faults[@]}"; do
     esac
     for ((i = 1; i <= hosts; i++)); do
         [ "$target" = 0 ] || [ "$target" = "$i" ] || continue
-        netem[$i]="${netem[$i]:-} $words"
+        for ((r = 1; r <= rails; r++)); do
+            [ "$target" = 0 ] || [ "$rail" = "$r" ] || continue
+            netem[$i.$r]="${netem[$i.$r]:-} $words"
+        done
     done
-    fault_text+="${fault_text:+, }$([ "$target" = 0 ] && echo "every host" || echo "host $target") egress $words"
+    fault_text+="${fault_text:+, }$(where_text "$target" "$rail") egress $words"
 done
-for i in "${!aqm[@]}"; do
-    [ -z "${netem[$i]:-}" ] || die "host $i has --aqm and --loss/--delay/--rate: give it one of them"
+for key in "${!aqm[@]}"; do
+    [ -z "${netem[$key]:-}" ] || die "host ${key%.*}$([ "${key#*.}" = 1 ] || echo " rail ${key#*.}") has --aqm and --loss/--delay/--rate: give it one of them"
 done
+# link_down_at[HOST.RAIL], link_down_for[HOST.RAIL]: when that link goes down, and for how long.
 declare -A link_down_at=() link_down_for=()
 for spec in "${link_downs[@]}"; do
-    [[ $spec =~ ^([1-4])@([0-9]+(\.[0-9]+)?|signal)(\+([0-9]+(\.[0-9]+)?))?$ ]] ||
-        die "--link-down must be HOST@SECONDS or HOST@signal, then optionally +SECONDS (e.g. 2@1.5+3), got '$spec'"
+    [[ $spec =~ ^([1-4])(\.([0-9]+))?@([0-9]+(\.[0-9]+)?|signal)(\+([0-9]+(\.[0-9]+)?))?$ ]] ||
+        die "--link-down must be HOST[.RAIL]@SECONDS or HOST[.RAIL]@signal, then optionally +SECONDS (e.g. 2@1.5+3), got '$spec'"
     [ "${BASH_REMATCH[1]}" -le "$hosts" ] || die "--link-down $spec: there are only $hosts hosts"
-    link_down_at[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-    link_down_for[${BASH_REMATCH[1]}]=${BASH_REMATCH[5]}
-    when="at ${BASH_REMATCH[2]} s"
-    [ "${BASH_REMATCH[2]}" = signal ] && when="on a signal"
-    fault_text+="${fault_text:+, }host ${BASH_REMATCH[1]} link down $when$([ -n "${BASH_REMATCH[5]}" ] && echo " for ${BASH_REMATCH[5]} s")"
+    key=${BASH_REMATCH[1]}.${BASH_REMATCH[3]:-1}
+    at=${BASH_REMATCH[4]} for=${BASH_REMATCH[7]}
+    check_rail "--link-down $spec" "${key#*.}"
+    link_down_at[$key]=$at
+    link_down_for[$key]=$for
+    when="at $at s"
+    [ "$at" = signal ] && when="on a signal"
+    fault_text+="${fault_text:+, }$(where_text "${key%.*}" "${key#*.}") link down $when${for:+ for $for s}"
 done
 if [ -n "$capture" ]; then
     capture_dir=$(dirname "$capture")
@@ -315,6 +379,50 @@ trap 'exit 130' INT TERM
 mkdir -p "$run_dir/shared"
 [[ $PWD != "$repo" && $PWD != "$repo"/* ]] && guest_hides "$PWD" &&
     note "the working directory $PWD is a fresh tmpfs inside the guest: running from $repo"
+# rail_address RAIL HOST: the host's address on that rail; rail_netdev RAIL HOST: the netdev its
+# rxe sits on there (the star's centre: the rail's bridge).
+rail_address() { if [ "$1" = 1 ]; then echo "$subnet.$2"; else echo "$rail_net.$((64 * ($1 - 2) + $2))"; fi; }
+rail_netdev() {
+    local prefix=""
+    [ "$1" = 1 ] || prefix=r$1
+    if [ "$hosts" -gt 2 ] && [ "$2" = 1 ]; then echo "${prefix}br0"; else echo "${prefix:-eth}${prefix:+eth}0"; fi
+}
+# rail_environment HOST: the rails' variables for that host's command.
+rail_environment() {
+    local r j
+    echo "export RDMALAB_RAILS=$rails"
+    for ((r = 1; r <= rails; r++)); do
+        echo "export RDMALAB_RAIL_ADDR_$r=$(rail_address "$r" "$1") RDMALAB_RAIL_DEV_$r=rxe$((r - 1)) RDMALAB_RAIL_NETDEV_$r=$(rail_netdev "$r" "$1")"
+        for ((j = 1; j <= hosts; j++)); do echo "export RDMALAB_ADDR_${j}_$r=$(rail_address "$r" "$j")"; done
+        echo "export RDMALAB_RAIL_ADDRS_$r=$(for ((j = 1; j <= hosts; j++)); do rail_address "$r" "$j"; done | paste -sd,)"
+    done
+}
+# link_down_script HOST RAIL: the guest's part of --link-down HOST.RAIL.
+link_down_script() {
+    local i=$1 r=$2 key=$1.$2 name=$1 nics what="host $1"
+    nics=$(rail_nics "$r")
+    [ "$r" = 1 ] || name=$key
+    [ "$rails" = 1 ] || what+=" rail $r"
+    # A background shell takes the link down and up; it holds the guest's output pipes, so it must
+    # end with the command (whose pid is this script's: exec), even when its signal never comes:
+    # every wait of its own polls whether that is alive.
+    echo "( main=\$\$"
+    # alive_for SEC: a sleep timed by one sleep process (a counted loop of short sleeps runs far
+    # too long under TCG emulation), cut short when the command ends.
+    echo "  alive_for() { sleep \"\$1\" & local timer=\$!; while kill -0 \$timer 2>/dev/null; do kill -0 \$main 2>/dev/null || { kill \$timer; return 1; }; sleep 0.1; done; }"
+    if [ "${link_down_at[$key]}" = signal ]; then
+        # Any host's command says when: it creates this file (polled every 50 ms).
+        echo "  until [ -e \"\$RDMALAB_SHARED/link-down-$name\" ]; do kill -0 \$main 2>/dev/null || exit 0; sleep 0.05; done"
+    else
+        echo "  alive_for ${link_down_at[$key]} || exit 0"
+    fi
+    echo "  for nic in $nics; do ip link set \${nic##*/} down; done; echo \"lab: $what: link down (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
+    # The link comes back when its time is up, or at once when the command ends earlier: the other
+    # hosts' commands may still need it.
+    [ -n "${link_down_for[$key]}" ] &&
+        echo "  alive_for ${link_down_for[$key]}; for nic in $nics; do ip link set \${nic##*/} up; done; echo \"lab: $what: link up (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
+    echo ") &"
+}
 for ((i = 1; i <= hosts; i++)); do
     mkdir -p "$run_dir/h$i"
     echo "$repo" >"$run_dir/h$i/workdir"
@@ -327,32 +435,17 @@ for ((i = 1; i <= hosts; i++)); do
             for ((j = 1; j <= hosts; j++)); do echo "export RDMALAB_ADDR_$j=$subnet.$j"; done
             echo "export RDMALAB_ADDRS=$(seq -s , -f "$subnet.%g" 1 "$hosts")"
             printf 'export RDMALAB_FAULTS=%q\n' "$fault_text"
-            # The faults, on this host's egress: every port it has (the star's centre has several).
-            [ -z "${aqm[$i]:-}" ] || aqm_commands "$i"
-            if [ -n "${netem[$i]:-}" ]; then
-                echo "for nic in /sys/class/net/eth*; do tc qdisc add dev \${nic##*/} root netem${netem[$i]} || exit 125; done"
-            fi
-            if [ -n "${link_down_at[$i]:-}" ]; then
-                # A background shell takes the link down and up; it holds the guest's output
-                # pipes, so it must end with the command (whose pid is this script's: exec), even
-                # when its signal never comes: every wait of its own polls whether that is alive.
-                echo "( main=\$\$"
-                # alive_for SEC: a sleep timed by one sleep process (a counted loop of short
-                # sleeps runs far too long under TCG emulation), cut short when the command ends.
-                echo "  alive_for() { sleep \"\$1\" & local timer=\$!; while kill -0 \$timer 2>/dev/null; do kill -0 \$main 2>/dev/null || { kill \$timer; return 1; }; sleep 0.1; done; }"
-                if [ "${link_down_at[$i]}" = signal ]; then
-                    # Any host's command says when: it creates this file (polled every 50 ms).
-                    echo "  until [ -e \"\$RDMALAB_SHARED/link-down-$i\" ]; do kill -0 \$main 2>/dev/null || exit 0; sleep 0.05; done"
-                else
-                    echo "  alive_for ${link_down_at[$i]} || exit 0"
+            [ -z "$mtu" ] || echo "export RDMALAB_MTU=$mtu"
+            [ "$rails" = 1 ] || rail_environment "$i"
+            # The faults, on this host's egress on each rail: every port it has there (the star's
+            # centre has several).
+            for ((r = 1; r <= rails; r++)); do
+                [ -z "${aqm[$i.$r]:-}" ] || aqm_commands "$i" "$r"
+                if [ -n "${netem[$i.$r]:-}" ]; then
+                    echo "for nic in $(rail_nics "$r"); do tc qdisc add dev \${nic##*/} root netem${netem[$i.$r]} || exit 125; done"
                 fi
-                echo "  for nic in /sys/class/net/eth*; do ip link set \${nic##*/} down; done; echo \"lab: host $i: link down (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
-                # The link comes back when its time is up, or at once when the command ends
-                # earlier: the other hosts' commands may still need it.
-                [ -n "${link_down_for[$i]}" ] &&
-                    echo "  alive_for ${link_down_for[$i]}; for nic in /sys/class/net/eth*; do ip link set \${nic##*/} up; done; echo \"lab: host $i: link up (guest uptime \$(cut -d\" \" -f1 /proc/uptime) s)\" >&2"
-                echo ") &"
-            fi
+                [ -z "${link_down_at[$i.$r]:-}" ] || link_down_script "$i" "$r"
+            done
         fi
         if [[ $PWD == "$repo" || $PWD == "$repo"/* ]] || ! guest_hides "$PWD"; then
             printf 'cd %q || exit 126\n' "$PWD"
@@ -435,22 +528,35 @@ qemu_complaint() {
 # The wire's QEMU arguments for host $1: host 1 listens on one unix socket per other host (and
 # bridges them), every other host connects to its own. Each NIC gets its own MAC (with the same
 # MAC on both ends, ARP works but RoCE traffic never crosses). With --capture, host 1's side of
-# every link is dumped: it sees each frame of the wire exactly once.
+# every link is dumped: it sees each frame of the wire exactly once. With rails, every rail has
+# links of its own, rail 1's first (so its NICs keep the names eth0, eth1, …); a NIC's MAC names
+# its rail, 52:54:00:5e:… on rail 1 and 52:54:00:6R:… on rail R, which is how the guest tells
+# them apart (lab/guest-init.sh).
+link_name() { if [ "$2" = 1 ]; then echo "link-$1"; else echo "rail-$2-link-$1"; fi; }  # HOST RAIL
 wire_args() {
-    local i=$1 j
+    local i=$1 j r id link byte
     wire=()
-    if [ "$i" = 1 ]; then
-        for ((j = 2; j <= hosts; j++)); do
-            wire+=(-netdev "stream,id=n$j,server=on,addr.type=unix,addr.path=$socket_dir/link-$j.sock"
-                   -device "virtio-net-pci,netdev=n$j,mac=52:54:00:5e:01:0$j")
-            if [ -n "$capture" ]; then
-                wire+=(-object "filter-dump,id=d$j,netdev=n$j,file=$run_dir/link-$j.pcap")
-            fi
-        done
-    else
-        wire+=(-netdev "stream,id=n1,server=off,addr.type=unix,addr.path=$socket_dir/link-$i.sock"
-               -device "virtio-net-pci,netdev=n1,mac=52:54:00:5e:0$i:01")
-    fi
+    for ((r = 1; r <= rails; r++)); do
+        byte=5e
+        [ "$r" = 1 ] || byte=6$r
+        if [ "$i" = 1 ]; then
+            for ((j = 2; j <= hosts; j++)); do
+                id=n$j
+                [ "$r" = 1 ] || id=n${j}r$r
+                link=$(link_name "$j" "$r")
+                wire+=(-netdev "stream,id=$id,server=on,addr.type=unix,addr.path=$socket_dir/$link.sock"
+                       -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:01:0$j")
+                if [ -n "$capture" ]; then
+                    wire+=(-object "filter-dump,id=d${id#n},netdev=$id,file=$run_dir/$link.pcap")
+                fi
+            done
+        else
+            id=n1
+            [ "$r" = 1 ] || id=n1r$r
+            wire+=(-netdev "stream,id=$id,server=off,addr.type=unix,addr.path=$socket_dir/$(link_name "$i" "$r").sock"
+                   -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:0$i:01")
+        fi
+    done
 }
 
 # start_guest HOST ACCEL: one QEMU in the background, its output copiers beside it.
@@ -478,9 +584,11 @@ start_guest() {
         sed -u "s/^/$prefix/" "$dir/stderr.fifo" >&2 &
         copiers="$copiers $!"
     fi
-    local network=(-nic none) clock=""
+    local network=(-nic none) clock="" links=""
     if [ "$hosts" -gt 1 ]; then wire_args "$i"; network=("${wire[@]}"); fi
     [ "$2" = tcg ] && [ -n "$tsc_khz" ] && clock=" tsc_early_khz=$tsc_khz"
+    [ "$rails" = 1 ] || links+=" rdmalab.rails=$rails"
+    [ -z "$mtu" ] || links+=" rdmalab.mtu=$mtu"
     [ "$verbose" = 1 ] && [ "$i" = 1 ] && [ -n "$clock" ] &&
         note "the guests' TSC runs at the host's: $tsc_khz kHz, given to them (tsc_early_khz)"
     "$qemu" \
@@ -491,7 +599,7 @@ start_guest() {
         -chardev file,id=err,path="$dir/stderr.fifo" -serial chardev:err \
         "${network[@]}" \
         -kernel "$boot_kernel" -initrd "$initramfs" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups$clock rdmalab.run=$run_rel/h$i rdmalab.host=$i rdmalab.hosts=$hosts rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 $boot_speedups$clock rdmalab.run=$run_rel/h$i rdmalab.host=$i rdmalab.hosts=$hosts$links rdmalab.verbose=$verbose rdmalab.stdout_tty=$stdout_tty rdmalab.stderr_tty=$stderr_tty" \
         -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
         -virtfs local,path="$repo",mount_tag=work,security_model=none,multidevs=remap \
         </dev/null 2>"$dir/qemu.err" &
@@ -512,13 +620,13 @@ boot() {
     if [ "$hosts" -gt 1 ]; then
         [ -n "$socket_dir" ] && rm -rf "$socket_dir"
         socket_dir=$(mktemp -d /tmp/rdmalab-wire.XXXXXX)
-        rm -f "$run_dir"/link-*.pcap
+        rm -f "$run_dir"/link-*.pcap "$run_dir"/rail-*.pcap
     fi
     start_guest 1 "$accel_name"
     if [ "$hosts" -gt 1 ]; then
         # Host 1 listens; the others may connect only once its sockets exist.
         local waited=0
-        until [ "$(ls "$socket_dir" | grep -c '\.sock$')" -eq $((hosts - 1)) ]; do
+        until [ "$(ls "$socket_dir" | grep -c '\.sock$')" -eq $(((hosts - 1) * rails)) ]; do
             if ! kill -0 "${qemu_pids[1]}" 2>/dev/null || [ $waited -ge 100 ]; then break; fi
             sleep 0.05
             waited=$((waited + 1))
@@ -582,8 +690,12 @@ if [ "$hosts" = 1 ]; then
     note "no RDMA device on this host: booting the Soft-RoCE lab (kernel $kver, $(accel_label "$accel_plan"): $accel_why)…"
 else
     note "booting $hosts Soft-RoCE hosts on a virtual link, $subnet.1–$subnet.$hosts (kernel $kver, $(accel_label "$accel_plan"): $accel_why)…"
+    for ((r = 2; r <= rails; r++)); do
+        note "rail $r: a link of its own, $(rail_address "$r" 1)–$(rail_address "$r" "$hosts"), rxe$((r - 1))"
+    done
+    [ -n "$mtu" ] && note "the links' MTU: $mtu"
     [ -n "$fault_text" ] && note "faults: $fault_text"
-    [ -n "$capture" ] && note "capturing every frame on the link into $capture"
+    [ -n "$capture" ] && note "capturing every frame on the link into $capture$([ "$rails" = 1 ] || echo " (rail 1; rail R: ${capture%.pcap}.rail-R.pcap)")"
 fi
 boot "$accel_plan"
 if [ "$outcome" = no-start ] && [ "$accel_plan" = kvm ]; then
@@ -605,21 +717,30 @@ fi
 # it sends a new IPv4 ID. A frame the centre changed on its way (--aqm marked it CE) is not
 # byte for byte either: both copies stay in the merged file, so each link's own dump is kept
 # beside it as FILE.link-I.pcap (I: the outer host on that link), what that host's port saw.
-if [ -n "$capture" ]; then
-    links=("$run_dir"/link-*.pcap)
-    if [ ! -e "${links[0]}" ]; then
+# Each rail apart: rail 1 as FILE.pcap, rail R as FILE.rail-R.pcap (and FILE.rail-R.link-I.pcap).
+# collect_capture OUT LINK.pcap...: one rail's links into OUT.
+collect_capture() {
+    local out=$1 link link_host
+    shift
+    if [ ! -e "$1" ]; then
         note "--capture: QEMU wrote no capture"
-    elif [ ${#links[@]} -eq 1 ]; then
-        mv "${links[0]}" "$capture"
+    elif [ $# -eq 1 ]; then
+        mv "$1" "$out"
     else
-        mergecap -w "$run_dir/merged.pcap" "${links[@]}" 2>"$run_dir/merge.err" &&
-            editcap -D 1000 "$run_dir/merged.pcap" "$capture" >/dev/null 2>>"$run_dir/merge.err" ||
+        mergecap -w "$run_dir/merged.pcap" "$@" 2>"$run_dir/merge.err" &&
+            editcap -D 1000 "$run_dir/merged.pcap" "$out" >/dev/null 2>>"$run_dir/merge.err" ||
             note "--capture: merging the links' captures failed: $(grep -m 1 . "$run_dir/merge.err")"
-        for link in "${links[@]}"; do
-            link_host=${link##*/link-}
-            mv "$link" "${capture%.pcap}.link-${link_host%.pcap}.pcap"
+        for link in "$@"; do
+            link_host=${link##*link-}
+            mv "$link" "${out%.pcap}.link-${link_host%.pcap}.pcap"
         done
     fi
+}
+if [ -n "$capture" ]; then
+    collect_capture "$capture" "$run_dir"/link-*.pcap
+    for ((r = 2; r <= rails; r++)); do
+        collect_capture "${capture%.pcap}.rail-$r.pcap" "$run_dir"/rail-$r-link-*.pcap
+    done
 fi
 
 case "$outcome" in

@@ -2,7 +2,7 @@
 # lessons with the server on host 1 and the client on host 2 and checks, from the capture, that
 # the packets really crossed the link with the opcodes each operation must produce; a second
 # boot runs a WRITE across a lossy link (go-back-N must recover it) and takes the link down and
-# up. Then the options' and the wire decoder's refusals. The packets are read through rdma-wire
+# up. Then the wire decoder's refusals. The packets are read through rdma-wire
 # (the packet record, wire/packet.hpp): --count and --print answer each question. Each `part` is a
 # CTest test of its own over this one run (vm.wire.PART; tests/checks.sh says how).
 set -uo pipefail
@@ -333,7 +333,8 @@ check "link-down faults that never came: no link went down" bash -c "! grep -q '
 check "exit status: both failures are named" \
     bash -c "grep -q 'host 2: the command exited 5' '$scratch/order.err' && grep -q 'host 1: the command exited 3' '$scratch/order.err'"
 
-# ---- 5. Refusals: one line each, exit 2, nothing booted.
+# ---- 5. The wire decoder's refusals: one line each, exit 2 (the lab's own options' refusals are
+# a native test, tests/native/lab-refusals.sh: they boot nothing).
 refused() {  # refused NAME REGEX COMMAND...
     local name=$1 regex=$2 rc=0
     shift 2
@@ -341,19 +342,6 @@ refused() {  # refused NAME REGEX COMMAND...
     check "$name: exit 2" [ "$rc" = 2 ]
     check "$name: one line: $regex" bash -c '[ "$(grep -c . "$1")" = 1 ] && grep -qE -- "$2" "$1"' _ "$scratch/refused.err" "$regex"
 }
-part lab-refusals
-refused "--hosts 0" "--hosts must be 1, 2, 3 or 4, got '0'" "$lab" --hosts 0 -- true
-refused "--hosts 9" "--hosts must be 1, 2, 3 or 4, got '9'" "$lab" --hosts 9 -- true
-refused "--hosts x" "--hosts must be 1, 2, 3 or 4, got 'x'" "$lab" --hosts x -- true
-refused "an unknown fault" "unknown option '--jitter'" "$lab" --hosts 2 --jitter 3 -- true
-refused "a loss over 100%" "a loss over 100% is not a loss" "$lab" --hosts 2 --loss 150% -- true
-refused "a loss without %" "--loss must be a percentage" "$lab" --hosts 2 --loss 5 -- true
-refused "a fault for a host that is not there" "there are only 2 hosts" "$lab" --hosts 2 --delay 3:5 -- true
-refused "a bad --link-down" "--link-down must be HOST@SECONDS" "$lab" --hosts 2 --link-down 2 -- true
-refused "--on beyond the hosts" "--on 3: there are only 2 host" "$lab" --hosts 2 --on 3 true -- true
-refused "a fault on one host" "need the wire" "$lab" --loss 5% -- true
-refused "--kernel that is not a kernel" "--kernel .*: not a readable ROOT/boot/vmlinuz-VERSION" \
-    "$lab" --kernel "$scratch/boot/vmlinuz-none" -- true
 part wire-refusals
 refused "wire: no such capture" "no such readable file" "$wire" "$scratch/none.pcap"
 printf 'not a pcap\n' >"$scratch/junk.pcap"
