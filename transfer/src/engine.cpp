@@ -1,0 +1,367 @@
+#include "rdmalab/transfer/engine.hpp"
+
+#include "rdmalab/codec.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/qp_endpoint.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rdmalab::transfer {
+
+namespace {
+
+constexpr std::uint32_t kNotificationSlice = 0xffffffff;  // a wr_id's slice for the notification
+constexpr std::uint32_t kReceives = 64;                   // notifications a rail can take at once
+
+std::uint64_t wr_id_of(BatchId batch, std::uint32_t slice) {
+    return std::uint64_t{batch} << 32 | slice;
+}
+
+std::string status_of(const ibv_wc& wc) {
+    return fmt::format("{} ({})", ibv_wc_status_str(wc.status), static_cast<int>(wc.status));
+}
+
+}  // namespace
+
+Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
+    : settings_(settings), rail_states_(rails.size(), settings.policy, settings.max_in_flight) {
+    for (std::size_t index = 0; index < rails.size(); ++index) {
+        const RailDevice& device = rails[index];
+        Rail rail;
+        rail.context = open_device(device.device);
+        rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
+        ibv_device_attr attributes{};
+        check_ibv(ibv_query_device(rail.context.get(), &attributes), "ibv_query_device");
+        rail.responder_depth = static_cast<std::uint8_t>(
+            std::clamp(attributes.max_qp_rd_atom, 1, 16));
+        rail.pd.reset(check_ptr(ibv_alloc_pd(rail.context.get()), "ibv_alloc_pd"));
+        const int depth = static_cast<int>(settings.max_in_flight + kReceives + 8);
+        rail.cq.reset(check_ptr(ibv_create_cq(rail.context.get(), depth, nullptr, nullptr, 0),
+                                "ibv_create_cq"));
+        ibv_qp_init_attr init{};
+        init.send_cq = rail.cq.get();
+        init.recv_cq = rail.cq.get();
+        init.qp_type = IBV_QPT_RC;
+        init.cap = {.max_send_wr = settings.max_in_flight + 2,  // + a notification
+                    .max_recv_wr = kReceives,
+                    .max_send_sge = 1,
+                    .max_recv_sge = 1,
+                    .max_inline_data = 0};
+        rail.qp.reset(check_ptr(ibv_create_qp(rail.pd.get(), &init), "ibv_create_qp(RC)"));
+        // INIT now, so its endpoint can be sent: the port, and what the peer may do through
+        // this QP (each segment's registration narrows it further).
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.pkey_index = 0;
+        attr.port_num = rail.port.port;
+        attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+        check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+                                IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                    IBV_QP_ACCESS_FLAGS),
+                  "ibv_modify_qp(RESET -> INIT)");
+        rail.psn = random_psn();
+        rails_.push_back(std::move(rail));
+    }
+}
+
+Engine::~Engine() {
+    // The MRs go before the PDs they belong to (segments_ is declared after rails_, so it would
+    // otherwise outlive them).
+    segments_.clear();
+}
+
+SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_access,
+                                   bool local_write) {
+    if (bytes.empty()) fail("register_segment: an empty segment");
+    // Remote write access needs local write access too (the verbs' rule).
+    unsigned access = remote_access;
+    if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
+        access |= static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE);
+    Segment segment{bytes, {}};
+    for (Rail& rail : rails_) {
+        MemoryRegion mr{ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(),
+                                   static_cast<int>(access))};
+        check_ptr(mr.get(), "ibv_reg_mr(segment)");
+        segment.mrs.push_back(std::move(mr));
+    }
+    const SegmentId id = next_segment_++;
+    segments_.emplace(id, std::move(segment));
+    return id;
+}
+
+SegmentDescriptor Engine::describe(SegmentId id) const {
+    const Segment& segment = segments_.at(id);
+    SegmentDescriptor descriptor{.id = id,
+                                 .address = reinterpret_cast<std::uintptr_t>(segment.bytes.data()),
+                                 .length = segment.bytes.size(),
+                                 .rkeys = {}};
+    for (const MemoryRegion& mr : segment.mrs) descriptor.rkeys.push_back(mr->rkey);
+    return descriptor;
+}
+
+std::vector<RailEndpoint> Engine::endpoints() const {
+    std::vector<RailEndpoint> endpoints;
+    for (std::size_t index = 0; index < rails_.size(); ++index) {
+        const Rail& rail = rails_[index];
+        RailEndpoint endpoint{.rail = static_cast<std::uint8_t>(index),
+                              .mtu = static_cast<std::uint16_t>(mtu_bytes(rail.port.active_mtu)),
+                              .qpn = rail.qp->qp_num,
+                              .psn = rail.psn,
+                              .gid = {}};
+        std::memcpy(endpoint.gid.data(), rail.port.gid.raw, endpoint.gid.size());
+        endpoints.push_back(endpoint);
+    }
+    return endpoints;
+}
+
+void Engine::connect(std::span<const RailEndpoint> peer) {
+    if (peer.size() != rails_.size())
+        fail(fmt::format("the peer has {} rails, this side {}", peer.size(), rails_.size()));
+    for (std::size_t index = 0; index < rails_.size(); ++index) {
+        if (peer[index].rail != index)
+            fail(fmt::format("the peer's endpoint {} is for rail {}", index + 1, peer[index].rail + 1));
+        post_receives(index, kReceives);
+        bring_up(rails_[index], index, peer[index]);
+    }
+    connected_ = true;
+}
+
+void Engine::bring_up(Rail& rail, std::size_t index, const RailEndpoint& peer) {
+    // INIT -> RTR: the peer's QP, its first PSN, the path MTU, and the address of its port.
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RTR;
+    const auto peer_mtu = mtu_from_bytes(peer.mtu);
+    attr.path_mtu = std::min(rail.port.active_mtu, peer_mtu.value_or(IBV_MTU_1024));
+    attr.dest_qp_num = peer.qpn;
+    attr.rq_psn = peer.psn;
+    attr.max_dest_rd_atomic = rail.responder_depth;
+    attr.min_rnr_timer = 12;
+    attr.ah_attr.is_global = 1;
+    std::memcpy(attr.ah_attr.grh.dgid.raw, peer.gid.data(), peer.gid.size());
+    attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(std::max(rail.port.gid_index, 0));
+    attr.ah_attr.grh.hop_limit = 64;
+    attr.ah_attr.grh.traffic_class = rail.port.traffic_class;
+    attr.ah_attr.port_num = rail.port.port;
+    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+              fmt::format("ibv_modify_qp(rail {}: INIT -> RTR)", index + 1));
+    // RTR -> RTS: our first PSN, and how long a dead path takes to be given up on.
+    attr = {};
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn = rail.psn;
+    attr.timeout = settings_.timeout;
+    attr.retry_cnt = settings_.retry_cnt;
+    attr.rnr_retry = 6;
+    attr.max_rd_atomic = rail.responder_depth;
+    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+                            IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC),
+              fmt::format("ibv_modify_qp(rail {}: RTR -> RTS)", index + 1));
+}
+
+void Engine::add_remote_segment(const SegmentDescriptor& segment) {
+    if (segment.rkeys.size() != rails_.size())
+        fail(fmt::format("remote segment {} has keys for {} rails; there are {}", segment.id,
+                         segment.rkeys.size(), rails_.size()));
+    remote_segments_[segment.id] = segment;
+}
+
+void Engine::post_receives(std::size_t rail, std::uint32_t count) {
+    // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer.
+    for (std::uint32_t i = 0; i < count; ++i) {
+        ibv_recv_wr receive{.wr_id = 0, .next = nullptr, .sg_list = nullptr, .num_sge = 0};
+        ibv_recv_wr* bad = nullptr;
+        check_ibv(ibv_post_recv(rails_[rail].qp.get(), &receive, &bad), "ibv_post_recv");
+    }
+}
+
+BatchId Engine::submit(std::span<const Request> requests, bool notify) {
+    if (!connected_) fail("submit: connect the engine to its peer first");
+    if (requests.empty()) fail("submit: a batch of no requests");
+    for (const Request& request : requests) {
+        auto local = segments_.find(request.local_segment);
+        if (local == segments_.end())
+            fail(fmt::format("submit: no local segment {}", request.local_segment));
+        auto remote = remote_segments_.find(request.remote_segment);
+        if (remote == remote_segments_.end())
+            fail(fmt::format("submit: no remote segment {} (describe it first)",
+                             request.remote_segment));
+        if (auto why = refuse_request(request, local->second.bytes.size(), remote->second.length))
+            fail(fmt::format("submit: {}", *why));
+    }
+    const BatchId id = next_batch_++;
+    batches_.emplace(id, Batch{{requests.begin(), requests.end()},
+                               BatchProgress(cut_into_slices(requests, settings_.slice_bytes), notify),
+                               std::nullopt});
+    post_waiting();
+    return id;
+}
+
+void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size_t rail) {
+    const Slice& slice = batch.progress.slice(index);
+    const Request& request = batch.requests[slice.request];
+    const Segment& local = segments_.at(request.local_segment);
+    const SegmentDescriptor& remote = remote_segments_.at(request.remote_segment);
+    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(local.bytes.data()) +
+                        request.local_offset + slice.offset,
+                .length = slice.length,
+                .lkey = local.mrs[rail]->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id_of(id, index);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = request.opcode == Opcode::kWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote.address + request.remote_offset + slice.offset;
+    wr.wr.rdma.rkey = remote.rkeys[rail];
+    ibv_send_wr* bad = nullptr;
+    batch.progress.posted(index, rail);
+    rail_states_.posted(rail, slice.length, Clock::now());
+    if (const int rc = ibv_post_send(rails_[rail].qp.get(), &wr, &bad); rc != 0) {
+        // A QP that cannot take the post (in the error state) is a rail that is down.
+        rail_states_.failed(rail, slice.length, fmt::format("ibv_post_send: {}", std::strerror(rc)),
+                            Clock::now());
+        batch.progress.failed(index);
+    }
+}
+
+bool Engine::post_notification(BatchId id, Batch& batch) {
+    // After every slice's completion: a QP on one rail does not order another rail's WRITEs,
+    // but each completion says its WRITE was acknowledged, so all the bytes are in place.
+    const Request& first = batch.requests.front();
+    const SegmentDescriptor& remote = remote_segments_.at(first.remote_segment);
+    for (std::size_t i = 0; i < rails_.size(); ++i) {
+        if (!rail_states_[i].up) continue;
+        ibv_send_wr wr{};
+        wr.wr_id = wr_id_of(id, kNotificationSlice);
+        wr.sg_list = nullptr;
+        wr.num_sge = 0;
+        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.imm_data = to_be32(id);
+        wr.wr.rdma.remote_addr = remote.address;
+        wr.wr.rdma.rkey = remote.rkeys[i];
+        ibv_send_wr* bad = nullptr;
+        if (ibv_post_send(rails_[i].qp.get(), &wr, &bad) == 0) {
+            batch.notified_on = i;
+            batch.progress.notification_posted();
+            return true;
+        }
+    }
+    return false;
+}
+
+void Engine::post_waiting() {
+    for (auto& [id, batch] : batches_) {
+        BatchProgress& progress = batch.progress;
+        if (progress.state() != BatchState::kPending) continue;
+        while (auto slice = progress.next_slice()) {
+            auto rail = rail_states_.choose(progress.slice(*slice).length);
+            if (!rail) break;
+            post_slice(id, batch, *slice, *rail);
+        }
+        if (!rail_states_.any_up()) {
+            progress.fail(fmt::format("batch {}: no rail left ({}); {} of {} slices landed", id,
+                                      rail_states_.why_all_down(), progress.landed(),
+                                      progress.slices()));
+            continue;
+        }
+        if (!progress.all_landed()) continue;
+        if (!progress.notify())
+            progress.completed_without_notification();
+        else if (!post_notification(id, batch))
+            progress.fail(fmt::format("batch {}: every slice landed but no rail could carry its "
+                                      "notification ({})",
+                                      id, rail_states_.why_all_down()));
+    }
+}
+
+void Engine::drain_completions(std::size_t rail) {
+    std::array<ibv_wc, 16> completions{};
+    for (;;) {
+        const int found = ibv_poll_cq(rails_[rail].cq.get(), static_cast<int>(completions.size()),
+                                      completions.data());
+        check_errno(found >= 0, "ibv_poll_cq");
+        if (found == 0) return;
+        const auto now = Clock::now();
+        for (int i = 0; i < found; ++i) {
+            const ibv_wc& wc = completions[static_cast<std::size_t>(i)];
+            if (wc.opcode & IBV_WC_RECV) {
+                // The target's side: a notification (or, on a dead rail, a flushed receive).
+                if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM)) {
+                    notifications_.push_back(from_be32(wc.imm_data));
+                    post_receives(rail, 1);
+                }
+                continue;
+            }
+            const auto id = static_cast<BatchId>(wc.wr_id >> 32);
+            const auto index = static_cast<std::uint32_t>(wc.wr_id & 0xffffffff);
+            auto found_batch = batches_.find(id);
+            if (found_batch == batches_.end()) continue;  // a batch already given up on
+            Batch& batch = found_batch->second;
+            if (index == kNotificationSlice) {
+                if (wc.status == IBV_WC_SUCCESS) {
+                    batch.progress.notification_completed();
+                } else {
+                    rail_states_.failed(rail, 0, status_of(wc), now);
+                    batch.progress.notification_failed();
+                }
+                continue;
+            }
+            const std::uint32_t length = batch.progress.slice(index).length;
+            if (wc.status == IBV_WC_SUCCESS) {
+                rail_states_.completed(rail, length, now);
+                batch.progress.completed(index);
+            } else {
+                // The first failure takes the rail down; the flushes after it bring back the
+                // rail's other slices. Each goes to another rail.
+                rail_states_.failed(rail, length, status_of(wc), now);
+                batch.progress.failed(index);
+            }
+        }
+    }
+}
+
+BatchStatus Engine::poll(BatchId id) {
+    auto found = batches_.find(id);
+    if (found == batches_.end()) fail(fmt::format("poll: no batch {}", id));
+    for (std::size_t rail = 0; rail < rails_.size(); ++rail) drain_completions(rail);
+    post_waiting();
+    const BatchProgress& progress = found->second.progress;
+    BatchStatus status{.state = progress.state(),
+                       .slices = progress.slices(),
+                       .landed = 0,
+                       .reposted = progress.reposted(),
+                       .bytes_per_rail = std::vector<std::uint64_t>(rails_.size(), 0),
+                       .error = progress.error()};
+    status.landed = progress.landed();
+    for (std::uint32_t s = 0; s < progress.slices(); ++s)
+        if (auto rail = progress.landed_on(s)) status.bytes_per_rail[*rail] += progress.slice(s).length;
+    return status;
+}
+
+BatchStatus Engine::wait(BatchId id, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        BatchStatus status = poll(id);
+        if (status.state == BatchState::kCompleted || status.state == BatchState::kFailed)
+            return status;
+        if (Clock::now() > deadline)
+            fail(fmt::format("batch {}: {} of {} slices landed within {} ms", id, status.landed,
+                             status.slices, timeout.count()));
+    }
+}
+
+std::optional<std::uint32_t> Engine::poll_notification() {
+    for (std::size_t rail = 0; rail < rails_.size(); ++rail) drain_completions(rail);
+    if (notifications_.empty()) return std::nullopt;
+    const std::uint32_t id = notifications_.front();
+    notifications_.erase(notifications_.begin());
+    return id;
+}
+
+}  // namespace rdmalab::transfer

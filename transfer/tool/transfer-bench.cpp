@@ -1,0 +1,355 @@
+// transfer-bench: the transfer engine (transfer/) between two hosts over every rail, in the
+// shape of Mooncake's tebench and nixlbench: batches of `--batch` blocks of `-s` bytes, READ or
+// WRITE, sliced over the rails; the batch latency's percentiles, the bandwidth per rail and in
+// all, and with --check every byte verified. The server is the target: it registers its
+// segment, is told the run's plan by the client, and (WRITE) checks each batch when the batch's
+// notification arrives. The client's last line is a record: `record KEY=VALUE ...`.
+//   transfer-bench server [--devices rxe0,rxe1]
+//   transfer-bench client ADDR [--devices ...] [--op write|read] [-s BLOCK] [--batch N]
+//                  [--batches N] [--slice SIZE] [--policy score|round-robin] [--check]
+#include "rdmalab/codec.hpp"
+#include "rdmalab/error.hpp"
+#include "rdmalab/options.hpp"
+#include "rdmalab/pattern.hpp"
+#include "rdmalab/percentile.hpp"
+#include "rdmalab/tcp_exchange.hpp"
+#include "rdmalab/transfer/engine.hpp"
+#include "rdmalab/verbs.hpp"
+
+#include <fmt/core.h>
+
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+using namespace rdmalab;
+using namespace rdmalab::transfer;
+
+namespace {
+
+constexpr std::uint32_t kPlanMagic = 0x5442504c;  // "TBPL"
+constexpr std::uint32_t kDone = 0x444f4e45;       // "DONE"
+constexpr std::size_t kMaxBytes = 1ULL << 30;     // a run's segment, on each side
+constexpr std::size_t kMaxRecord = 4096;
+
+struct BenchOptions : ConnectionOptions {
+    std::string devices;
+    std::string op = "write";
+    std::uint32_t batch = 8;
+    std::uint32_t batches = 32;
+    std::string slice = "64K";
+    std::string policy = "score";
+    bool check = false;
+    int retry_cnt = 3;
+    int ack_timeout = 14;
+};
+
+// What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | 0 (1) |
+// block (4) | batch (4) | batches (4).
+struct Plan {
+    Opcode op = Opcode::kWrite;
+    bool check = false;
+    std::uint8_t rails = 0;
+    std::uint32_t block = 0;
+    std::uint32_t batch = 0;
+    std::uint32_t batches = 0;
+    std::size_t bytes() const { return std::size_t{block} * batch * batches; }
+};
+
+void send_record(TcpExchange& tcp, std::span<const std::byte> bytes) {
+    std::array<std::byte, 4> length{};
+    store_be32(length, static_cast<std::uint32_t>(bytes.size()));
+    tcp.send_all(length);
+    tcp.send_all(bytes);
+}
+
+std::vector<std::byte> receive_record(TcpExchange& tcp, const char* what) {
+    std::array<std::byte, 4> length{};
+    tcp.receive_exact(length);
+    const std::uint32_t size = load_be32(length);
+    if (size == 0 || size > kMaxRecord)
+        fail(fmt::format("the peer's {} claims {} bytes (1 to {})", what, size, kMaxRecord));
+    std::vector<std::byte> bytes(size);
+    tcp.receive_exact(bytes);
+    return bytes;
+}
+
+std::vector<std::byte> encode_plan(const Plan& plan) {
+    std::vector<std::byte> bytes;
+    ByteWriter writer(bytes, "the run's plan");
+    writer.u32(kPlanMagic);
+    writer.u8(plan.op == Opcode::kWrite ? 1 : 2);
+    writer.u8(plan.check ? 1 : 0);
+    writer.u8(plan.rails);
+    writer.zeros(1);
+    writer.u32(plan.block);
+    writer.u32(plan.batch);
+    writer.u32(plan.batches);
+    return bytes;
+}
+
+Plan decode_plan(std::span<const std::byte> bytes, std::size_t rails) {
+    if (bytes.size() != 20) fail(fmt::format("the client's plan has {} bytes, not 20", bytes.size()));
+    ByteReader reader(bytes, "the run's plan");
+    if (reader.u32() != kPlanMagic) fail("the client's plan lacks its magic");
+    Plan plan;
+    const std::uint8_t op = reader.u8();
+    if (op != 1 && op != 2) fail(fmt::format("the client's plan names operation {}", op));
+    plan.op = op == 1 ? Opcode::kWrite : Opcode::kRead;
+    plan.check = reader.u8() != 0;
+    plan.rails = reader.u8();
+    reader.u8();
+    plan.block = reader.u32();
+    plan.batch = reader.u32();
+    plan.batches = reader.u32();
+    if (plan.rails != rails)
+        fail(fmt::format("the client has {} rails, this server {}", plan.rails, rails));
+    if (plan.block == 0 || plan.batch == 0 || plan.batches == 0 ||
+        std::size_t{plan.block} * plan.batch > kMaxBytes ||
+        std::size_t{plan.block} * plan.batch * plan.batches > kMaxBytes)
+        fail(fmt::format("the client's plan: {} batches of {} blocks of {} bytes (at most {} bytes "
+                         "in all, none zero)",
+                         plan.batches, plan.batch, plan.block, kMaxBytes));
+    return plan;
+}
+
+std::vector<RailDevice> rail_devices(const std::string& list) {
+    std::vector<RailDevice> rails;
+    if (list.empty()) {
+        // Every RDMA device is a rail, in the order the library lists them.
+        for (ibv_device* device : get_devices().all) rails.push_back({ibv_get_device_name(device)});
+    } else {
+        std::stringstream names(list);
+        for (std::string name; std::getline(names, name, ',');) {
+            if (name.empty()) fail(fmt::format("--devices '{}': an empty device name", list));
+            rails.push_back({name});
+        }
+    }
+    if (rails.empty()) fail("no RDMA device: no rail to run on");
+    if (rails.size() > kMaxRails) fail(fmt::format("{} rails (at most {})", rails.size(), kMaxRails));
+    return rails;
+}
+
+// Both sides: endpoints swapped (server first), segments described, QPs brought to RTS.
+void connect_engines(Engine& engine, TcpExchange& tcp, bool server) {
+    auto send_endpoints = [&] {
+        for (const RailEndpoint& endpoint : engine.endpoints()) send_record(tcp, encode(endpoint));
+    };
+    std::vector<RailEndpoint> peer;
+    auto receive_endpoints = [&] {
+        for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
+            auto decoded = decode_rail_endpoint(receive_record(tcp, "rail endpoint"));
+            if (auto* why = std::get_if<std::string>(&decoded)) fail("the peer's " + *why);
+            peer.push_back(std::get<RailEndpoint>(decoded));
+        }
+    };
+    if (server) {
+        send_endpoints();
+        receive_endpoints();
+    } else {
+        receive_endpoints();
+        send_endpoints();
+    }
+    engine.connect(peer);
+    send_word(tcp, kDone);
+    expect_word(tcp, kDone, "the peer's word that its QPs are ready");
+}
+
+int run_server(const BenchOptions& options) {
+    Engine engine(rail_devices(options.devices), Settings{});
+    auto tcp = TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
+    const Plan plan = decode_plan(receive_record(tcp, "plan"), engine.rails());
+    Buffer target(plan.bytes());
+    // WRITE: the client writes into it (REMOTE_WRITE); READ: it reads from it (REMOTE_READ).
+    const bool writes = plan.op == Opcode::kWrite;
+    if (!writes) fill_pattern(target.bytes(), 1);
+    const SegmentId segment = engine.register_segment(
+        target.bytes(), writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, false);
+    send_record(tcp, encode(engine.describe(segment)));
+    connect_engines(engine, tcp, true);
+    fmt::print("server: {} rails ready, {} bytes registered for {}\n", engine.rails(),
+               target.size(), writes ? "WRITEs" : "READs");
+
+    std::uint32_t verified = 0;
+    if (writes) {
+        // Each batch's notification comes after every slice of it landed, on whichever rail.
+        const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
+        std::uint32_t notified = 0;
+        auto quiet_since = Clock::now();
+        while (notified < plan.batches) {
+            if (auto id = engine.poll_notification()) {
+                ++notified;
+                quiet_since = Clock::now();
+                const std::uint32_t index = *id - 1;  // the client's batches count from 1
+                if (index >= plan.batches) fail(fmt::format("a notification for batch {}", *id));
+                if (plan.check) {
+                    auto region = target.bytes().subspan(index * batch_bytes, batch_bytes);
+                    if (auto bad = find_pattern_mismatch(region, index + 1))
+                        fail(fmt::format("batch {}: byte {} is not what the client wrote", *id,
+                                         *bad));
+                    ++verified;
+                }
+            } else if (tcp.peer_closed()) {
+                fail(fmt::format("the client left after {} of {} batches", notified, plan.batches));
+            } else if (Clock::now() - quiet_since > options.timeout()) {
+                fail(fmt::format("no notification for {} s after {} of {} batches",
+                                 options.timeout_s, notified, plan.batches));
+            }
+        }
+    }
+    expect_word(tcp, kDone, "the client's end of its run");
+    send_word(tcp, verified);
+    fmt::print("server: {} batches verified here\n", verified);
+    return 0;
+}
+
+int run_client(const BenchOptions& options) {
+    Settings settings;
+    settings.slice_bytes = static_cast<std::uint32_t>(*parse_size(options.slice));
+    settings.policy = options.policy == "score" ? RailPolicy::kScore : RailPolicy::kRoundRobin;
+    settings.retry_cnt = static_cast<std::uint8_t>(options.retry_cnt);
+    settings.timeout = static_cast<std::uint8_t>(options.ack_timeout);
+    Engine engine(rail_devices(options.devices), settings);
+    const Plan plan{.op = options.op == "write" ? Opcode::kWrite : Opcode::kRead,
+                    .check = options.check,
+                    .rails = static_cast<std::uint8_t>(engine.rails()),
+                    .block = static_cast<std::uint32_t>(options.size),
+                    .batch = options.batch,
+                    .batches = options.batches};
+    Buffer local(plan.bytes());
+    const bool writes = plan.op == Opcode::kWrite;
+    const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
+    if (writes)
+        for (std::uint32_t b = 0; b < plan.batches; ++b)
+            fill_pattern(local.bytes().subspan(b * batch_bytes, batch_bytes), b + 1);
+    // The source of WRITEs needs no access beyond the NIC reading it; READs land here.
+    const SegmentId segment = engine.register_segment(local.bytes(), 0, !writes);
+    auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
+    send_record(tcp, encode_plan(plan));
+    auto described = decode_segment(receive_record(tcp, "segment descriptor"));
+    if (auto* why = std::get_if<std::string>(&described)) fail("the server's " + *why);
+    const SegmentDescriptor remote = std::get<SegmentDescriptor>(described);
+    engine.add_remote_segment(remote);
+    connect_engines(engine, tcp, false);
+
+    // READ: the server filled its segment from seed 1; what each batch read is checked
+    // against the same bytes made here.
+    std::optional<Buffer> expected;
+    if (!writes && plan.check) {
+        expected.emplace(plan.bytes());
+        fill_pattern(expected->bytes(), 1);
+    }
+    std::vector<double> latencies_ms;
+    std::vector<std::uint64_t> per_rail(engine.rails(), 0);
+    std::uint32_t reposted = 0;
+    const auto start = Clock::now();
+    for (std::uint32_t b = 0; b < plan.batches; ++b) {
+        std::vector<Request> requests;
+        for (std::uint32_t i = 0; i < plan.batch; ++i) {
+            const std::uint64_t offset = b * batch_bytes + std::uint64_t{i} * plan.block;
+            requests.push_back({plan.op, segment, offset, remote.id, offset, plan.block});
+        }
+        const auto submitted = Clock::now();
+        const BatchId id = engine.submit(requests, writes);
+        const BatchStatus status = engine.wait(id, options.timeout());
+        if (status.state == BatchState::kFailed) fail(status.error);
+        latencies_ms.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - submitted).count());
+        for (std::size_t rail = 0; rail < per_rail.size(); ++rail)
+            per_rail[rail] += status.bytes_per_rail[rail];
+        reposted += status.reposted;
+        if (!writes && plan.check &&
+            std::memcmp(local.data() + b * batch_bytes, expected->data() + b * batch_bytes,
+                        batch_bytes) != 0)
+            fail(fmt::format("batch {}: what was read is not what the server holds", id));
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    send_word(tcp, kDone);
+    const std::uint32_t verified = receive_word(tcp);
+    if (writes && plan.check && verified != plan.batches)
+        fail(fmt::format("the server verified {} of {} batches", verified, plan.batches));
+
+    const Rails& rails = engine.rail_states();
+    std::string per_rail_fields, rail_lines;
+    for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
+        const RailState& state = rails[rail];
+        per_rail_fields += fmt::format(" rail{}_bytes={} rail{}_up={}", rail + 1, per_rail[rail],
+                                       rail + 1, state.up ? 1 : 0);
+        if (!state.up) {
+            // How long the dead rail took to be noticed: from its last completion to its error.
+            const double detect_ms =
+                std::chrono::duration<double, std::milli>(state.down_since - state.last_completed)
+                    .count();
+            per_rail_fields += fmt::format(" rail{}_detect_ms={:.1f}", rail + 1, detect_ms);
+            rail_lines += fmt::format(
+                "client: rail {} went down: {}; {:.1f} ms after its last completion (the QP's "
+                "bound: ({} + 1) x 4.096 us x 2^{} = {:.1f} ms)\n",
+                rail + 1, state.down_because, detect_ms, options.retry_cnt, options.ack_timeout,
+                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout));
+        }
+    }
+    const double gbit = plan.bytes() * 8 / seconds / 1e9;
+    fmt::print("{}client: {} batches of {} x {} bytes ({}) in {:.3f} s: {:.3f} Gbit/s; batch latency "
+               "p50 {:.2f} ms, p99 {:.2f} ms, p99.9 {:.2f} ms; {} slices posted again; {}\n",
+               rail_lines, plan.batches, plan.batch, plan.block, options.op, seconds, gbit,
+               percentile(latencies_ms, 0.5), percentile(latencies_ms, 0.99),
+               percentile(latencies_ms, 0.999), reposted,
+               plan.check ? "every byte verified" : "not verified (--check verifies)");
+    fmt::print("record op={} rails={} block={} batch={} batches={} bytes={} seconds={:.6f} "
+               "gbit={:.4f} p50_ms={:.3f} p99_ms={:.3f} p999_ms={:.3f} reposted={} verified={}{}\n",
+               options.op, engine.rails(), plan.block, plan.batch, plan.batches, plan.bytes(),
+               seconds, gbit, percentile(latencies_ms, 0.5), percentile(latencies_ms, 0.99),
+               percentile(latencies_ms, 0.999), reposted, plan.check ? 1 : 0, per_rail_fields);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run_program("transfer-bench", [&] {
+        CommandLine cli{"The transfer engine between two hosts: batches over every rail",
+                        "transfer-bench"};
+        BenchOptions options;
+        options.size = 64 * 1024;
+        options.timeout_s = 30;
+        cli.add_connection_options(options);
+        cli.existing("-s").description("bytes per block (one request of a batch)");
+        cli.option("--devices", options.devices,
+                   "the rails' RDMA devices, comma-separated (default: every device)");
+        cli.option("--op", options.op, "WRITE to the server or READ from it")
+            .choices({"write", "read"})
+            .show_default();
+        cli.option("--batch", options.batch, "blocks per batch").range(1U, 4096U).show_default();
+        cli.option("--batches", options.batches, "batches, one after another")
+            .range(1U, 100000U)
+            .show_default();
+        cli.option("--slice", options.slice, "bytes per slice: a request is cut into slices")
+            .is_size()
+            .show_default();
+        cli.option("--policy", options.policy, "how a slice's rail is chosen")
+            .choices({"score", "round-robin"})
+            .show_default();
+        cli.flag("--check", options.check, "verify every byte");
+        cli.option("--retry", options.retry_cnt, "the QPs' retry_cnt (7: rxe retries forever)")
+            .range(0, 7)
+            .show_default();
+        cli.option("--ack-timeout", options.ack_timeout, "the QPs' timeout: 4.096 us x 2^N")
+            .range(1, 31)
+            .show_default();
+        cli.parse_or_exit(argc, argv);
+        const std::size_t total = options.size * options.batch * std::size_t{options.batches};
+        if (options.size > UINT32_MAX || total > kMaxBytes) {
+            fmt::print(stderr,
+                       "transfer-bench: -s {} x --batch {} x --batches {} is more than {} bytes "
+                       "(run with --help for usage)\n",
+                       options.size, options.batch, options.batches, kMaxBytes);
+            return 2;
+        }
+        if (*parse_size(options.slice) > UINT32_MAX) {
+            fmt::print(stderr, "transfer-bench: --slice {} is too large (run with --help for usage)\n",
+                       options.slice);
+            return 2;
+        }
+        return options.server ? run_server(options) : run_client(options);
+    });
+}
