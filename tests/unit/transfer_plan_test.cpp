@@ -14,8 +14,8 @@ std::string refusal_of(const std::variant<SegmentDescriptor, std::string>& resul
 }
 
 TEST(TransferRecords, SegmentAndRailRoundTrip) {
-    const SegmentDescriptor segment{.id = 3, .address = 0x7f0000001000, .length = 1 << 20,
-                                    .rkeys = {0x1234, 0x5678}};
+    const SegmentDescriptor segment{
+        .id = 3, .address = 0x7f0000001000, .length = 1 << 20, .rkeys = {0x1234, 0x5678}};
     auto decoded = decode_segment(encode(segment));
     ASSERT_TRUE(std::holds_alternative<SegmentDescriptor>(decoded)) << refusal_of(decoded);
     const auto& back = std::get<SegmentDescriptor>(decoded);
@@ -32,8 +32,8 @@ TEST(TransferRecords, SegmentAndRailRoundTrip) {
 }
 
 TEST(TransferRecords, RefusesWhatAPeerMustNotSend) {
-    SegmentDescriptor segment{.id = 1, .address = ~std::uint64_t{0} - 10, .length = 100,
-                              .rkeys = {1}};
+    SegmentDescriptor segment{
+        .id = 1, .address = ~std::uint64_t{0} - 10, .length = 100, .rkeys = {1}};
     EXPECT_NE(refusal_of(decode_segment(encode(segment))).find("wrap around"), std::string::npos);
     segment.address = 0x1000;
     segment.length = 0;
@@ -57,8 +57,12 @@ TEST(TransferRecords, RefusesWhatAPeerMustNotSend) {
 }
 
 TEST(TransferRequests, CheckedAgainstBothSegmentsAndCutIntoSlices) {
-    const Request request{.opcode = Opcode::kWrite, .local_segment = 1, .local_offset = 4096,
-                          .remote_segment = 2, .remote_offset = 0, .length = 150 * 1024};
+    const Request request{.opcode = Opcode::kWrite,
+                          .local_segment = 1,
+                          .local_offset = 4096,
+                          .remote_segment = 2,
+                          .remote_offset = 0,
+                          .length = 150 * 1024};
     EXPECT_FALSE(refuse_request(request, 4096 + 150 * 1024, 150 * 1024));
     EXPECT_NE(refuse_request(request, 150 * 1024, 1 << 20)->find("local segment 1 pass its end"),
               std::string::npos);

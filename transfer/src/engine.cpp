@@ -35,8 +35,8 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
         rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
         ibv_device_attr attributes{};
         check_ibv(ibv_query_device(rail.context.get(), &attributes), "ibv_query_device");
-        rail.responder_depth = static_cast<std::uint8_t>(
-            std::clamp(attributes.max_qp_rd_atom, 1, 16));
+        rail.responder_depth =
+            static_cast<std::uint8_t>(std::clamp(attributes.max_qp_rd_atom, 1, 16));
         rail.pd.reset(check_ptr(ibv_alloc_pd(rail.context.get()), "ibv_alloc_pd"));
         const int depth = static_cast<int>(settings.max_in_flight + kReceives + 8);
         rail.cq.reset(check_ptr(ibv_create_cq(rail.context.get(), depth, nullptr, nullptr, 0),
@@ -58,10 +58,10 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
         attr.pkey_index = 0;
         attr.port_num = rail.port.port;
         attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-        check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
-                                IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                    IBV_QP_ACCESS_FLAGS),
-                  "ibv_modify_qp(RESET -> INIT)");
+        check_ibv(
+            ibv_modify_qp(rail.qp.get(), &attr,
+                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+            "ibv_modify_qp(RESET -> INIT)");
         rail.psn = random_psn();
         rails_.push_back(std::move(rail));
     }
@@ -82,8 +82,8 @@ SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_a
         access |= static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE);
     Segment segment{bytes, {}};
     for (Rail& rail : rails_) {
-        MemoryRegion mr{ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(),
-                                   static_cast<int>(access))};
+        MemoryRegion mr{
+            ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(), static_cast<int>(access))};
         check_ptr(mr.get(), "ibv_reg_mr(segment)");
         segment.mrs.push_back(std::move(mr));
     }
@@ -122,7 +122,8 @@ void Engine::connect(std::span<const RailEndpoint> peer) {
         fail(fmt::format("the peer has {} rails, this side {}", peer.size(), rails_.size()));
     for (std::size_t index = 0; index < rails_.size(); ++index) {
         if (peer[index].rail != index)
-            fail(fmt::format("the peer's endpoint {} is for rail {}", index + 1, peer[index].rail + 1));
+            fail(fmt::format("the peer's endpoint {} is for rail {}", index + 1,
+                             peer[index].rail + 1));
         post_receives(index, kReceives);
         bring_up(rails_[index], index, peer[index]);
     }
@@ -194,9 +195,10 @@ BatchId Engine::submit(std::span<const Request> requests, bool notify) {
             fail(fmt::format("submit: {}", *why));
     }
     const BatchId id = next_batch_++;
-    batches_.emplace(id, Batch{{requests.begin(), requests.end()},
-                               BatchProgress(cut_into_slices(requests, settings_.slice_bytes), notify),
-                               std::nullopt});
+    batches_.emplace(id,
+                     Batch{{requests.begin(), requests.end()},
+                           BatchProgress(cut_into_slices(requests, settings_.slice_bytes), notify),
+                           std::nullopt});
     post_waiting();
     return id;
 }
@@ -274,9 +276,10 @@ void Engine::post_waiting() {
         if (!progress.notify())
             progress.completed_without_notification();
         else if (!post_notification(id, batch))
-            progress.fail(fmt::format("batch {}: every slice landed but no rail could carry its "
-                                      "notification ({})",
-                                      id, rail_states_.why_all_down()));
+            progress.fail(
+                fmt::format("batch {}: every slice landed but no rail could carry its "
+                            "notification ({})",
+                            id, rail_states_.why_all_down()));
     }
 }
 
@@ -340,7 +343,8 @@ BatchStatus Engine::poll(BatchId id) {
                        .error = progress.error()};
     status.landed = progress.landed();
     for (std::uint32_t s = 0; s < progress.slices(); ++s)
-        if (auto rail = progress.landed_on(s)) status.bytes_per_rail[*rail] += progress.slice(s).length;
+        if (auto rail = progress.landed_on(s))
+            status.bytes_per_rail[*rail] += progress.slice(s).length;
     return status;
 }
 

@@ -79,7 +79,8 @@ std::variant<SegmentDescriptor, std::string> decode_segment(std::span<const std:
         return fmt::format("a segment's descriptor of {} bytes (at least {})", bytes.size(),
                            kSegmentFixedBytes);
     ByteReader reader(bytes, "a segment's descriptor");
-    if (reader.u32() != kSegmentMagic) return std::string("a segment's descriptor without its magic");
+    if (reader.u32() != kSegmentMagic)
+        return std::string("a segment's descriptor without its magic");
     SegmentDescriptor segment;
     segment.id = reader.u32();
     segment.address = reader.u64();
@@ -91,8 +92,7 @@ std::variant<SegmentDescriptor, std::string> decode_segment(std::span<const std:
         return fmt::format("segment {}: {} bytes of keys for {} rails", segment.id,
                            reader.remaining(), rails);
     for (std::uint32_t rail = 0; rail < rails; ++rail) segment.rkeys.push_back(reader.u32());
-    if (segment.length == 0)
-        return fmt::format("segment {}: a length of 0", segment.id);
+    if (segment.length == 0) return fmt::format("segment {}: a length of 0", segment.id);
     if (segment.address > std::numeric_limits<std::uint64_t>::max() - segment.length)
         return fmt::format("segment {}: {} bytes at {:#x} wrap around", segment.id, segment.length,
                            segment.address);
@@ -120,8 +120,8 @@ std::vector<Slice> cut_into_slices(std::span<const Request> requests, std::uint3
     for (std::size_t r = 0; r < requests.size(); ++r)
         for (std::uint64_t offset = 0; offset < requests[r].length; offset += slice_bytes)
             slices.push_back({static_cast<std::uint32_t>(r), offset,
-                              static_cast<std::uint32_t>(
-                                  std::min<std::uint64_t>(slice_bytes, requests[r].length - offset))});
+                              static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                                  slice_bytes, requests[r].length - offset))});
     return slices;
 }
 

@@ -1,8 +1,10 @@
 # Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh: host 1 serves
-# transfer-bench (the target), host 2 writes batches over both rails and, at a seeded moment
-# between DELAY_MS_LOW and DELAY_MS_HIGH after its client started, takes its rail 2 down (the
-# lab's --link-down 2.2@signal). Outputs in OUT_DIR: server.{out,rc}, client.{out,rc},
-# killed-at-ms (when the signal was given, from the client's start).
+# transfer-bench (the target), host 2 writes batches over both rails and, at a seeded moment 0.3
+# to 1.0 s after its batches started, takes host 1's rail 2 down (the lab's --link-down
+# 1.2@signal): host 2's own link stays up, so its QP on rail 2 sends into silence until its
+# retries run out, as when a path dies beyond the NIC.
+# Outputs in OUT_DIR: server.{out,rc}, client.{out,rc}, killed-at-ms (when the signal was
+# given, from the batches' start).
 #   tests/vm/transfer/hosts.sh BUILD_BIN_DIR OUT_DIR SEED
 set -uo pipefail
 bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
@@ -15,15 +17,21 @@ case $RDMALAB_HOST in
             >"$out/server.out" 2>&1
         echo $? >"$out/server.rc" ;;
     2)
-        # 48 batches of 8 blocks of 64 KiB (24 MiB) at 40 Mbit/s per rail: several seconds.
+        # 96 batches of 8 blocks of 64 KiB (48 MiB) at 40 Mbit/s per rail: several seconds.
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
-            -s 64K --batch 8 --batches 48 --check --retry 3 --ack-timeout 14 --timeout 60 \
+            -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 60 \
             >"$out/client.out" 2>&1 &
         client=$!
-        delay_ms=$(awk -v s="$seed" 'BEGIN { srand(s); printf "%d", 1500 + rand() * 1500 }')
+        # The moment counts from the batches' start (the client's set-up takes seconds here).
+        for ((tick = 0; tick < 600; tick++)); do
+            grep -q 'the batches start' "$out/client.out" 2>/dev/null && break
+            kill -0 $client 2>/dev/null || break
+            sleep 0.1
+        done
+        delay_ms=$(awk -v s="$seed" 'BEGIN { srand(s); printf "%d", 300 + rand() * 700 }')
         started=$(date +%s%N)
         sleep "$(awk -v ms="$delay_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
-        touch "$RDMALAB_SHARED/link-down-2.2"
+        touch "$RDMALAB_SHARED/link-down-1.2"
         echo $((($(date +%s%N) - started) / 1000000)) >"$out/killed-at-ms"
         wait $client
         echo $? >"$out/client.rc" ;;
