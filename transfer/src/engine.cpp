@@ -15,6 +15,9 @@ namespace {
 
 constexpr std::uint32_t kNotificationSlice = 0xffffffff;  // a wr_id's slice for the notification
 constexpr std::uint32_t kReceives = 64;                   // notifications a rail can take at once
+// A receive's wr_id. A send's carries its batch (from 1) in the high half, so the two never
+// meet; and a failed completion's opcode is undefined, so the wr_id is what tells them apart.
+constexpr std::uint64_t kReceiveWrId = 0;
 
 std::uint64_t wr_id_of(BatchId batch, std::uint32_t slice) {
     return std::uint64_t{batch} << 32 | slice;
@@ -67,11 +70,9 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
     }
 }
 
-Engine::~Engine() {
-    // The MRs go before the PDs they belong to (segments_ is declared after rails_, so it would
-    // otherwise outlive them).
-    segments_.clear();
-}
+// Members go in reverse order: batches, segments (their MRs), then each rail's QP, CQ, PD and
+// device, as the verbs require.
+Engine::~Engine() = default;
 
 SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_access,
                                    bool local_write) {
@@ -174,7 +175,8 @@ void Engine::add_remote_segment(const SegmentDescriptor& segment) {
 void Engine::post_receives(std::size_t rail, std::uint32_t count) {
     // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer.
     for (std::uint32_t i = 0; i < count; ++i) {
-        ibv_recv_wr receive{.wr_id = 0, .next = nullptr, .sg_list = nullptr, .num_sge = 0};
+        ibv_recv_wr receive{
+            .wr_id = kReceiveWrId, .next = nullptr, .sg_list = nullptr, .num_sge = 0};
         ibv_recv_wr* bad = nullptr;
         check_ibv(ibv_post_recv(rails_[rail].qp.get(), &receive, &bad), "ibv_post_recv");
     }
@@ -293,7 +295,7 @@ void Engine::drain_completions(std::size_t rail) {
         const auto now = Clock::now();
         for (int i = 0; i < found; ++i) {
             const ibv_wc& wc = completions[static_cast<std::size_t>(i)];
-            if (wc.opcode & IBV_WC_RECV) {
+            if (wc.wr_id == kReceiveWrId) {
                 // The target's side: a notification (or, on a dead rail, a flushed receive).
                 if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM)) {
                     notifications_.push_back(from_be32(wc.imm_data));
