@@ -205,6 +205,7 @@ BatchId Engine::submit(std::span<const Request> requests, bool notify) {
     return id;
 }
 
+// #region post-slice
 void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size_t rail) {
     const Slice& slice = batch.progress.slice(index);
     const Request& request = batch.requests[slice.request];
@@ -232,6 +233,7 @@ void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size
         batch.progress.failed(index);
     }
 }
+// #endregion post-slice
 
 bool Engine::post_notification(BatchId id, Batch& batch) {
     // After every slice's completion: a QP on one rail does not order another rail's WRITEs,
@@ -317,6 +319,7 @@ void Engine::drain_completions(std::size_t rail) {
                 }
                 continue;
             }
+            // #region failover
             const std::uint32_t length = batch.progress.slice(index).length;
             if (wc.status == IBV_WC_SUCCESS) {
                 rail_states_.completed(rail, length, now);
@@ -327,6 +330,7 @@ void Engine::drain_completions(std::size_t rail) {
                 rail_states_.failed(rail, length, status_of(wc), now);
                 batch.progress.failed(index);
             }
+            // #endregion failover
         }
     }
 }

@@ -252,6 +252,7 @@ int run_client(const BenchOptions& options) {
     std::fflush(stdout);
     const auto start = Clock::now();
     for (std::uint32_t b = 0; b < plan.batches; ++b) {
+        // #region batch
         std::vector<Request> requests;
         for (std::uint32_t i = 0; i < plan.batch; ++i) {
             const std::uint64_t offset = b * batch_bytes + std::uint64_t{i} * plan.block;
@@ -261,6 +262,7 @@ int run_client(const BenchOptions& options) {
         const BatchId id = engine.submit(requests, writes);
         const BatchStatus status = engine.wait(id, options.timeout());
         if (status.state == BatchState::kFailed) fail(status.error);
+        // #endregion batch
         latencies_ms.push_back(
             std::chrono::duration<double, std::milli>(Clock::now() - submitted).count());
         for (std::size_t rail = 0; rail < per_rail.size(); ++rail)
