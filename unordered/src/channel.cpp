@@ -138,16 +138,7 @@ void Channel::post_datagram(const Transmission& transmission) {
                                 ibv_sge{.addr = reinterpret_cast<std::uintptr_t>(payload),
                                         .length = header.length(),
                                         .lkey = outgoing.source->mr->lkey}};
-    ibv_send_wr send{};
-    send.wr_id = slot;
-    send.sg_list = sges.data();
-    send.num_sge = 2;
-    send.opcode = IBV_WR_SEND;
-    send.wr.ud.ah = peer_ah_.get();
-    send.wr.ud.remote_qpn = peer_qpn_;
-    send.wr.ud.remote_qkey = kQkey;
-    ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(qp_.get(), &send, &bad), "ibv_post_send(UD data)");
+    post_send(slot, sges, "ibv_post_send(UD data)");
     switch (transmission.reason) {
         case SendReason::kNew:
             ++stats_.sent;
@@ -161,6 +152,21 @@ void Channel::post_datagram(const Transmission& transmission) {
     }
 }
 
+void Channel::post_send(std::uint32_t slot, std::span<ibv_sge> sges, const char* call) {
+    // A SEND to the peer's QP through its address handle, with the Q_Key its QP accepts; every
+    // send completes (sq_sig_all), and its completion gives the slot back.
+    ibv_send_wr send{};
+    send.wr_id = slot;
+    send.sg_list = sges.data();
+    send.num_sge = static_cast<int>(sges.size());
+    send.opcode = IBV_WR_SEND;
+    send.wr.ud.ah = peer_ah_.get();
+    send.wr.ud.remote_qpn = peer_qpn_;
+    send.wr.ud.remote_qkey = kQkey;
+    ibv_send_wr* bad = nullptr;
+    check_ibv(ibv_post_send(qp_.get(), &send, &bad), call);
+}
+
 void Channel::send_ack(const Ack& ack) {
     if (free_send_slots_.empty()) return;  // the next arrival or the delay asks again
     const std::uint32_t slot = take_send_slot();
@@ -169,16 +175,7 @@ void Channel::send_ack(const Ack& ack) {
     ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(bytes),
                 .length = kAckBytes,
                 .lkey = sends_mr_->lkey};
-    ibv_send_wr send{};
-    send.wr_id = slot;
-    send.sg_list = &sge;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.wr.ud.ah = peer_ah_.get();
-    send.wr.ud.remote_qpn = peer_qpn_;
-    send.wr.ud.remote_qkey = kQkey;
-    ibv_send_wr* bad = nullptr;
-    check_ibv(ibv_post_send(qp_.get(), &send, &bad), "ibv_post_send(UD acknowledgement)");
+    post_send(slot, std::span(&sge, 1), "ibv_post_send(UD acknowledgement)");
     ++stats_.acks_sent;
 }
 

@@ -90,6 +90,7 @@ class Channel {
     void place(const DataHeader& header, std::span<const std::byte> payload);
     void send_ack(const Ack& ack);
     void post_datagram(const Transmission& transmission);
+    void post_send(std::uint32_t slot, std::span<ibv_sge> sges, const char* call);
     std::uint32_t take_send_slot();
     void flush_acks(bool all);
 
