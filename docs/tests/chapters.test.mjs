@@ -38,7 +38,7 @@ test('the groups, in reading order, each one run of chapters', () => {
 test('the GPU era holds the GPU-era subjects only; performance and the tools have their own groups', () => {
   assert.deepEqual(inGroup('The GPU era'), [
     '/gpudirect', '/gpudirect-measured', '/gpu-proxy', '/uccl', '/efa', '/collectives',
-    '/allreduce-algorithms', '/nccl', '/congestion', '/dcqcn', '/many-paths',
+    '/allreduce-algorithms', '/nccl', '/congestion', '/dcqcn', '/many-paths', '/kv-cache',
   ]);
   assert.deepEqual(inGroup('Performance'), ['/performance', '/performance-measured']);
   assert.deepEqual(inGroup('Tools and troubleshooting'), ['/when-it-fails', '/doctor-pair', '/reproduce', '/check-your-cluster']);

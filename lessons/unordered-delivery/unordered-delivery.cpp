@@ -155,14 +155,15 @@ int run_client(const UnorderedOptions& options) {
     fmt::print(
         "client: {} transfers of {} bytes acknowledged in {:.3f} s ({:.2f} Mbit/s of goodput); "
         "the server verified every byte. {} datagrams sent, {} sent again on a gap (later ones "
-        "acknowledged), {} on a timeout; {} acknowledgements received\n",
+        "acknowledged; {} of them not needed: the first copy was only late), {} on a timeout; {} "
+        "acknowledgements received\n",
         options.transfers, options.size, seconds, mbit, stats.sent, stats.resent_on_gap,
-        stats.resent_on_timeout, stats.acks_received);
+        stats.resent_not_needed, stats.resent_on_timeout, stats.acks_received);
     fmt::print(
         "record side=client transfers={} bytes={} seconds={:.6f} goodput_mbit={:.3f} sent={} "
-        "resent_on_gap={} resent_on_timeout={} acks_received={}\n",
+        "resent_on_gap={} resent_not_needed={} resent_on_timeout={} acks_received={}\n",
         options.transfers, source.size(), seconds, mbit, stats.sent, stats.resent_on_gap,
-        stats.resent_on_timeout, stats.acks_received);
+        stats.resent_not_needed, stats.resent_on_timeout, stats.acks_received);
     return 0;
 }
 

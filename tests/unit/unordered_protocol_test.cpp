@@ -182,6 +182,22 @@ TEST(UnorderedWindow, ResendsOnlyTheGapOnceLaterOnesAreAcknowledged) {
     EXPECT_TRUE(window.idle());
 }
 
+TEST(UnorderedWindow, AGapResendAcknowledgedAtOnceWasNotNeededAndWidensTheTolerance) {
+    SendWindow window(Settings{.window = 64, .reorder_tolerance = 3, .retransmit_timeout = 100ms});
+    window.add(1, 20);
+    for (int s = 0; s < 20; ++s) ASSERT_TRUE(window.next(at(0)));
+    std::vector<std::uint32_t> arrived;
+    for (std::uint32_t s = 0; s < 20; ++s)
+        if (s != 5) arrived.push_back(s);
+    window.acknowledge(ack_of(1, 20, arrived), at(10));  // a 10 ms round trip
+    ASSERT_EQ(window.next(at(10))->reason, SendReason::kGap);
+    arrived.push_back(5);
+    // Acknowledged 1 ms after the resend, under half a round trip: the first copy had arrived.
+    window.acknowledge(ack_of(1, 20, arrived), at(11));
+    EXPECT_EQ(window.spurious_resends(), 1U);
+    EXPECT_EQ(window.reorder_tolerance(), 6U);
+}
+
 TEST(UnorderedWindow, ReorderingWithinTheToleranceIsNotLoss) {
     SendWindow window(Settings{.window = 64, .reorder_tolerance = 3});
     window.add(1, 10);

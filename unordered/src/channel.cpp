@@ -271,6 +271,7 @@ std::vector<Event> Channel::poll() {
         if (!transmission) break;
         post_datagram(*transmission);
     }
+    stats_.resent_not_needed = window_.spurious_resends();
     std::vector<Event> events;
     events.swap(events_);
     return events;

@@ -165,6 +165,7 @@ Transmission SendWindow::send(std::uint32_t transfer, std::uint32_t sequence, Se
     ++datagram.sends;
     datagram.order = ++sends_;
     datagram.sent_at = now;
+    datagram.last_reason = reason;
     sent_.push_back({transfer, sequence, datagram.order});
     return {transfer, sequence, reason};
 }
@@ -190,7 +191,7 @@ std::optional<Transmission> SendWindow::next(Clock::time_point now) {
         const InFlight first = *entry;
         const Datagram& datagram = transfers_.at(first.transfer).datagrams[first.sequence];
         std::optional<SendReason> due;
-        if (highest_acked_order_ > datagram.order + settings_.reorder_tolerance)
+        if (highest_acked_order_ > datagram.order + tolerance_)
             due = SendReason::kGap;
         else if (now - std::max(datagram.sent_at, timer_start_) >= rto_) {
             due = SendReason::kTimeout;
@@ -250,6 +251,13 @@ std::vector<std::uint32_t> SendWindow::acknowledge(const Ack& ack, Clock::time_p
         --transfer.unacked;
         --in_flight_;
         progress = true;
+        // A gap resend acknowledged within half a round trip: the first copy had arrived, only
+        // late. Reordering runs deeper than the tolerance: double it.
+        if (datagram.last_reason == SendReason::kGap && srtt_ &&
+            now - datagram.sent_at < *srtt_ / 2) {
+            ++spurious_;
+            tolerance_ = std::min(2 * tolerance_, settings_.window);
+        }
         // Only a datagram sent once says when its packet arrived (Karn): after a resend the ACK
         // may answer either copy.
         if (datagram.sends == 1) {

@@ -44,6 +44,7 @@ struct Stats {
     std::uint64_t sent = 0;               // data datagrams, first sends
     std::uint64_t resent_on_gap = 0;      // sent again: later ones were acknowledged
     std::uint64_t resent_on_timeout = 0;  // sent again: no acknowledgement in time
+    std::uint64_t resent_not_needed = 0;  // gap resends whose first copy had only been late
     std::uint64_t acks_sent = 0;
     std::uint64_t acks_received = 0;
     std::uint64_t received = 0;      // data datagrams that arrived, duplicates included

@@ -10,7 +10,9 @@
 //     than `reorder_tolerance` of them: reordering that deep is taken for loss) or on a timeout,
 //     and only that datagram (no go-back-N); a window bounds what is in flight. The timeout is
 //     TCP's (RFC 6298): smoothed from round trips of datagrams sent once, one resend when it
-//     fires, doubled until something new is acknowledged.
+//     fires, doubled until something new is acknowledged. A gap resend acknowledged sooner than
+//     half a round trip after it went out was not needed (its first copy had only been late,
+//     Eifel's test): the tolerance doubles, up to the window.
 #pragma once
 
 #include <array>
@@ -130,7 +132,9 @@ struct Transmission {
 class SendWindow {
   public:
     explicit SendWindow(const Settings& settings)
-        : settings_(settings), rto_(settings.retransmit_timeout) {}
+        : settings_(settings),
+          tolerance_(settings.reorder_tolerance),
+          rto_(settings.retransmit_timeout) {}
     // Queues a transfer of `count` datagrams (transfer ids unique, count ≥ 1).
     void add(std::uint32_t transfer, std::uint32_t count);
     // The datagram to send now, marked sent at `now`: a resend that is due (the oldest first),
@@ -146,6 +150,8 @@ class SendWindow {
     // The earliest moment a timeout resend falls due (nullopt: nothing in flight).
     std::optional<Clock::time_point> next_timeout() const;
     Clock::duration retransmit_timeout() const { return rto_; }
+    std::uint32_t reorder_tolerance() const { return tolerance_; }
+    std::uint32_t spurious_resends() const { return spurious_; }  // gap resends not needed
 
   private:
     struct Datagram {
@@ -153,6 +159,7 @@ class SendWindow {
         std::uint32_t sends = 0;
         std::uint64_t order = 0;  // when it was last sent, in sends counted from 1
         Clock::time_point sent_at{};
+        SendReason last_reason = SendReason::kNew;
     };
     struct Transfer {
         std::vector<Datagram> datagrams;
@@ -176,6 +183,8 @@ class SendWindow {
     std::uint64_t sends_ = 0;
     std::uint64_t highest_acked_order_ = 0;  // of datagrams sent once: a resend's ACK is ambiguous
     std::uint32_t in_flight_ = 0;
+    std::uint32_t tolerance_;  // reorder_tolerance, doubled on each unneeded gap resend
+    std::uint32_t spurious_ = 0;
     // The timeout: smoothed round trip and its variation (none until the first sample), the
     // current timeout, and when the timer last restarted (an ACK of something new, a timeout).
     std::optional<Clock::duration> srtt_;
