@@ -11,6 +11,8 @@
 #             address rail 2 had carried), within twice the bound the QPs' settings predict,
 #             (retry_cnt + 1) x 4.096 us x 2^timeout = 268 ms for 3 and 14; likewise the engine's
 #             own time from the rail's last completion to its failure
+#   vanished  a second run on rail 1 alone, its server killed under the batches: the client
+#             ends, not hangs: exit 1, one line naming the dead rail, well inside its timeout
 #   tests/vm/transfer.sh BUILD_BIN_DIR   (RDMALAB_SEED=N: the moment's seed; default: random)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -73,4 +75,10 @@ check "a slice rail 2 had carried went again on rail 1 within 2 x 268.4 ms of ra
     awk -v d="${resumed:-99999}" 'BEGIN { exit !(d > 0 && d <= 2 * 268.435456) }'
 check "the engine noticed within 2 x 268.4 ms of rail 2's last completion ($detect ms)" \
     awk -v d="${detect:-99999}" 'BEGIN { exit !(d > 0 && d <= 2 * 268.435456) }'
+part vanished
+v=$out/vanished-client
+check "the server was killed under the batches (exit $(cat "$out/vanished-server.rc" 2>/dev/null))" rc_is "$out/vanished-server.rc" 137
+check "the client ended with exit 1 ($(cat "$v.rc" 2>/dev/null)), not by its 60 s time limit" rc_is "$v.rc" 1
+check "one line said why: $(head -c 150 "$v.err" 2>/dev/null)" \
+    bash -c "[ \$(wc -l <'$v.err') = 1 ] && grep -q 'no rail left (rail 1: ' '$v.err'"
 finish

@@ -4,7 +4,8 @@
 # 1.2@signal): host 2's own link stays up, so its QP on rail 2 sends into silence until its
 # retries run out, as when a path dies beyond the NIC.
 # Outputs in OUT_DIR: server.{out,rc}, client.{out,rc}, killed-at-ms (when the signal was
-# given, from the batches' start).
+# given, from the batches' start). Then the peer vanishes: a second run on rail 1 alone, whose
+# server host 1 kills (SIGKILL) once the batches are under way: vanished-{server,client}.{out,rc}.
 #   tests/vm/transfer/hosts.sh BUILD_BIN_DIR OUT_DIR SEED
 set -uo pipefail
 bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
@@ -15,7 +16,19 @@ case $RDMALAB_HOST in
     1)
         timeout -k 2 150 "$bin/transfer-bench" server --devices "$devices" --timeout 60 \
             >"$out/server.out" 2>&1
-        echo $? >"$out/server.rc" ;;
+        echo $? >"$out/server.rc"
+        "$bin/transfer-bench" server --devices "$RDMALAB_RAIL_DEV_1" --timeout 60 \
+            >"$out/vanished-server.out" 2>&1 &
+        server=$!
+        touch "$RDMALAB_SHARED/second-server"
+        for ((tick = 0; tick < 600; tick++)); do
+            [ -e "$RDMALAB_SHARED/second-batches" ] && break
+            sleep 0.1
+        done
+        sleep 0.3
+        kill -KILL $server
+        wait $server
+        echo $? >"$out/vanished-server.rc" ;;
     2)
         # 96 batches of 8 blocks of 64 KiB (48 MiB) at 40 Mbit/s per rail: several seconds.
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
@@ -34,6 +47,22 @@ case $RDMALAB_HOST in
         touch "$RDMALAB_SHARED/link-down-1.2"
         echo $((($(date +%s%N) - started) / 1000000)) >"$out/killed-at-ms"
         wait $client
-        echo $? >"$out/client.rc" ;;
+        echo $? >"$out/client.rc"
+        for ((tick = 0; tick < 600; tick++)); do
+            [ -e "$RDMALAB_SHARED/second-server" ] && break
+            sleep 0.1
+        done
+        timeout -k 2 60 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$RDMALAB_RAIL_DEV_1" \
+            -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 30 \
+            >"$out/vanished-client.out" 2>"$out/vanished-client.err" &
+        client=$!
+        for ((tick = 0; tick < 600; tick++)); do
+            grep -q 'the batches start' "$out/vanished-client.out" 2>/dev/null && break
+            kill -0 $client 2>/dev/null || break
+            sleep 0.1
+        done
+        touch "$RDMALAB_SHARED/second-batches"
+        wait $client
+        echo $? >"$out/vanished-client.rc" ;;
 esac
 exit 0
