@@ -539,13 +539,17 @@ wire_args() {
     for ((r = 1; r <= rails; r++)); do
         byte=5e
         [ "$r" = 1 ] || byte=6$r
+        # rx_queue_size=1024 (QEMU's default: 256): a guest slow to take its frames (a router
+        # under emulation) makes its QEMU stop reading the link's socket, and the host writing
+        # to it then waits; a wait of that kind has stopped a host's transmit queue for good
+        # (docs/lab.md#when-the-lab-fails). Four times the receive buffers make such waits rare.
         if [ "$i" = 1 ]; then
             for ((j = 2; j <= hosts; j++)); do
                 id=n$j
                 [ "$r" = 1 ] || id=n${j}r$r
                 link=$(link_name "$j" "$r")
                 wire+=(-netdev "stream,id=$id,server=on,addr.type=unix,addr.path=$socket_dir/$link.sock"
-                       -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:01:0$j")
+                       -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:01:0$j,rx_queue_size=1024")
                 if [ -n "$capture" ]; then
                     wire+=(-object "filter-dump,id=d${id#n},netdev=$id,file=$run_dir/$link.pcap")
                 fi
@@ -554,7 +558,7 @@ wire_args() {
             id=n1
             [ "$r" = 1 ] || id=n1r$r
             wire+=(-netdev "stream,id=$id,server=off,addr.type=unix,addr.path=$socket_dir/$(link_name "$i" "$r").sock"
-                   -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:0$i:01")
+                   -device "virtio-net-pci,netdev=$id,mac=52:54:00:$byte:0$i:01,rx_queue_size=1024")
         fi
     done
 }
