@@ -77,6 +77,9 @@ count_packets() {
     shift
     "$bin/rdma-wire" "$file" --count "${@/#/--where=}"
 }
+# record_field FILE KEY: KEY's value in the last `record KEY=VALUE ...` line a program printed
+# (the lessons' and tools' one-line records: unordered-delivery, transfer-bench).
+record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 rc_is() { local code=""; [ -r "$1" ] && read -r code <"$1"; [ "$code" = "$2" ]; }
 one_line() { count_is 1 "$1" '.'; }
 

@@ -34,10 +34,6 @@ counter_growth() {
     after=$(grep -o "$2 [0-9]*" "$out/$1/stats-after.txt" 2>/dev/null | cut -d' ' -f2)
     [ -n "$before" ] && [ -n "$after" ] && echo $((after - before)) || echo none
 }
-# record_field FILE KEY: KEY's value in the `record KEY=VALUE ...` line a lesson printed last.
-record_field() {
-    grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
 # The RoCE data packets host 2 sent towards host 3, on host 1's link to host 3: per destination QP
 # (QP 1, rdma_cm's, left out), the VLANs it travelled on and its packets on each.
 # (UD SEND Only packets, BTH opcode 100, are the unordered layer's: left out here.)

@@ -24,9 +24,6 @@ out=$(mktemp -d "$repo/build/transfer-test.XXXXXX")   # the guests write here
 seed=${RDMALAB_SEED:-$((RANDOM))}
 echo "    seed $seed (RDMALAB_SEED=$seed runs this moment again)"
 
-# record_field FILE KEY: KEY's value in the `record KEY=VALUE ...` line the tool printed last.
-record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-
 part setup
 rc=0
 "$repo/lab/lab.sh" --hosts 2 --rails 2 --timeout 240 --capture "$out/wire.pcap" \
