@@ -89,7 +89,8 @@ TEST(TransferRails, RoundRobinSkipsFullAndDeadRails) {
     EXPECT_EQ(rails.choose(100), 0U);
     rails.posted(0, 100, now);
     EXPECT_EQ(rails.choose(100), 1U);
-    rails.failed(1, 0, "IBV_WC_RETRY_EXC_ERR", now);
+    rails.posted(1, 100, now);
+    rails.failed(1, 100, "IBV_WC_RETRY_EXC_ERR", now);
     EXPECT_EQ(rails.choose(100), 2U);
     rails.posted(2, 100, now);
     EXPECT_FALSE(rails.choose(100));  // 0 and 2 full, 1 down
@@ -151,12 +152,70 @@ TEST(TransferBatch, SlicesOfADeadRailGoToTheOtherAndTheBatchLands) {
 TEST(TransferBatch, NoRailLeftSaysWhy) {
     Rails rails(2, RailPolicy::kScore, 8);
     const auto now = Clock::now();
-    rails.failed(0, 0, "IBV_WC_RETRY_EXC_ERR (12)", now);
-    rails.failed(1, 0, "IBV_WC_WR_FLUSH_ERR (5)", now);
+    rails.posted(0, 10, now);
+    rails.posted(1, 10, now);
+    rails.failed(0, 10, "IBV_WC_RETRY_EXC_ERR (12)", now);
+    rails.failed(1, 10, "IBV_WC_WR_FLUSH_ERR (5)", now);
     EXPECT_FALSE(rails.any_up());
     EXPECT_FALSE(rails.choose(10));
     EXPECT_EQ(rails.why_all_down(),
               "rail 1: IBV_WC_RETRY_EXC_ERR (12); rail 2: IBV_WC_WR_FLUSH_ERR (5)");
+}
+
+TEST(TransferRails, ADownRailIsTriedAgainAfterABackOffThatDoublesWhileItFails) {
+    using std::chrono::milliseconds;
+    Rails rails(2, RailPolicy::kRoundRobin, 4,
+                {.first = milliseconds(100), .longest = milliseconds(300)});
+    auto t = Clock::now();
+    rails.posted(1, 10, t);
+    rails.posted(1, 10, t);
+    rails.failed(1, 10, "IBV_WC_RETRY_EXC_ERR", t);
+    // Down, and not due while a flush of its old QP is outstanding, nor before its back-off.
+    EXPECT_TRUE(rails.due_for_retry(t + milliseconds(200)).empty());
+    rails.failed(1, 10, "IBV_WC_WR_FLUSH_ERR", t);
+    EXPECT_EQ(rails[1].failures, 1U);
+    EXPECT_TRUE(rails.due_for_retry(t + milliseconds(99)).empty());
+    EXPECT_EQ(rails.due_for_retry(t + milliseconds(100)), std::vector<std::size_t>{1});
+    // The probe of its fresh QP fails: down again, for 200 ms; a renewal that reaches no
+    // peer: 300 ms (the longest); again: still 300.
+    t += milliseconds(100);
+    rails.probing(1);
+    EXPECT_TRUE(rails.due_for_retry(t).empty());
+    EXPECT_EQ(rails.choose(10), 0U);
+    EXPECT_EQ(rails.choose(10), 0U);  // a probing rail takes no slice
+    rails.posted(1, 0, t);
+    rails.failed(1, 0, "IBV_WC_RETRY_EXC_ERR", t);
+    EXPECT_EQ(rails[1].retry_at - t, milliseconds(200));
+    t += milliseconds(200);
+    rails.retry_failed(1, "the peer did not answer", t);
+    EXPECT_EQ(rails[1].retry_at - t, milliseconds(300));
+    t += milliseconds(300);
+    rails.retry_failed(1, "the peer did not answer", t);
+    EXPECT_EQ(rails[1].retry_at - t, milliseconds(300));
+    EXPECT_EQ(rails[1].failures, 4U);
+    // Its probe completes: up, chosen again; after it has stayed up as long as it last
+    // waited, the back-off starts afresh.
+    t += milliseconds(300);
+    rails.probing(1);
+    rails.posted(1, 0, t);
+    rails.completed(1, 0, t);
+    rails.restored(1, t);
+    EXPECT_TRUE(rails[1].up);
+    EXPECT_EQ(rails[1].restored, 1U);
+    EXPECT_EQ(rails.choose(10), 1U);
+    rails.posted(1, 10, t);
+    rails.completed(1, 10, t + milliseconds(300));
+    rails.posted(1, 10, t);
+    rails.failed(1, 10, "IBV_WC_RETRY_EXC_ERR", t + milliseconds(301));
+    EXPECT_EQ(rails[1].retry_at - (t + milliseconds(301)), milliseconds(100));
+}
+
+TEST(TransferRails, ARetryOfZeroLeavesADownRailDown) {
+    Rails rails(2, RailPolicy::kScore, 4, {.first = std::chrono::milliseconds(0)});
+    const auto t = Clock::now();
+    rails.posted(0, 10, t);
+    rails.failed(0, 10, "IBV_WC_RETRY_EXC_ERR", t);
+    EXPECT_TRUE(rails.due_for_retry(t + std::chrono::hours(1)).empty());
 }
 
 }  // namespace

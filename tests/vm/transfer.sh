@@ -3,7 +3,12 @@
 # 40 Mbit/s, transfer-bench writing 96 batches of 8 x 64 KiB over both with every byte checked;
 # at a seeded moment host 1's rail 2 goes down under the transfer (tests/vm/transfer/hosts.sh):
 # host 2's QP on rail 2 sends into silence until its retries run out.
-# Checked from transfer-bench's records and the two rails' captures:
+# Checked from transfer-bench's records and the two rails' captures (the runs told apart by the
+# SYN-ACK of each run's TCP exchange on rail 1):
+#   returns   a first run, host 2's own rail 2 down for 2 s under the batches: the engine takes
+#             the rail down, tries it again after its back-off (a fresh QP on both sides, a probe)
+#             until the link is back, and rail 2 carries slices again: on the wire, host 2's
+#             WRITEs on rail 2 go to a second QP of the server's, with payload
 #   failover  every batch completed and the server verified every one; both rails carried
 #             slices (in the engine's count and in each rail's capture); rail 2 is down, its
 #             slices were posted again on rail 1, and rail 1 wrote after rail 2's last packet
@@ -27,11 +32,38 @@ echo "    seed $seed (RDMALAB_SEED=$seed runs this moment again)"
 part setup
 rc=0
 "$repo/lab/lab.sh" --hosts 2 --rails 2 --timeout 240 --capture "$out/wire.pcap" \
-    --rate 2:40mbit --rate 2.2:40mbit --link-down 1.2@signal -- \
+    --rate 2:40mbit --rate 2.2:40mbit --link-down 2.2@signal+2 --link-down 1.2@signal -- \
     bash "$repo/tests/vm/transfer/hosts.sh" "$bin" "$out" "$seed" >"$out/lab.out" 2>&1 || rc=$?
 check "the lab ran both hosts (exit $rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 20 "$out/lab.out"
 check "a capture per rail" bash -c "[ -s '$out/wire.pcap' ] && [ -s '$out/wire.rail-2.pcap' ]"
+
+# The runs' windows on the capture's clock: each began with its TCP exchange (one SYN-ACK each).
+mapfile -t run_start < <(tshark -r "$out/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.flags.ack==1' \
+    -T fields -e frame.time_epoch 2>/dev/null)
+check "three runs on the wire (${#run_start[@]} TCP exchanges)" [ "${#run_start[@]}" = 3 ]
+returns_from=${run_start[0]:-0} failover_from=${run_start[1]:-0} vanished_from=${run_start[2]:-0}
+
+part returns
+r=$out/returns-client.out
+check "the client completed every batch (exit $(cat "$out/returns-client.rc" 2>/dev/null))" rc_is "$out/returns-client.rc" 0
+check "the server verified all 96" has_line "$out/returns-server.out" '^server: 96 batches verified here$'
+check "the server renewed rail 2 at the client's request" has_line "$out/returns-server.out" '^server: rail 2 renewed'
+went_down=$(record_field "$r" rail2_failures) restored=$(record_field "$r" rail2_restored)
+echo "    rail 2 went down $went_down time(s) (its own link, then probes while it was still down), came back $restored time(s)"
+check "rail 2 went down, came back, and is up at the end (failures $went_down, restored $restored)" \
+    bash -c "[ '${went_down:-0}' -ge 1 ] && [ '${restored:-0}' -ge 1 ] && [ '$(record_field "$r" rail2_up)' = 1 ]"
+r1=$(record_field "$r" rail1_bytes) r2=$(record_field "$r" rail2_bytes)
+check "the bytes add up: $r1 + $r2 = 50331648, every one verified" \
+    bash -c "[ $((${r1:-0} + ${r2:-0})) = 50331648 ] && [ '$(record_field "$r" verified)' = 1 ]"
+window="frame.time_epoch >= $returns_from && frame.time_epoch < $failover_from"
+writes='udp.dstport==4791 && ip.src==203.0.113.2 && infiniband.bth.opcode <= 11 && infiniband.bth.opcode >= 6'
+tshark -r "$out/wire.rail-2.pcap" -Y "$writes && $window" -T fields -e infiniband.bth.destqp 2>/dev/null |
+    uniq -c >"$out/returns-rail-2-qps"
+qps=$(wc -l <"$out/returns-rail-2-qps")
+last_qp_writes=$(tail -n 1 "$out/returns-rail-2-qps" | awk '{ print $1 }')
+check "on rail 2, host 2 wrote to the server's first QP, then to a fresh one ($qps in turn)" [ "$qps" -ge 2 ]
+check "the fresh QP carried slices ($last_qp_writes WRITE packets)" bash -c "[ '${last_qp_writes:-0}' -gt 10 ]"
 
 part failover
 c=$out/client.out
@@ -46,6 +78,8 @@ check "both rails carried slices that landed (rail 1: $rail1 bytes, rail 2: $rai
 check "the bytes add up: $rail1 + $rail2 = 50331648" bash -c "[ $((${rail1:-0} + ${rail2:-0})) = 50331648 ]"
 check "rail 2 is down at the end, rail 1 up" \
     bash -c "[ '$(record_field "$c" rail2_up)' = 0 ] && [ '$(record_field "$c" rail1_up)' = 1 ]"
+check "rail 2 was tried again while its peer's link stayed down, and never came back (failures $(record_field "$c" rail2_failures))" \
+    bash -c "[ '$(record_field "$c" rail2_failures)' -ge 2 ] && [ '$(record_field "$c" rail2_restored)' = 0 ]"
 reposted=$(record_field "$c" reposted)
 check "slices were posted again after rail 2 failed ($reposted)" bash -c "[ '${reposted:-0}' -gt 0 ]"
 writes1=$("$bin/rdma-wire" "$out/wire.pcap" --count --where 'opcode_name~RDMA WRITE' 2>/dev/null || echo 0)
@@ -53,16 +87,17 @@ writes2=$("$bin/rdma-wire" "$out/wire.rail-2.pcap" --count --where 'opcode_name~
 check "each rail's capture holds WRITEs (rail 1: $writes1, rail 2: $writes2)" \
     bash -c "[ '$writes1' -gt 0 ] && [ '$writes2' -gt 0 ]"
 # Rail 2's death: the last packet host 1 sent on it (its ACKs stop when its link goes down).
-last2=$(tshark -r "$out/wire.rail-2.pcap" -Y 'udp.dstport==4791 && ip.src==203.0.113.1' -T fields -e frame.time_epoch 2>/dev/null | tail -n 1)
-after=$(tshark -r "$out/wire.pcap" -Y "udp.dstport==4791 && frame.time_epoch > ${last2:-0}" 2>/dev/null | wc -l)
+window="frame.time_epoch >= $failover_from && frame.time_epoch < $vanished_from"
+last2=$(tshark -r "$out/wire.rail-2.pcap" -Y "udp.dstport==4791 && ip.src==203.0.113.1 && $window" -T fields -e frame.time_epoch 2>/dev/null | tail -n 1)
+after=$(tshark -r "$out/wire.pcap" -Y "udp.dstport==4791 && frame.time_epoch > ${last2:-0} && $window" 2>/dev/null | wc -l)
 check "rail 1 carried on after rail 2's last ACK ($after packets)" bash -c "[ '$after' -gt 0 ]"
 
 part timing
 # On the wire: the first slice posted again is a WRITE on rail 1 to an address (RETH va) that
 # rail 2 had carried, after rail 2's last ACK; the time between them is the failover.
-tshark -r "$out/wire.rail-2.pcap" -Y 'infiniband.reth.va' -T fields -e infiniband.reth.va 2>/dev/null |
+tshark -r "$out/wire.rail-2.pcap" -Y "infiniband.reth.va && $window" -T fields -e infiniband.reth.va 2>/dev/null |
     sort -u >"$out/rail-2-addresses"
-resumed=$(tshark -r "$out/wire.pcap" -Y "infiniband.reth.va && frame.time_epoch > ${last2:-0}" \
+resumed=$(tshark -r "$out/wire.pcap" -Y "infiniband.reth.va && frame.time_epoch > ${last2:-0} && $window" \
     -T fields -e frame.time_epoch -e infiniband.reth.va 2>/dev/null |
     awk -v last="${last2:-0}" 'NR == FNR { sent[$1] = 1; next } ($2 in sent) { printf "%.1f", ($1 - last) * 1000; exit }' \
         "$out/rail-2-addresses" -)

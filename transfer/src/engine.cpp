@@ -18,6 +18,7 @@ constexpr std::uint32_t kReceives = 64;                   // notifications a rai
 // A receive's wr_id. A send's carries its batch (from 1) in the high half, so the two never
 // meet; and a failed completion's opcode is undefined, so the wr_id is what tells them apart.
 constexpr std::uint64_t kReceiveWrId = 0;
+constexpr std::uint64_t kProbeWrId = 0xfffffffe;  // batch 0 too: a renewed rail's probe
 
 std::uint64_t wr_id_of(BatchId batch, std::uint32_t slice) {
     return std::uint64_t{batch} << 32 | slice;
@@ -30,9 +31,9 @@ std::string status_of(const ibv_wc& wc) {
 }  // namespace
 
 Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
-    : settings_(settings), rail_states_(rails.size(), settings.policy, settings.max_in_flight) {
-    for (std::size_t index = 0; index < rails.size(); ++index) {
-        const RailDevice& device = rails[index];
+    : settings_(settings),
+      rail_states_(rails.size(), settings.policy, settings.max_in_flight, settings.retry) {
+    for (const RailDevice& device : rails) {
         Rail rail;
         rail.context = open_device(device.device);
         rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
@@ -44,30 +45,35 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
         const int depth = static_cast<int>(settings.max_in_flight + kReceives + 8);
         rail.cq.reset(check_ptr(ibv_create_cq(rail.context.get(), depth, nullptr, nullptr, 0),
                                 "ibv_create_cq"));
-        ibv_qp_init_attr init{};
-        init.send_cq = rail.cq.get();
-        init.recv_cq = rail.cq.get();
-        init.qp_type = IBV_QPT_RC;
-        init.cap = {.max_send_wr = settings.max_in_flight + 2,  // + a notification
-                    .max_recv_wr = kReceives,
-                    .max_send_sge = 1,
-                    .max_recv_sge = 1,
-                    .max_inline_data = 0};
-        rail.qp.reset(check_ptr(ibv_create_qp(rail.pd.get(), &init), "ibv_create_qp(RC)"));
-        // INIT now, so its endpoint can be sent: the port, and what the peer may do through
-        // this QP (each segment's registration narrows it further).
-        ibv_qp_attr attr{};
-        attr.qp_state = IBV_QPS_INIT;
-        attr.pkey_index = 0;
-        attr.port_num = rail.port.port;
-        attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-        check_ibv(
-            ibv_modify_qp(rail.qp.get(), &attr,
-                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-            "ibv_modify_qp(RESET -> INIT)");
-        rail.psn = random_psn();
+        create_qp(rail);
         rails_.push_back(std::move(rail));
     }
+}
+
+// A rail's QP, in INIT, with a fresh first PSN: at start, and again when the rail is renewed.
+void Engine::create_qp(Rail& rail) {
+    rail.qp.reset();  // the old one first: its flushed work requests are already accounted for
+    ibv_qp_init_attr init{};
+    init.send_cq = rail.cq.get();
+    init.recv_cq = rail.cq.get();
+    init.qp_type = IBV_QPT_RC;
+    init.cap = {.max_send_wr = settings_.max_in_flight + 2,  // + a notification or a probe
+                .max_recv_wr = kReceives,
+                .max_send_sge = 1,
+                .max_recv_sge = 1,
+                .max_inline_data = 0};
+    rail.qp.reset(check_ptr(ibv_create_qp(rail.pd.get(), &init), "ibv_create_qp(RC)"));
+    // INIT now, so its endpoint can be sent: the port, and what the peer may do through this QP
+    // (each segment's registration narrows it further).
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = rail.port.port;
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+              "ibv_modify_qp(RESET -> INIT)");
+    rail.psn = random_psn();
 }
 
 // Members go in reverse order: batches, segments (their MRs), then each rail's QP, CQ, PD and
@@ -103,18 +109,21 @@ SegmentDescriptor Engine::describe(SegmentId id) const {
     return descriptor;
 }
 
+RailEndpoint Engine::endpoint_of(std::size_t index) const {
+    const Rail& rail = rails_[index];
+    RailEndpoint endpoint{.rail = static_cast<std::uint8_t>(index),
+                          .mtu = static_cast<std::uint16_t>(mtu_bytes(rail.port.active_mtu)),
+                          .qpn = rail.qp->qp_num,
+                          .psn = rail.psn,
+                          .gid = {}};
+    std::memcpy(endpoint.gid.data(), rail.port.gid.raw, endpoint.gid.size());
+    return endpoint;
+}
+
 std::vector<RailEndpoint> Engine::endpoints() const {
     std::vector<RailEndpoint> endpoints;
-    for (std::size_t index = 0; index < rails_.size(); ++index) {
-        const Rail& rail = rails_[index];
-        RailEndpoint endpoint{.rail = static_cast<std::uint8_t>(index),
-                              .mtu = static_cast<std::uint16_t>(mtu_bytes(rail.port.active_mtu)),
-                              .qpn = rail.qp->qp_num,
-                              .psn = rail.psn,
-                              .gid = {}};
-        std::memcpy(endpoint.gid.data(), rail.port.gid.raw, endpoint.gid.size());
-        endpoints.push_back(endpoint);
-    }
+    for (std::size_t index = 0; index < rails_.size(); ++index)
+        endpoints.push_back(endpoint_of(index));
     return endpoints;
 }
 
@@ -171,6 +180,62 @@ void Engine::add_remote_segment(const SegmentDescriptor& segment) {
                          segment.rkeys.size(), rails_.size()));
     remote_segments_[segment.id] = segment;
 }
+
+RailEndpoint Engine::renew_rail(std::size_t rail) {
+    if (rail >= rails_.size())
+        fail(fmt::format("a renewal of rail {}; there are {}", rail + 1, rails_.size()));
+    create_qp(rails_[rail]);
+    return endpoint_of(rail);
+}
+
+void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool probe) {
+    if (peer.rail != rail)
+        fail(fmt::format("the peer's endpoint for rail {} came for rail {}", rail + 1,
+                         peer.rail + 1));
+    post_receives(rail, kReceives);
+    bring_up(rails_[rail], rail, peer);
+    if (probe && !remote_segments_.empty()) {
+        rail_states_.probing(rail);
+        post_probe(rail);
+    } else {
+        rail_states_.restored(rail, Clock::now());
+    }
+}
+
+// #region probe
+// A WRITE of no bytes on the fresh QP: it completes once the peer's NIC acknowledges it, so the
+// path works again; if the path is still dead, it fails after the QP's retries, and no slice
+// waited behind it. (No bytes: the target checks neither address nor key, C9-88.)
+void Engine::post_probe(std::size_t rail) {
+    const SegmentDescriptor& remote = remote_segments_.begin()->second;
+    ibv_send_wr wr{};
+    wr.wr_id = kProbeWrId;
+    wr.sg_list = nullptr;
+    wr.num_sge = 0;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote.address;
+    wr.wr.rdma.rkey = remote.rkeys[rail];
+    ibv_send_wr* bad = nullptr;
+    const auto now = Clock::now();
+    rail_states_.posted(rail, 0, now);
+    if (const int rc = ibv_post_send(rails_[rail].qp.get(), &wr, &bad); rc != 0)
+        rail_states_.failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)),
+                            now);
+}
+
+void Engine::retry_due_rails() {
+    if (!renew_) return;
+    for (const std::size_t rail : rail_states_.due_for_retry(Clock::now())) {
+        try {
+            const RailEndpoint ours = renew_rail(rail);
+            reconnect_rail(rail, renew_(ours), true);
+        } catch (const Error& error) {
+            rail_states_.retry_failed(rail, fmt::format("retry: {}", error.what()), Clock::now());
+        }
+    }
+}
+// #endregion probe
 
 void Engine::post_receives(std::size_t rail, std::uint32_t count) {
     // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer.
@@ -253,6 +318,7 @@ bool Engine::post_notification(BatchId id, Batch& batch) {
         wr.wr.rdma.rkey = remote.rkeys[i];
         ibv_send_wr* bad = nullptr;
         if (ibv_post_send(rails_[i].qp.get(), &wr, &bad) == 0) {
+            rail_states_.posted(i, 0, Clock::now());
             batch.notified_on = i;
             batch.progress.notification_posted();
             return true;
@@ -305,6 +371,15 @@ void Engine::drain_completions(std::size_t rail) {
                 }
                 continue;
             }
+            if (wc.wr_id == kProbeWrId) {
+                if (wc.status == IBV_WC_SUCCESS) {
+                    rail_states_.completed(rail, 0, now);
+                    rail_states_.restored(rail, now);
+                } else {
+                    rail_states_.failed(rail, 0, fmt::format("probe: {}", status_of(wc)), now);
+                }
+                continue;
+            }
             const auto id = static_cast<BatchId>(wc.wr_id >> 32);
             const auto index = static_cast<std::uint32_t>(wc.wr_id & 0xffffffff);
             auto found_batch = batches_.find(id);
@@ -312,6 +387,7 @@ void Engine::drain_completions(std::size_t rail) {
             Batch& batch = found_batch->second;
             if (index == kNotificationSlice) {
                 if (wc.status == IBV_WC_SUCCESS) {
+                    rail_states_.completed(rail, 0, now);
                     batch.progress.notification_completed();
                 } else {
                     rail_states_.failed(rail, 0, status_of(wc), now);
@@ -339,6 +415,7 @@ BatchStatus Engine::poll(BatchId id) {
     auto found = batches_.find(id);
     if (found == batches_.end()) fail(fmt::format("poll: no batch {}", id));
     for (std::size_t rail = 0; rail < rails_.size(); ++rail) drain_completions(rail);
+    retry_due_rails();
     post_waiting();
     const BatchProgress& progress = found->second.progress;
     BatchStatus status{.state = progress.state(),

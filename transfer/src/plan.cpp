@@ -127,9 +127,11 @@ std::vector<Slice> cut_into_slices(std::span<const Request> requests, std::uint3
 
 // ---- Rails
 
-Rails::Rails(std::size_t count, RailPolicy policy, std::uint32_t max_in_flight)
-    : rails_(count), policy_(policy), max_in_flight_(max_in_flight) {
+Rails::Rails(std::size_t count, RailPolicy policy, std::uint32_t max_in_flight, RailRetry retry)
+    : rails_(count), policy_(policy), max_in_flight_(max_in_flight), retry_(retry) {
     if (count == 0 || count > kMaxRails) fail(fmt::format("{} rails (1 to {})", count, kMaxRails));
+    if (retry_.longest < retry_.first) retry_.longest = retry_.first;
+    for (RailState& state : rails_) state.backoff = retry_.first;
 }
 
 double Rails::bandwidth(std::size_t rail) const {
@@ -172,21 +174,65 @@ void Rails::posted(std::size_t rail, std::uint32_t length, Clock::time_point now
 
 void Rails::completed(std::size_t rail, std::uint32_t length, Clock::time_point now) {
     RailState& state = rails_[rail];
+    if (state.in_flight_slices == 0)
+        fail(fmt::format("rail {}: a completion never posted", rail + 1));
     state.in_flight_bytes -= length;
     state.bytes_done += length;
     state.last_completed = now;
     if (--state.in_flight_slices == 0) state.busy += now - state.busy_since;
+    // Back for as long as it last waited: the next failure starts the back-off afresh. A rail
+    // that fails again soon after it came back waits longer each time.
+    if (state.up && state.backoff > retry_.first && now - state.restored_at >= state.backoff)
+        state.backoff = retry_.first;
+}
+
+void Rails::went_down(RailState& state, const std::string& why, Clock::time_point now) {
+    if (state.failures == 0 && state.bytes_done > 0)
+        state.first_detection = now - state.last_completed;
+    state.up = false;
+    state.probing = false;
+    state.down_because = why;
+    state.down_since = now;
+    ++state.failures;
+    state.retry_at = now + state.backoff;
+    state.backoff = std::min<Clock::duration>(state.backoff * 2, retry_.longest);
 }
 
 void Rails::failed(std::size_t rail, std::uint32_t length, const std::string& why,
                    Clock::time_point now) {
     RailState& state = rails_[rail];
+    if (state.in_flight_slices == 0) fail(fmt::format("rail {}: a failure never posted", rail + 1));
     state.in_flight_bytes -= length;
-    --state.in_flight_slices;
-    if (!state.up) return;
-    state.up = false;
-    state.down_because = why;
-    state.down_since = now;
+    if (--state.in_flight_slices == 0) state.busy += now - state.busy_since;
+    if (state.up || state.probing) went_down(state, why, now);
+}
+
+std::vector<std::size_t> Rails::due_for_retry(Clock::time_point now) const {
+    std::vector<std::size_t> due;
+    if (retry_.first.count() == 0) return due;
+    for (std::size_t rail = 0; rail < rails_.size(); ++rail) {
+        const RailState& state = rails_[rail];
+        if (!state.up && !state.probing && state.in_flight_slices == 0 && now >= state.retry_at)
+            due.push_back(rail);
+    }
+    return due;
+}
+
+void Rails::retry_failed(std::size_t rail, const std::string& why, Clock::time_point now) {
+    went_down(rails_[rail], why, now);
+}
+
+void Rails::probing(std::size_t rail) {
+    rails_[rail].probing = true;
+}
+
+void Rails::restored(std::size_t rail, Clock::time_point now) {
+    RailState& state = rails_[rail];
+    state.up = true;
+    state.probing = false;
+    state.down_because.clear();
+    ++state.restored;
+    state.restored_at = now;
 }
 
 bool Rails::any_up() const {

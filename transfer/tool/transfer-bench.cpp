@@ -7,6 +7,7 @@
 //   transfer-bench server [--devices rxe0,rxe1]
 //   transfer-bench client ADDR [--devices ...] [--op write|read] [-s BLOCK] [--batch N]
 //                  [--batches N] [--slice SIZE] [--policy score|round-robin] [--check]
+//                  [--retry N] [--ack-timeout N] [--rail-retry MS] [--rail-retry-max MS]
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -30,6 +31,8 @@ namespace {
 
 constexpr std::uint32_t kPlanMagic = 0x5442504c;  // "TBPL"
 constexpr std::uint32_t kDone = 0x444f4e45;       // "DONE"
+constexpr std::uint32_t kRefused = 0x54524e4f;    // "TRNO": a renewal the server could not make
+constexpr std::size_t kMaxReason = 200;           // bytes of a refusal's reason
 constexpr std::size_t kMaxBytes = 1ULL << 30;     // a run's segment, on each side
 constexpr std::size_t kMaxRecord = 4096;
 
@@ -43,6 +46,8 @@ struct BenchOptions : ConnectionOptions {
     bool check = false;
     int retry_cnt = 3;
     int ack_timeout = 14;
+    int rail_retry_ms = 1000;
+    int rail_retry_max_ms = 30000;
 };
 
 // What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | 0 (1) |
@@ -73,6 +78,29 @@ std::vector<std::byte> receive_record(TcpExchange& tcp, const char* what) {
     std::vector<std::byte> bytes(size);
     tcp.receive_exact(bytes);
     return bytes;
+}
+
+// "TRNO" | the reason, at most kMaxReason bytes.
+std::vector<std::byte> refusal(std::string_view reason) {
+    std::vector<std::byte> bytes(4);
+    store_be32(bytes, kRefused);
+    for (char c : reason.substr(0, kMaxReason)) bytes.push_back(static_cast<std::byte>(c));
+    return bytes;
+}
+
+// The server's answer to a renewal: its endpoint for the rail, or why it could not renew it.
+RailEndpoint renewal_answer(std::span<const std::byte> bytes) {
+    if (bytes.size() >= 4 && load_be32(bytes.first(4)) == kRefused) {
+        std::string reason;
+        for (std::byte b : bytes.subspan(4, std::min(bytes.size() - 4, kMaxReason))) {
+            const auto c = static_cast<char>(b);
+            reason += c >= ' ' && c <= '~' ? c : '?';  // printed: nothing the terminal acts on
+        }
+        fail("the server could not renew the rail: " + reason);
+    }
+    auto answer = decode_rail_endpoint(bytes);
+    if (auto* why = std::get_if<std::string>(&answer)) fail("the server's " + *why);
+    return std::get<RailEndpoint>(answer);
 }
 
 std::vector<std::byte> encode_plan(const Plan& plan) {
@@ -175,34 +203,51 @@ int run_server(const BenchOptions& options) {
     fmt::print("server: {} rails ready, {} bytes registered for {}\n", engine.rails(),
                target.size(), writes ? "WRITEs" : "READs");
 
-    std::uint32_t verified = 0;
-    if (writes) {
-        // Each batch's notification comes after every slice of it landed, on whichever rail.
-        const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
-        std::uint32_t notified = 0;
-        auto quiet_since = Clock::now();
-        while (notified < plan.batches) {
-            if (auto id = engine.poll_notification()) {
-                ++notified;
-                quiet_since = Clock::now();
-                const std::uint32_t index = *id - 1;  // the client's batches count from 1
-                if (index >= plan.batches) fail(fmt::format("a notification for batch {}", *id));
-                if (plan.check) {
-                    auto region = target.bytes().subspan(index * batch_bytes, batch_bytes);
-                    if (auto bad = find_pattern_mismatch(region, index + 1))
-                        fail(fmt::format("batch {}: byte {} is not what the client wrote", *id,
-                                         *bad));
-                    ++verified;
-                }
-            } else if (tcp.peer_closed()) {
-                fail(fmt::format("the client left after {} of {} batches", notified, plan.batches));
-            } else if (Clock::now() - quiet_since > options.timeout()) {
-                fail(fmt::format("no notification for {} s after {} of {} batches",
-                                 options.timeout_s, notified, plan.batches));
+    // Until the client's word that it is done: each batch's notification (WRITE), which comes
+    // after every slice of it landed on whichever rail, and the client's renewals of a rail
+    // that went down (its fresh QP's endpoint; ours goes back once our fresh QP is connected).
+    const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
+    std::uint32_t notified = 0, verified = 0;
+    auto quiet_since = Clock::now();
+    for (;;) {
+        if (auto id = engine.poll_notification()) {
+            ++notified;
+            quiet_since = Clock::now();
+            const std::uint32_t index = *id - 1;  // the client's batches count from 1
+            if (!writes || index >= plan.batches)
+                fail(fmt::format("a notification for batch {}", *id));
+            if (plan.check) {
+                auto region = target.bytes().subspan(index * batch_bytes, batch_bytes);
+                if (auto bad = find_pattern_mismatch(region, index + 1))
+                    fail(fmt::format("batch {}: byte {} is not what the client wrote", *id, *bad));
+                ++verified;
             }
+        } else if (tcp.readable()) {
+            const auto message = receive_record(tcp, "control message");
+            quiet_since = Clock::now();
+            if (message.size() == 4 && load_be32(message) == kDone) break;
+            auto decoded = decode_rail_endpoint(message);
+            if (auto* why = std::get_if<std::string>(&decoded))
+                fail("the client's renewal: " + *why);
+            const RailEndpoint peer = std::get<RailEndpoint>(decoded);
+            try {
+                const RailEndpoint ours = engine.renew_rail(peer.rail);
+                engine.reconnect_rail(peer.rail, peer, false);
+                send_record(tcp, encode(ours));
+                fmt::print("server: rail {} renewed at the client's request\n", peer.rail + 1);
+            } catch (const Error& error) {
+                // Not this run's end: the rail stays down, and the client tries again later.
+                send_record(tcp, refusal(error.what()));
+                fmt::print("server: rail {} not renewed: {}\n", peer.rail + 1, error.what());
+            }
+        } else if (Clock::now() - quiet_since > options.timeout()) {
+            fail(fmt::format("nothing from the client for {} s after {} of {} batches",
+                             options.timeout_s, notified, plan.batches));
         }
     }
-    expect_word(tcp, kDone, "the client's end of its run");
+    if (writes && notified != plan.batches)
+        fail(fmt::format("the client finished after {} of {} batches' notifications", notified,
+                         plan.batches));
     send_word(tcp, verified);
     fmt::print("server: {} batches verified here\n", verified);
     return 0;
@@ -214,6 +259,8 @@ int run_client(const BenchOptions& options) {
     settings.policy = options.policy == "score" ? RailPolicy::kScore : RailPolicy::kRoundRobin;
     settings.retry_cnt = static_cast<std::uint8_t>(options.retry_cnt);
     settings.timeout = static_cast<std::uint8_t>(options.ack_timeout);
+    settings.retry.first = std::chrono::milliseconds(options.rail_retry_ms);
+    settings.retry.longest = std::chrono::milliseconds(options.rail_retry_max_ms);
     Engine engine(rail_devices(options.devices), settings);
     const Plan plan{.op = options.op == "write" ? Opcode::kWrite : Opcode::kRead,
                     .check = options.check,
@@ -236,6 +283,13 @@ int run_client(const BenchOptions& options) {
     const SegmentDescriptor remote = std::get<SegmentDescriptor>(described);
     engine.add_remote_segment(remote);
     connect_engines(engine, tcp, false);
+    // A rail that went down is tried again after its back-off: our fresh QP's endpoint to the
+    // server, which makes a fresh QP of its own, connects it and answers with its endpoint.
+    if (options.rail_retry_ms > 0)
+        engine.on_rail_renewal([&](const RailEndpoint& ours) {
+            send_record(tcp, encode(ours));
+            return renewal_answer(receive_record(tcp, "answer to a renewal"));
+        });
 
     // READ: the server filled its segment from seed 1; what each batch read is checked
     // against the same bytes made here.
@@ -274,7 +328,9 @@ int run_client(const BenchOptions& options) {
             fail(fmt::format("batch {}: what was read is not what the server holds", id));
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    send_word(tcp, kDone);
+    std::array<std::byte, 4> done{};
+    store_be32(done, kDone);
+    send_record(tcp, done);
     const std::uint32_t verified = receive_word(tcp);
     if (writes && plan.check && verified != plan.batches)
         fail(fmt::format("the server verified {} of {} batches", verified, plan.batches));
@@ -283,19 +339,22 @@ int run_client(const BenchOptions& options) {
     std::string per_rail_fields, rail_lines;
     for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
         const RailState& state = rails[rail];
-        per_rail_fields += fmt::format(" rail{}_bytes={} rail{}_up={}", rail + 1, per_rail[rail],
-                                       rail + 1, state.up ? 1 : 0);
-        if (!state.up) {
+        per_rail_fields += fmt::format(
+            " rail{0}_bytes={1} rail{0}_up={2} rail{0}_failures={3} rail{0}_restored={4}", rail + 1,
+            per_rail[rail], state.up ? 1 : 0, state.failures, state.restored);
+        if (state.first_detection) {
             // How long the dead rail took to be noticed: from its last completion to its error.
             const double detect_ms =
-                std::chrono::duration<double, std::milli>(state.down_since - state.last_completed)
-                    .count();
+                std::chrono::duration<double, std::milli>(*state.first_detection).count();
             per_rail_fields += fmt::format(" rail{}_detect_ms={:.1f}", rail + 1, detect_ms);
             rail_lines += fmt::format(
-                "client: rail {} went down: {}; {:.1f} ms after its last completion (the QP's "
-                "bound: ({} + 1) x 4.096 us x 2^{} = {:.1f} ms)\n",
-                rail + 1, state.down_because, detect_ms, options.retry_cnt, options.ack_timeout,
-                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout));
+                "client: rail {} went down {:.1f} ms after its last completion (the QP's bound: "
+                "({} "
+                "+ 1) x 4.096 us x 2^{} = {:.1f} ms); {}\n",
+                rail + 1, detect_ms, options.retry_cnt, options.ack_timeout,
+                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout),
+                state.up ? fmt::format("back after {} failure(s)", state.failures)
+                         : fmt::format("down: {}", state.down_because));
         }
     }
     const double gbit = plan.bytes() * 8 / seconds / 1e9;
@@ -347,6 +406,15 @@ int main(int argc, char** argv) {
             .show_default();
         cli.option("--ack-timeout", options.ack_timeout, "the QPs' timeout: 4.096 us x 2^N")
             .range(1, 31)
+            .show_default();
+        cli.option("--rail-retry", options.rail_retry_ms,
+                   "ms before a rail that went down is tried again (doubling while it fails; 0: "
+                   "never)")
+            .range(0, 600000)
+            .show_default();
+        cli.option("--rail-retry-max", options.rail_retry_max_ms,
+                   "ms: the longest wait between tries of a rail")
+            .range(1, 3600000)
             .show_default();
         cli.parse_or_exit(argc, argv);
         const std::size_t total = options.size * options.batch * std::size_t{options.batches};

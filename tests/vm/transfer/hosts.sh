@@ -1,4 +1,10 @@
-# Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh: host 1 serves
+# Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh, three runs in
+# turn. First the rail comes back: host 2 takes its own rail 2 down 1 s into the batches (the lab's
+# --link-down 2.2@signal+2 brings it back 2 s later), and the client, retrying the rail after
+# 0.5 s, then every 1 s (the guest's 2 s have lasted 4.4 under emulation), renews it: returns-{server,client}.{out,rc}. (Its own link's death fails its
+# work requests at once, so its QPs wait 268 ms for an ACK, not 67: the emulated hosts, with both
+# rails busy, have left an ACK 60 ms apart, and spurious resends behind a rate-limited queue snowball.)
+# Then host 1 serves
 # transfer-bench (the target), host 2 writes batches over both rails and, at a seeded moment 0.3
 # to 1.0 s after its batches started, takes host 1's rail 2 down (the lab's --link-down
 # 1.2@signal): host 2's own link stays up, so its QP on rail 2 sends into silence until its
@@ -15,6 +21,10 @@ devices=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
 case $RDMALAB_HOST in
     1)
         timeout -k 2 150 "$bin/transfer-bench" server --devices "$devices" --timeout 60 \
+            >"$out/returns-server.out" 2>&1
+        echo $? >"$out/returns-server.rc"
+        touch "$RDMALAB_SHARED/failover-server"
+        timeout -k 2 150 "$bin/transfer-bench" server --devices "$devices" --timeout 60 \
             >"$out/server.out" 2>&1
         echo $? >"$out/server.rc"
         "$bin/transfer-bench" server --devices "$RDMALAB_RAIL_DEV_1" --timeout 60 \
@@ -30,6 +40,24 @@ case $RDMALAB_HOST in
         wait $server
         echo $? >"$out/vanished-server.rc" ;;
     2)
+        timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
+            -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 16 --rail-retry 500 \
+            --rail-retry-max 1000 \
+            --timeout 60 >"$out/returns-client.out" 2>&1 &
+        client=$!
+        for ((tick = 0; tick < 600; tick++)); do
+            grep -q 'the batches start' "$out/returns-client.out" 2>/dev/null && break
+            kill -0 $client 2>/dev/null || break
+            sleep 0.1
+        done
+        sleep 1
+        touch "$RDMALAB_SHARED/link-down-2.2"
+        wait $client
+        echo $? >"$out/returns-client.rc"
+        for ((tick = 0; tick < 600; tick++)); do
+            [ -e "$RDMALAB_SHARED/failover-server" ] && break
+            sleep 0.1
+        done
         # 96 batches of 8 blocks of 64 KiB (48 MiB) at 40 Mbit/s per rail: several seconds.
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
             -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 60 \

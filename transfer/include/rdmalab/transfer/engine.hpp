@@ -3,7 +3,10 @@
 // slices that go to whichever healthy rail the policy picks, and a notification to the target
 // once every slice has landed. A failed completion takes its rail down: the rail's other slices
 // flush, and every slice that had not landed is posted again on a rail still up (WRITE and READ
-// of the same bytes are idempotent). A batch fails only when no rail is left, and says why.
+// of the same bytes are idempotent). A rail that went down is tried again after a back-off: a
+// fresh QP on both sides (the application carries the two endpoints, as it did at connect), then
+// a WRITE of no bytes as a probe; only when the probe completes does the rail take slices again.
+// A batch fails only when no rail is up, and says why.
 //
 // The verbs are called here, in the open: ibv_open_device, ibv_alloc_pd, ibv_reg_mr,
 // ibv_create_cq, ibv_create_qp, ibv_modify_qp, ibv_post_send, ibv_post_recv, ibv_poll_cq.
@@ -17,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -39,7 +43,13 @@ struct Settings {
     // 3: 0.27 s. (NCCL's 20 and 7 would be 34 s; and rxe retries forever at retry_cnt 7.)
     std::uint8_t timeout = 14;
     std::uint8_t retry_cnt = 3;
+    RailRetry retry{};  // when a down rail is tried again (with a renewal callback)
 };
+
+// How a rail's fresh QP reaches the peer: given this side's new endpoint for the rail, the
+// peer's (which has made a fresh QP of its own and connected it to ours, through
+// Engine::renew_rail and Engine::reconnect_rail); throws when the peer cannot be reached.
+using RenewRail = std::function<RailEndpoint(const RailEndpoint& ours)>;
 
 using SegmentId = std::uint32_t;
 using BatchId = std::uint32_t;
@@ -73,6 +83,14 @@ class Engine {
     // This side's QP on every rail, for the peer; then the peer's, to connect to (one per rail).
     std::vector<RailEndpoint> endpoints() const;
     void connect(std::span<const RailEndpoint> peer);
+    // A down rail is tried again only with this set (the initiator's side).
+    void on_rail_renewal(RenewRail renew) { renew_ = std::move(renew); }
+    // The peer's side of a renewal: a fresh QP for `rail` (the old one, and whatever it still
+    // held, destroyed), its endpoint to send back once it is connected with reconnect_rail.
+    RailEndpoint renew_rail(std::size_t rail);
+    // The fresh QP of `rail` connected to the peer's; with `probe`, the rail is up once a WRITE
+    // of no bytes completes, else at once.
+    void reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool probe);
     // A segment of the peer's, described out of band: checked, then usable in requests.
     void add_remote_segment(const SegmentDescriptor& segment);
 
@@ -108,7 +126,11 @@ class Engine {
         std::optional<std::size_t> notified_on;  // the rail the notification went out on
     };
 
+    void create_qp(Rail& rail);
     void bring_up(Rail& rail, std::size_t index, const RailEndpoint& peer);
+    RailEndpoint endpoint_of(std::size_t index) const;
+    void retry_due_rails();
+    void post_probe(std::size_t rail);
     void post_receives(std::size_t rail, std::uint32_t count);
     void post_slice(BatchId id, Batch& batch, std::uint32_t slice, std::size_t rail);
     bool post_notification(BatchId id, Batch& batch);
@@ -125,6 +147,7 @@ class Engine {
     SegmentId next_segment_ = 1;
     BatchId next_batch_ = 1;
     bool connected_ = false;
+    RenewRail renew_;
 };
 
 }  // namespace rdmalab::transfer

@@ -83,12 +83,31 @@ std::vector<Slice> cut_into_slices(std::span<const Request> requests, std::uint3
 
 enum class RailPolicy { kRoundRobin, kScore };
 
+// When a rail that went down is tried again: after `first`, then twice as long after each
+// failure in a row, up to `longest` (Mooncake pauses a path for 30 s, doubling to 300 s). A
+// `first` of zero: a rail that went down stays down.
+struct RailRetry {
+    std::chrono::milliseconds first{1000};
+    std::chrono::milliseconds longest{30000};
+};
+
 struct RailState {
     bool up = true;
+    // Down, with a fresh QP whose probe (a WRITE of no bytes) is in flight: not chosen until
+    // the probe completes, so a rail still dead costs no slice the time of its retries.
+    bool probing = false;
     std::string down_because;  // the completion status that took it down
     Clock::time_point down_since{};
+    Clock::time_point retry_at{};  // when a down rail is next tried
+    Clock::duration backoff{};     // the wait after its next failure
+    std::uint32_t failures = 0;    // times it went down (a failed probe or renewal included)
+    // Its first failure's time from its last successful completion: how long the death of a
+    // path that had been carrying slices took to be noticed.
+    std::optional<Clock::duration> first_detection{};
+    std::uint32_t restored = 0;  // times it came back
+    Clock::time_point restored_at{};
     std::uint64_t in_flight_bytes = 0;
-    std::uint32_t in_flight_slices = 0;
+    std::uint32_t in_flight_slices = 0;  // slices, notifications and probes not yet completed
     std::uint64_t bytes_done = 0;
     Clock::time_point last_completed{};  // its latest successful completion
     Clock::duration busy{};              // time with at least one slice in flight
@@ -97,16 +116,24 @@ struct RailState {
 
 class Rails {
   public:
-    Rails(std::size_t count, RailPolicy policy, std::uint32_t max_in_flight);
+    Rails(std::size_t count, RailPolicy policy, std::uint32_t max_in_flight, RailRetry retry = {});
     // The rail for a slice of `length` bytes: round-robin over the healthy rails with room, or
     // the one with the least (in-flight bytes + length) / measured bandwidth (Mooncake's score).
     // nullopt when every healthy rail is full, or none is healthy.
     std::optional<std::size_t> choose(std::uint32_t length);
     void posted(std::size_t rail, std::uint32_t length, Clock::time_point now);
     void completed(std::size_t rail, std::uint32_t length, Clock::time_point now);
-    // A slice on `rail` failed: the rail is down from now on (its other slices flush).
+    // A work request on `rail` failed: the rail is down from now on (its other work requests
+    // flush), to be tried again after its back-off, which then doubles.
     void failed(std::size_t rail, std::uint32_t length, const std::string& why,
                 Clock::time_point now);
+    // The down rails due to be tried again: back-off passed, not probing, and every work
+    // request of the old QP accounted for (so the QP can go).
+    std::vector<std::size_t> due_for_retry(Clock::time_point now) const;
+    // A retry reached no peer (its new QP could not be connected): down again, back-off doubled.
+    void retry_failed(std::size_t rail, const std::string& why, Clock::time_point now);
+    void probing(std::size_t rail);                          // a fresh QP's probe is in flight
+    void restored(std::size_t rail, Clock::time_point now);  // the probe completed: up again
     bool any_up() const;
     std::size_t count() const { return rails_.size(); }
     const RailState& operator[](std::size_t rail) const { return rails_[rail]; }
@@ -115,10 +142,12 @@ class Rails {
 
   private:
     double bandwidth(std::size_t rail) const;  // bytes per second done while busy, or a prior
+    void went_down(RailState& state, const std::string& why, Clock::time_point now);
 
     std::vector<RailState> rails_;
     RailPolicy policy_;
     std::uint32_t max_in_flight_;
+    RailRetry retry_;
     std::size_t next_ = 0;  // round-robin's next rail to try
 };
 
