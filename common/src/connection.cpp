@@ -303,6 +303,10 @@ void Connection::wait_for_disconnect() {
     if (disconnected_) return;  // the peer's DISCONNECTED was taken while waiting for a completion
     expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
     disconnected_ = true;
+    // The peer waits for our answer to its disconnect request (the CM's DREP): rdma_disconnect
+    // sends it now. Without it the answer goes only when this id is destroyed, and a process that
+    // holds a second connection (multi-rail) would keep the peer waiting until its time limit.
+    check_errno(rdma_disconnect(id_.get()) == 0, "rdma_disconnect(answering the peer's)");
 }
 // #endregion cm-disconnect
 

@@ -5,6 +5,8 @@
 # host 2's QP on rail 2 sends into silence until its retries run out.
 # Checked from transfer-bench's records and the two rails' captures (the runs told apart by the
 # SYN-ACK of each run's TCP exchange on rail 1):
+#   lesson    first the multi-rail lesson, host 2 writing 1 MiB to host 1 over both rails: every
+#             byte verified, and WRITEs on each rail's wire
 #   returns   a first run, host 2's own rail 2 down for 2 s under the batches: the engine takes
 #             the rail down, tries it again after its back-off (a fresh QP on both sides, a probe)
 #             until the link is back, and rail 2 carries slices again: on the wire, host 2's
@@ -43,6 +45,18 @@ mapfile -t run_start < <(tshark -r "$out/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.
     -T fields -e frame.time_epoch 2>/dev/null)
 check "three runs on the wire (${#run_start[@]} TCP exchanges)" [ "${#run_start[@]}" = 3 ]
 returns_from=${run_start[0]:-0} failover_from=${run_start[1]:-0} vanished_from=${run_start[2]:-0}
+
+part lesson
+check "multi-rail: both sides exit 0" \
+    bash -c "[ \"\$(cat '$out/lesson-client.rc')\" = 0 ] && [ \"\$(cat '$out/lesson-server.rc')\" = 0 ]"
+check "multi-rail: the server verified every byte" \
+    has_line "$out/lesson-server.out" '^server: the notice arrived on rail 1; all 1048576 bytes verified'
+check "multi-rail: rail 2 is its own device (rxe1)" has_line "$out/lesson-client.out" '^client: rail 2 connected over rxe1 '
+before="frame.time_epoch < $returns_from && infiniband.bth.opcode >= 6 && infiniband.bth.opcode <= 11"
+lesson1=$(tshark -r "$out/wire.pcap" -Y "$before" 2>/dev/null | wc -l)
+lesson2=$(tshark -r "$out/wire.rail-2.pcap" -Y "$before" 2>/dev/null | wc -l)
+check "multi-rail: each rail's wire carried WRITEs (rail 1: $lesson1, rail 2: $lesson2 packets)" \
+    bash -c "[ '$lesson1' -ge 512 ] && [ '$lesson2' -ge 512 ]"
 
 part returns
 r=$out/returns-client.out

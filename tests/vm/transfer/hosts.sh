@@ -1,5 +1,6 @@
-# Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh, three runs in
-# turn. First the rail comes back: host 2 takes its own rail 2 down 1 s into the batches (the lab's
+# Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh, the multi-rail
+# lesson over the two rails (lesson-{server,client}.{out,rc}), then three runs in turn. First the
+# rail comes back: host 2 takes its own rail 2 down 1 s into the batches (the lab's
 # --link-down 2.2@signal+2 brings it back 2 s later), and the client, retrying the rail after
 # 0.5 s, then every 1 s (the guest's 2 s have lasted 4.4 under emulation), renews it: returns-{server,client}.{out,rc}. (Its own link's death fails its
 # work requests at once, so its QPs wait 268 ms for an ACK, not 67: the emulated hosts, with both
@@ -20,6 +21,8 @@ seed=${3:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
 devices=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
 case $RDMALAB_HOST in
     1)
+        timeout -k 2 60 "$bin/multi-rail" server --timeout 30 >"$out/lesson-server.out" 2>&1
+        echo $? >"$out/lesson-server.rc"
         timeout -k 2 150 "$bin/transfer-bench" server --devices "$devices" --timeout 60 \
             >"$out/returns-server.out" 2>&1
         echo $? >"$out/returns-server.rc"
@@ -40,6 +43,9 @@ case $RDMALAB_HOST in
         wait $server
         echo $? >"$out/vanished-server.rc" ;;
     2)
+        timeout -k 2 60 "$bin/multi-rail" client "$RDMALAB_ADDR_1" --rail2 "$RDMALAB_ADDR_1_2" \
+            --timeout 30 >"$out/lesson-client.out" 2>&1
+        echo $? >"$out/lesson-client.rc"
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
             -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 16 --rail-retry 500 \
             --rail-retry-max 1000 \
