@@ -34,6 +34,7 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
     for (std::size_t index = 0; index < rails.size(); ++index) {
         const RailDevice& device = rails[index];
         Rail rail;
+        rail.device = device.device;
         rail.context = open_device(device.device);
         rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
         ibv_device_attr attributes{};
@@ -68,6 +69,10 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
         rail.psn = random_psn();
         rails_.push_back(std::move(rail));
     }
+}
+
+std::string Engine::provider(std::size_t rail) const {
+    return provider_name(rails_[rail].context.get());
 }
 
 // Members go in reverse order: batches, segments (their MRs), then each rail's QP, CQ, PD and
