@@ -6,7 +6,9 @@
 # sends into silence until its retries run out), bringing it back between runs. Then, for the
 # bandwidth, three runs on rail 1 alone and three on both rails, nothing killed.
 # Per run: did every batch complete and verify, how many slices went again, how long the engine
-# took to notice the dead rail (from its last completion there), the slowest batch.
+# took to notice the dead rail (from its last completion there), the slowest batch. Each run's
+# record (transfer-bench --json, records/transfer.hpp) is kept in OUT_DIR/records/NAME.json, and
+# the bandwidth runs are drawn by `rdma-bench plot` into OUT_DIR/bandwidth.svg.
 #   bench/transfer-failover.sh [RUNS] [OUT_DIR]   (default 50, bench/results/transfer)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +21,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 [[ $out == "$repo"/* ]] || die "OUT_DIR must lie inside the repository (the lab's hosts write there)"
 [ -x "$bin/transfer-bench" ] || die "$bin/transfer-bench is missing: build first (./rdmalab build)"
+[ -x "$bin/rdma-bench" ] || die "$bin/rdma-bench is missing (it draws the figure): build first (./rdmalab build)"
 work=$(mktemp -d "$repo/build/transfer-failover.XXXXXX")
 [ -n "${RDMALAB_KEEP_OUTPUT:-}" ] || trap 'rm -rf "$work"' EXIT
 
@@ -60,7 +63,8 @@ step() {
     else
         wait_for "$dir/listening" 60 || return 1
         timeout -k 2 120 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devs" -s 64K \
-            --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 60 >"$dir/client.out" 2>&1 &
+            --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 60 --json "$dir/record.json" \
+            >"$dir/client.out" 2>&1 &
         local client=$!
         if [ "$kill" = 1 ]; then
             for ((tick = 0; tick < 600; tick++)); do
@@ -98,6 +102,12 @@ finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 [ "$lab_rc" = 0 ] || { echo "transfer-failover: the boot ended with exit $lab_rc:" >&2; tail -n 8 "$work/lab.out" >&2; }
 accel=$(grep -o -m 1 'TCG emulation\|KVM' "$work/lab.out" || echo "unknown acceleration")
 
+# Each run's record, under the name of its run; a run that failed wrote none.
+rm -rf "$out/records"
+mkdir -p "$out/records"
+for d in "$work"/kill-* "$work"/one-rail-* "$work"/two-rails-*; do
+    if [ -f "$d/record.json" ]; then cp "$d/record.json" "$out/records/$(basename "$d").json"; fi
+done
 record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 {
     printf 'run\tseed\tkill_after_ms\tcompleted\tverified\treposted\tdetect_ms\tslowest_batch_ms\tgbit\n'
@@ -122,6 +132,24 @@ record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | se
         done
     done
 } >"$out/bandwidth.tsv"
+# One rail against two, from the bandwidth runs' records: a line of their medians, a band from the
+# lowest to the highest.
+bandwidth_records=()
+for kind in one-rail two-rails; do
+    for run in 1 2 3; do
+        if [ -f "$out/records/$kind-$run.json" ]; then bandwidth_records+=("$out/records/$kind-$run.json"); fi
+    done
+done
+figure="no figure: no bandwidth run wrote its record"
+if [ "${#bandwidth_records[@]}" -gt 0 ]; then
+    if "$bin/rdma-bench" plot "${bandwidth_records[@]}" --y gbit --x rails --series op \
+        --title "Transfer engine: 8 x 64 KiB WRITE batches, one rail and two (40 Mbit/s each)" \
+        -o "$out/bandwidth.svg" >"$work/plot.out" 2>&1; then
+        figure="bandwidth.svg: the same, drawn by \`rdma-bench plot --y gbit --x rails\` from ${#bandwidth_records[@]} records"
+    else
+        figure="no figure: rdma-bench plot failed: $(tail -n 1 "$work/plot.out")"
+    fi
+fi
 {
     echo "# The transfer engine's failover, measured"
     echo
@@ -146,6 +174,9 @@ record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | se
     echo
     awk -F'\t' 'NR > 1 && $3 == 1 { k = ($2 == 1 ? "one" : "two"); s[k] += $4; n[k]++ }
         END { if (n["one"] && n["two"]) printf "- one rail: %.4f Gbit/s, two rails: %.4f Gbit/s (mean of %d runs each): %.2f x\n", s["one"] / n["one"], s["two"] / n["two"], n["one"], (s["two"] / n["two"]) / (s["one"] / n["one"]) }' "$out/bandwidth.tsv"
+    echo "- $figure"
+    echo
+    echo "Each run's record: records/NAME.json (transfer-bench --json; read with \`rdma-bench records\`)."
 } >"$out/README.md"
 cat "$out/README.md"
 [ "$lab_rc" = 0 ]

@@ -4,6 +4,7 @@
 // in the lab, tests/lab/doctor.sh).
 #pragma once
 
+#include "rdmalab/pci_place.hpp"
 #include "rdmalab/records/doctor.hpp"
 
 #include <cstdint>
@@ -38,12 +39,12 @@ struct PortFact {
     std::optional<unsigned> global_traffic_class;  // a per-port setting some drivers have
 };
 
-// Where a device sits on the PCI bus: its sysfs path with the bridges above it
-// ("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0") and its NUMA node (-1 unknown).
-struct PciPlace {
-    std::string sysfs_path;
-    int numa_node = -1;
-};
+// Where a device sits on the PCI bus, and how far two are apart: common/'s, shared with the
+// transfer engine's choice of rails (rdmalab/pci_place.hpp).
+using rdmalab::pcie_relation;
+using rdmalab::pcie_relation_name;
+using rdmalab::PcieRelation;
+using rdmalab::PciPlace;
 
 struct GpuFact {
     std::string address;  // "0000:3b:00.0"
@@ -107,13 +108,6 @@ struct Diagnosis {
 constexpr std::uint64_t kMemlockFloor = 64ull << 20;
 
 Diagnosis diagnose(const HostFacts& host);
-
-// How far apart two PCI devices are, in nvidia-smi topo's terms: behind one PCIe switch (PIX),
-// through bridges below the host bridge (PXB), through the host bridge (PHB), across host
-// bridges of one NUMA node (NODE), across NUMA nodes (SYS).
-enum class PcieRelation { kPix, kPxb, kPhb, kNode, kSys };
-PcieRelation pcie_relation(const PciPlace& a, const PciPlace& b);
-const char* pcie_relation_name(PcieRelation relation);
 
 // The GPU checks (none on a host without a GPU): can the NIC register GPU memory (nvidia_peermem,
 // dma-buf), and how far each GPU is from its nearest RDMA NIC (gpu_rules.cpp).

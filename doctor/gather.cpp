@@ -143,16 +143,6 @@ std::vector<GidFact> read_gids(const fs::path& port) {
     return gids;
 }
 
-// A PCI device's place: its canonical sysfs path (the bridges above it) and NUMA node.
-std::optional<PciPlace> pci_place(const fs::path& device_link) {
-    std::error_code error;
-    const fs::path path = fs::canonical(device_link, error);
-    if (error || !path.string().starts_with("/sys/devices/pci")) return std::nullopt;
-    PciPlace place{path.string(), -1};
-    if (auto numa = read_line(path / "numa_node")) place.numa_node = std::atoi(numa->c_str());
-    return place;
-}
-
 // NVIDIA and AMD GPUs: display (0x0300) or 3D (0x0302) controllers from those vendors.
 std::vector<GpuFact> read_gpus() {
     std::vector<GpuFact> gpus;
@@ -165,7 +155,7 @@ std::vector<GpuFact> read_gpus() {
                                    : vendor_id == "0x1002" ? "AMD"
                                                            : "";
         if (vendor.empty()) continue;
-        if (auto place = pci_place(entry.path()))
+        if (auto place = read_pci_place(entry.path()))
             gpus.push_back({entry.path().filename().string(), vendor, *place});
     }
     std::sort(gpus.begin(), gpus.end(),
@@ -204,7 +194,7 @@ HostFacts gather(const GatherOptions& options) {
         DeviceFact device;
         device.name = dir.filename().string();
         device.driver = driver_of(dir);
-        device.pci = pci_place(dir / "device");
+        device.pci = read_pci_place(dir / "device");
         std::vector<fs::path> port_dirs;
         for (const auto& entry : fs::directory_iterator(dir / "ports", error))
             if (entry.path().filename().string().find_first_not_of("0123456789") ==

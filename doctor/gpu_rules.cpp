@@ -12,45 +12,11 @@
 namespace rdmalab::doctor {
 namespace {
 
-// "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0" -> {"pci0000:3a", "0000:3a:00.0", …}
-std::vector<std::string> components(const std::string& path) {
-    std::string rest = path;
-    const std::string prefix = "/sys/devices/";
-    if (rest.starts_with(prefix)) rest = rest.substr(prefix.size());
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= rest.size()) {
-        const std::size_t slash = rest.find('/', start);
-        const std::string part =
-            rest.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-        if (!part.empty()) parts.push_back(part);
-        if (slash == std::string::npos) break;
-        start = slash + 1;
-    }
-    return parts;
-}
-
 // "6.1.0-56-amd64" >= 5.12 ; "550.54.15" >= 515
 bool version_at_least(const std::string& text, int major, int minor) {
     int a = 0, b = 0;
     if (std::sscanf(text.c_str(), "%d.%d", &a, &b) < 1) return false;
     return a > major || (a == major && b >= minor);
-}
-
-std::string relation_text(PcieRelation relation) {
-    switch (relation) {
-        case PcieRelation::kPix:
-            return "behind the same PCIe switch";
-        case PcieRelation::kPxb:
-            return "through PCIe bridges below the host bridge";
-        case PcieRelation::kPhb:
-            return "through the CPU's PCIe host bridge";
-        case PcieRelation::kNode:
-            return "across host bridges of one NUMA node";
-        case PcieRelation::kSys:
-            return "across NUMA nodes (the CPUs' interconnect)";
-    }
-    return "?";
 }
 
 void check_registration(const HostFacts& host, Diagnosis& out) {
@@ -134,7 +100,7 @@ void check_distance(const HostFacts& host, Diagnosis& out) {
             }
         }
         const std::string text = fmt::format("GPU {} ↔ {}: {} ({})", gpu.address, nearest->name,
-                                             pcie_relation_name(best), relation_text(best));
+                                             pcie_relation_name(best), pcie_relation_text(best));
         if (best <= PcieRelation::kPhb) {
             out.healthy.push_back({"gpu-distance", text});
             continue;
@@ -153,37 +119,6 @@ void check_distance(const HostFacts& host, Diagnosis& out) {
 }
 
 }  // namespace
-
-PcieRelation pcie_relation(const PciPlace& a, const PciPlace& b) {
-    const auto x = components(a.sysfs_path);
-    const auto y = components(b.sysfs_path);
-    if (x.empty() || y.empty() || x.front() != y.front()) {
-        if (a.numa_node >= 0 && b.numa_node >= 0 && a.numa_node != b.numa_node)
-            return PcieRelation::kSys;
-        return PcieRelation::kNode;
-    }
-    std::size_t shared = 0;
-    while (shared < x.size() && shared < y.size() && x[shared] == y[shared]) ++shared;
-    if (shared >= 3) return PcieRelation::kPix;  // host bridge, root port, and a switch
-    if (shared == 2) return PcieRelation::kPxb;  // the same root port, bridges below it
-    return PcieRelation::kPhb;
-}
-
-const char* pcie_relation_name(PcieRelation relation) {
-    switch (relation) {
-        case PcieRelation::kPix:
-            return "PIX";
-        case PcieRelation::kPxb:
-            return "PXB";
-        case PcieRelation::kPhb:
-            return "PHB";
-        case PcieRelation::kNode:
-            return "NODE";
-        case PcieRelation::kSys:
-            return "SYS";
-    }
-    return "?";
-}
 
 void check_gpus(const HostFacts& host, Diagnosis& out) {
     if (host.gpus.empty()) return;

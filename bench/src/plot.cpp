@@ -69,6 +69,35 @@ bool drawable(double x, double y) {
     return x >= 0x1p-64 && x <= 0x1p64 && std::abs(y) <= 1e300;
 }
 
+// The configuration knobs that vary across the records, for the default series: not the x axis,
+// and not a knob with one value at each x (the rails' devices against their count), which says
+// nothing the axis does not.
+std::vector<std::string> varying_knobs(const std::vector<Record>& records,
+                                       const std::string& x_key) {
+    std::vector<std::string> keys;
+    const Record& first = member(records.front(), "config");
+    if (!first.is_object()) return keys;
+    const auto follows_x = [&](const std::string& key) {
+        std::map<std::string, Record> at_x;  // x, as JSON text → the knob's value there
+        for (const Record& r : records) {
+            const Record* x = find_dotted(r, x_key);
+            if (!x) continue;
+            const Record& value = member(member(r, "config"), key);
+            const auto [it, added] = at_x.emplace(x->dump(), value);
+            if (!added && it->second != value) return false;
+        }
+        return true;
+    };
+    for (const auto& [key, value] : first.items()) {
+        if ("config." + key == x_key) continue;
+        const bool varies = std::any_of(records.begin(), records.end(), [&](const Record& r) {
+            return member(member(r, "config"), key) != value;
+        });
+        if (varies && !follows_x(key)) keys.push_back("config." + key);
+    }
+    return keys;
+}
+
 }  // namespace
 
 std::string default_title(const std::vector<Record>& records, const std::string& y_label) {
@@ -344,11 +373,15 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
          {"result.busbw_mb_s", "allreduce busbw (MB/s, 10^6 B/s; nccl-tests' measure)",
           "config.bytes", "vector size per rank (bytes)", "result.busbw_min_mb_s",
           "result.busbw_max_mb_s"}},
+        {"gbit",
+         {"result.gbit_per_s", "transfer throughput (Gbit/s, 10^9 bit/s)", "config.block",
+          "block size (bytes)"}},
     };
     auto found = kMeasures.find(p.y);
     if (found == kMeasures.end())
         fail(fmt::format(
-            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99, busbw",
+            "--y '{}' is not one of gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99, busbw, "
+            "gbit",
             p.y));
     const Measure& measure = found->second;
     std::vector<Record> records;
@@ -362,29 +395,29 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
         fail(fmt::format("{} '{}': the records have no such field (records/schema/)", option, key));
     };
 
-    // Series: the given keys, or every configuration knob that varies (but size, the x axis).
+    // The x axis: the measure's, or the key --x names (a bare name is a config key).
+    std::string x_key = measure.x_key, x_label = measure.x_label;
+    if (!p.x.empty()) {
+        x_key = p.x.find('.') == std::string::npos ? "config." + p.x : p.x;
+        check_key(x_key, "--x");
+        x_label = x_key.substr(x_key.rfind('.') + 1);
+    }
+    // Series: the given keys, or every configuration knob that varies (but the x axis).
     std::vector<std::string> keys;
     if (!p.series.empty()) {
         for (const std::string& key : split_list(p.series)) {
             keys.push_back(key.find('.') == std::string::npos ? "config." + key : key);
             check_key(keys.back(), "--series");
         }
-    } else if (const Record& first = member(records.front(), "config"); first.is_object()) {
-        for (const auto& [key, value] : first.items()) {
-            if ("config." + key == measure.x_key) continue;
-            for (const Record& r : records)
-                if (member(member(r, "config"), key) != value) {
-                    keys.push_back("config." + key);
-                    break;
-                }
-        }
+    } else {
+        keys = varying_knobs(records, x_key);
     }
     Chart chart;
-    chart.series = series_from_records(records, measure.x_key, measure.y_key, keys, measure.low_key,
-                                       measure.high_key);
+    chart.series =
+        series_from_records(records, x_key, measure.y_key, keys, measure.low_key, measure.high_key);
     if (chart.series.empty())
-        fail(fmt::format("no record has both {} and {}", measure.x_key, measure.y_key));
-    chart.x_label = measure.x_label;
+        fail(fmt::format("no record has both {} and {}", x_key, measure.y_key));
+    chart.x_label = x_label;
     chart.y_label = measure.y_label;
     // The environment as the first record states it, through its type (each record was read
     // through its own, so its environment keeps environment_fields()).
@@ -401,8 +434,7 @@ void plot_files(const PlotOptions& p, const std::string& tool_version) {
     chart.caption = fmt::format(
         "{}{}kernel {} · host {} · {} · {}",
         names_device ? device + (lab == "no" ? "" : " in the " + lab) + " · " : std::string(),
-        names_device ? fmt::format("path MTU {} · ", env.path_mtu ? *env.path_mtu : 0u)
-                     : std::string(),
+        names_device && env.path_mtu ? fmt::format("path MTU {} · ", *env.path_mtu) : std::string(),
         env.kernel, env.host, env.date, tool_version);
     if (env.lab_faults) {
         const std::string& faults = *env.lab_faults;

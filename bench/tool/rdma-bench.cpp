@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
 
         PlotOptions plot_options;
         CLI::App* plot_cmd = app.add_subcommand(
-            "plot", "draw records (from --json files) as an SVG figure against message size");
+            "plot",
+            "draw records (from --json files) as an SVG figure against their size (or --x)");
         plot_cmd->add_option("files", plot_options.inputs, "JSON files written by --json")
             ->required()
             ->check(CLI::ExistingFile);
@@ -229,8 +230,11 @@ int main(int argc, char** argv) {
         plot_cmd
             ->add_option("--y", plot_options.y,
                          "gib, gbps, mops, recv-mops, recv-gib, lat, lat-p99 (rdma-bench records), "
-                         "busbw (allreduce records)")
+                         "busbw (allreduce records), gbit (transfer-bench records)")
             ->capture_default_str();
+        plot_cmd->add_option("--x", plot_options.x,
+                             "the x axis's key, on a log2 axis (default: the measure's size; "
+                             "rails: transfer-bench's rails)");
         plot_cmd->add_option("--series", plot_options.series,
                              "config keys that name a line (default: every knob that varies)");
         plot_cmd->add_option("--title", plot_options.title, "figure title");
@@ -238,7 +242,8 @@ int main(int argc, char** argv) {
         FieldReader records_reader, json_reader;
         add_field_reader(app, records_reader, "records",
                          "print fields of a --json file's records (rdma-bench's, the allreduce "
-                         "programs'), each read through its type: the one reader scripts and tests "
+                         "programs', transfer-bench's), each read through its type: the one reader "
+                         "scripts and tests "
                          "use (paths start at records: records/0/config/size; a path must name a "
                          "field of the records' schema, records/schema/)",
                          true);

@@ -3,6 +3,7 @@
 
 #include "rdmalab/error.hpp"
 #include "rdmalab/records/allreduce.hpp"
+#include "rdmalab/records/transfer.hpp"
 
 #include <fmt/core.h>
 
@@ -276,9 +277,10 @@ bool is_bench_record(const Json& object) {
 Schema schema_of(const Json& record, const std::string& where) {
     if (is_bench_record(record)) return kBenchSchema;
     if (is_allreduce_record(record)) return kAllreduceSchema;
+    if (is_transfer_record(record)) return kTransferSchema;
     fail(
-        fmt::format("{}: not a record this project writes (its \"tool\" is neither rdma-bench "
-                    "nor an allreduce program)",
+        fmt::format("{}: not a record this project writes (its \"tool\" is neither rdma-bench, "
+                    "an allreduce program nor transfer-bench)",
                     where));
 }
 
@@ -290,6 +292,8 @@ std::vector<Json> read_record_file(const std::string& path) {
             records[i] = to_json(bench_from_json(records[i], where));
         else if (is_allreduce_record(records[i]))
             records[i] = to_json(allreduce_from_json(records[i], where));
+        else if (is_transfer_record(records[i]))
+            records[i] = to_json(transfer_from_json(records[i], where));
         else
             schema_of(records[i], where);  // refuses it, naming the record
     }

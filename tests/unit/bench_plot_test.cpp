@@ -3,6 +3,7 @@
 #include "rdmalab/bench/plot.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/records/allreduce.hpp"
+#include "rdmalab/records/transfer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,59 @@ TEST(PlotFiles, BusbwDrawsAllreduceRecordsAgainstTheirSize) {
     EXPECT_NE(svg.find("vector size per rank (bytes)"), std::string::npos);
     EXPECT_NE(svg.find(">MPI_Allreduce<"), std::string::npos);  // the legend (factored)
     EXPECT_EQ(svg.find("path MTU"), std::string::npos);         // the records name no device
+}
+
+TEST(PlotFiles, GbitDrawsTransferRecordsAgainstTheBlockOrTheRails) {
+    const std::string input = ::testing::TempDir() + "transfer-records.json";
+    const std::string output = ::testing::TempDir() + "transfer-records.svg";
+    // Records as transfer-bench writes them (records/transfer.hpp), throughput set by hand.
+    const auto transfer = [](std::uint32_t rails, std::uint64_t block, double gbit) {
+        rdmalab::records::TransferRecord r;
+        r.config.op = "write";
+        r.config.rails = rails;
+        r.config.devices = rails == 1 ? std::vector<std::string>{"rxe0"}
+                                      : std::vector<std::string>{"rxe0", "rxe1"};
+        r.config.block = block;
+        r.result.gbit_per_s = gbit;
+        r.environment = {.host = "h", .kernel = "k", .date = "d", .tool_version = r.tool};
+        r.environment.device = r.config.devices.front();
+        return rdmalab::records::to_json(r);
+    };
+    // One rail and two, each at two block sizes; the 64 KiB runs twice.
+    write_file(input,
+               to_json({transfer(1, 4096, 0.02), transfer(1, 65536, 0.04), transfer(1, 65536, 0.03),
+                        transfer(2, 4096, 0.03), transfer(2, 65536, 0.08)}));
+    const auto draw = [&](const std::string& x) {
+        PlotOptions p;
+        p.inputs = {input};
+        p.output = output;
+        p.y = "gbit";
+        p.x = x;
+        plot_files(p, "test");
+        std::ifstream file(output);
+        return std::string{std::istreambuf_iterator<char>(file), {}};
+    };
+    // Against the block: a line per rail count (the devices follow the rails, in the label too).
+    const std::string by_block = draw("");
+    EXPECT_EQ(count(by_block, "<polyline"), 2u) << by_block;
+    EXPECT_NE(by_block.find("block size (bytes)"), std::string::npos);
+    EXPECT_NE(by_block.find("transfer throughput (Gbit/s"), std::string::npos);
+    EXPECT_EQ(by_block.find("path MTU"), std::string::npos);  // transfer-bench states none
+    // Against the rails: a line per block size; the devices, one list per rail count, name none.
+    const std::string by_rails = draw("rails");
+    EXPECT_EQ(count(by_rails, "<polyline"), 2u) << by_rails;
+    EXPECT_NE(by_rails.find(">rails</text>"), std::string::npos);
+    EXPECT_EQ(by_rails.find("devices="), std::string::npos);
+    EXPECT_EQ(count(by_rails, "class=\"spread\""), 1u);  // 64 KiB on one rail ran twice
+    // A key the records lack is refused by name.
+    try {
+        draw("rials");
+        ADD_FAILURE() << "drew against config.rials";
+    } catch (const rdmalab::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--x 'config.rials'"), std::string::npos);
+    }
+    std::remove(input.c_str());
+    std::remove(output.c_str());
 }
 
 TEST(RenderSvg, RepeatedRunsDrawABandAndSingleRunsNone) {

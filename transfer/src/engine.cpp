@@ -35,6 +35,7 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
       rail_states_(rails.size(), settings.policy, settings.max_in_flight, settings.retry) {
     for (const RailDevice& device : rails) {
         Rail rail;
+        rail.device = device.device;
         rail.context = open_device(device.device);
         rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
         ibv_device_attr attributes{};
@@ -74,6 +75,10 @@ void Engine::create_qp(Rail& rail) {
                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
               "ibv_modify_qp(RESET -> INIT)");
     rail.psn = random_psn();
+}
+
+std::string Engine::provider(std::size_t rail) const {
+    return provider_name(rails_[rail].context.get());
 }
 
 // Members go in reverse order: batches, segments (their MRs), then each rail's QP, CQ, PD and

@@ -3,26 +3,38 @@
 // WRITE, sliced over the rails; the batch latency's percentiles, the bandwidth per rail and in
 // all, and with --check every byte verified. The server is the target: it registers its
 // segment, is told the run's plan by the client, and (WRITE) checks each batch when the batch's
-// notification arrives. The client's last line is a record: `record KEY=VALUE ...`.
-//   transfer-bench server [--devices rxe0,rxe1]
-//   transfer-bench client ADDR [--devices ...] [--op write|read] [-s BLOCK] [--batch N]
-//                  [--batches N] [--slice SIZE] [--policy score|round-robin] [--check]
-//                  [--retry N] [--ack-timeout N] [--rail-retry MS] [--rail-retry-max MS]
+// notification arrives. The client's last line is a record: `record KEY=VALUE ...`; with --json
+// FILE it writes the same run as a typed record (records/transfer.hpp) that `rdma-bench records`
+// reads and `rdma-bench plot --y gbit` draws.
+// The rails: every RDMA device whose port is up (--devices auto), those nearest a NUMA node or a
+// GPU (--near numa:N, --near gpu:BUS:DEV.FN; transfer/rail_choice.hpp), or the devices named.
+//   transfer-bench server [--devices auto|rxe0,rxe1] [--near numa:N|gpu:PCI]
+//   transfer-bench client ADDR [--devices ...] [--near ...] [--op write|read] [-s BLOCK]
+//                  [--batch N] [--batches N] [--slice SIZE] [--policy score|round-robin]
+//                  [--check] [--json FILE] [--retry N] [--ack-timeout N] [--rail-retry MS]
+//                  [--rail-retry-max MS]
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/percentile.hpp"
+#include "rdmalab/records/transfer.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/transfer/engine.hpp"
+#include "rdmalab/transfer/rail_choice.hpp"
 #include "rdmalab/verbs.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <variant>
 
 using namespace rdmalab;
 using namespace rdmalab::transfer;
@@ -37,7 +49,9 @@ constexpr std::size_t kMaxBytes = 1ULL << 30;     // a run's segment, on each si
 constexpr std::size_t kMaxRecord = 4096;
 
 struct BenchOptions : ConnectionOptions {
-    std::string devices;
+    std::string devices = "auto";
+    std::string near;  // "numa:N" or "gpu:PCI"; "" anywhere
+    std::string json;  // the client's record file
     std::string op = "write";
     std::uint32_t batch = 8;
     std::uint32_t batches = 32;
@@ -144,21 +158,66 @@ Plan decode_plan(std::span<const std::byte> bytes, std::size_t rails) {
     return plan;
 }
 
-std::vector<RailDevice> rail_devices(const std::string& list) {
+// The devices --devices names, each one this host has; or why not.
+std::variant<std::vector<RailDevice>, std::string> named_devices(
+    const std::string& list, const std::vector<DeviceFacts>& host) {
+    std::vector<std::string> known;
+    for (const DeviceFacts& device : host) known.push_back(device.name);
     std::vector<RailDevice> rails;
-    if (list.empty()) {
-        // Every RDMA device is a rail, in the order the library lists them.
-        for (ibv_device* device : get_devices().all) rails.push_back({ibv_get_device_name(device)});
-    } else {
-        std::stringstream names(list);
-        for (std::string name; std::getline(names, name, ',');) {
-            if (name.empty()) fail(fmt::format("--devices '{}': an empty device name", list));
-            rails.push_back({name});
-        }
+    std::stringstream names(list);
+    for (std::string name; std::getline(names, name, ',');) {
+        if (name.empty()) return fmt::format("--devices '{}': an empty device name", list);
+        if (std::find(known.begin(), known.end(), name) == known.end())
+            return fmt::format("--devices: no RDMA device {} on this host (it has {})", name,
+                               known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")));
+        rails.push_back({name});
     }
-    if (rails.empty()) fail("no RDMA device: no rail to run on");
-    if (rails.size() > kMaxRails)
-        fail(fmt::format("{} rails (at most {})", rails.size(), kMaxRails));
+    if (rails.empty()) return fmt::format("--devices '{}': no device named", list);
+    return rails;
+}
+
+// The rails (printed, with why the other devices were left out), or why the options name none
+// (the caller refuses them: exit 2). A host with no RDMA device, or none left by --near, throws.
+std::variant<std::vector<RailDevice>, std::string> rail_devices(const BenchOptions& options,
+                                                                const char* side) {
+    const std::vector<DeviceFacts> host = read_host_devices();
+    if (options.devices != "auto") {
+        if (!options.near.empty())
+            return "--near chooses among every device: give it with --devices auto, not a list";
+        auto named = named_devices(options.devices, host);
+        if (auto* rails = std::get_if<std::vector<RailDevice>>(&named)) {
+            if (rails->size() > kMaxRails)
+                return fmt::format("--devices names {} rails (at most {})", rails->size(),
+                                   kMaxRails);
+            fmt::print("{}: rails: {} (as --devices names them)\n", side, options.devices);
+        }
+        return named;
+    }
+    RailTarget target;
+    if (!options.near.empty()) {
+        auto parsed = parse_rail_target(options.near);
+        if (auto* why = std::get_if<std::string>(&parsed)) return *why;
+        target = std::get<RailTarget>(parsed);
+    }
+    if (target.kind == RailTarget::Kind::kGpu) {
+        auto place = read_pci_place("/sys/bus/pci/devices/" + target.gpu_address);
+        if (!place)
+            return fmt::format("--near {}: no PCI device {} on this host", options.near,
+                               target.gpu_address);
+        target.gpu_place = *place;
+    }
+    if (host.empty())
+        fail(
+            "no RDMA device on this host (/sys/class/infiniband lists none): no rail to run on "
+            "(run it in the Soft-RoCE lab, ./rdmalab lab -- build/bin/transfer-bench ...)");
+    const RailChoice choice = choose_rails(host, target);
+    const std::string line = describe_choice(choice);
+    if (choice.rails.empty())
+        fail(fmt::format("no rail{}: {}", options.near.empty() ? "" : " near " + options.near,
+                         line));
+    fmt::print("{}: {}\n", side, line);
+    std::vector<RailDevice> rails;
+    for (const std::string& name : choice.rails) rails.push_back({name});
     return rails;
 }
 
@@ -187,8 +246,8 @@ void connect_engines(Engine& engine, TcpExchange& tcp, bool server) {
     expect_word(tcp, kDone, "the peer's word that its QPs are ready");
 }
 
-int run_server(const BenchOptions& options) {
-    Engine engine(rail_devices(options.devices), Settings{});
+int run_server(const BenchOptions& options, std::vector<RailDevice> rail_list) {
+    Engine engine(std::move(rail_list), Settings{});
     auto tcp =
         TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
     const Plan plan = decode_plan(receive_record(tcp, "plan"), engine.rails());
@@ -253,7 +312,108 @@ int run_server(const BenchOptions& options) {
     return 0;
 }
 
-int run_client(const BenchOptions& options) {
+// What the client measured, for its lines and its record.
+struct ClientRun {
+    std::vector<double> latencies_ms;
+    std::vector<std::uint64_t> per_rail;  // bytes landed, by rail
+    std::uint32_t reposted = 0;
+    double seconds = 0;
+};
+
+// The run as transfer-bench's typed record, with where it ran.
+records::TransferRecord transfer_record(const BenchOptions& options, const Engine& engine,
+                                        const Plan& plan, const ClientRun& run) {
+    records::TransferRecord record;
+    record.config = {.op = options.op,
+                     .rails = static_cast<std::uint32_t>(engine.rails()),
+                     .devices = {},
+                     .block = plan.block,
+                     .batch = plan.batch,
+                     .batches = plan.batches,
+                     .slice = *parse_size(options.slice),
+                     .policy = options.policy,
+                     .retry_cnt = options.retry_cnt,
+                     .ack_timeout = options.ack_timeout,
+                     .rail_retry_ms = options.rail_retry_ms,
+                     .rail_retry_max_ms = options.rail_retry_max_ms,
+                     .check = plan.check};
+    record.result = {.bytes = plan.bytes(),
+                     .seconds = run.seconds,
+                     .gbit_per_s = plan.bytes() * 8 / run.seconds / 1e9,
+                     .batch_p50_ms = percentile(run.latencies_ms, 0.5),
+                     .batch_p99_ms = percentile(run.latencies_ms, 0.99),
+                     .batch_p999_ms = percentile(run.latencies_ms, 0.999),
+                     .reposted = run.reposted,
+                     .verified = plan.check,
+                     .rails = {}};
+    const Rails& rails = engine.rail_states();
+    for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
+        const RailState& state = rails[rail];
+        record.config.devices.push_back(engine.device(rail));
+        records::TransferRail entry{.device = engine.device(rail),
+                                    .bytes = run.per_rail[rail],
+                                    .up = state.up,
+                                    .failures = state.failures,
+                                    .restored = state.restored};
+        // How long the dead rail took to be noticed: from its last completion to its error.
+        if (state.first_detection)
+            entry.detect_ms =
+                std::chrono::duration<double, std::milli>(*state.first_detection).count();
+        if (!state.up) entry.down_because = state.down_because;
+        record.result.rails.push_back(entry);
+    }
+    record.environment = records::host_environment(records::kTransferTool);
+    record.environment.device = fmt::format("{}", fmt::join(record.config.devices, ","));
+    record.environment.provider = engine.provider(0);
+    record.environment.link_layer =
+        engine.port(0).link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet";
+    const char* lab = std::getenv("RDMALAB_IN_LAB");
+    record.environment.lab = lab ? fmt::format("rdmalab lab ({})", lab) : "no";
+    if (const char* hosts = std::getenv("RDMALAB_HOSTS")) record.environment.lab_hosts = hosts;
+    if (const char* faults = std::getenv("RDMALAB_FAULTS"); faults && *faults)
+        record.environment.lab_faults = faults;
+    return record;
+}
+
+// The client's last lines: each dead rail, the run in words, and the record line; then the
+// record file, with --json.
+void report_run(const BenchOptions& options, const records::TransferRecord& record) {
+    const records::TransferResult& r = record.result;
+    std::string per_rail_fields, rail_lines;
+    for (std::size_t rail = 0; rail < r.rails.size(); ++rail) {
+        const records::TransferRail& state = r.rails[rail];
+        per_rail_fields += fmt::format(
+            " rail{0}_bytes={1} rail{0}_up={2} rail{0}_failures={3} rail{0}_restored={4}", rail + 1,
+            state.bytes, state.up ? 1 : 0, state.failures, state.restored);
+        if (state.detect_ms) {
+            per_rail_fields += fmt::format(" rail{}_detect_ms={:.1f}", rail + 1, *state.detect_ms);
+            rail_lines += fmt::format(
+                "client: rail {} went down {:.1f} ms after its last completion (the QP's bound: "
+                "({} + 1) x 4.096 us x 2^{} = {:.1f} ms); {}\n",
+                rail + 1, *state.detect_ms, options.retry_cnt, options.ack_timeout,
+                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout),
+                state.up ? fmt::format("back after {} failure(s)", state.failures)
+                         : fmt::format("down: {}", state.down_because.value_or("")));
+        }
+    }
+    const records::TransferConfig& c = record.config;
+    fmt::print(
+        "{}client: {} batches of {} x {} bytes ({}) in {:.3f} s: {:.3f} Gbit/s; batch latency "
+        "p50 {:.2f} ms, p99 {:.2f} ms, p99.9 {:.2f} ms; {} slices posted again; {}\n",
+        rail_lines, c.batches, c.batch, c.block, c.op, r.seconds, r.gbit_per_s, r.batch_p50_ms,
+        r.batch_p99_ms, r.batch_p999_ms, r.reposted,
+        c.check ? "every byte verified" : "not verified (--check verifies)");
+    fmt::print(
+        "record op={} rails={} block={} batch={} batches={} bytes={} seconds={:.6f} "
+        "gbit={:.4f} p50_ms={:.3f} p99_ms={:.3f} p999_ms={:.3f} reposted={} verified={}{}\n",
+        c.op, c.rails, c.block, c.batch, c.batches, r.bytes, r.seconds, r.gbit_per_s,
+        r.batch_p50_ms, r.batch_p99_ms, r.batch_p999_ms, r.reposted, c.check ? 1 : 0,
+        per_rail_fields);
+    std::fflush(stdout);
+    if (!options.json.empty()) records::write_transfer_records(options.json, record);
+}
+
+int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     Settings settings;
     settings.slice_bytes = static_cast<std::uint32_t>(*parse_size(options.slice));
     settings.policy = options.policy == "score" ? RailPolicy::kScore : RailPolicy::kRoundRobin;
@@ -261,7 +421,7 @@ int run_client(const BenchOptions& options) {
     settings.timeout = static_cast<std::uint8_t>(options.ack_timeout);
     settings.retry.first = std::chrono::milliseconds(options.rail_retry_ms);
     settings.retry.longest = std::chrono::milliseconds(options.rail_retry_max_ms);
-    Engine engine(rail_devices(options.devices), settings);
+    Engine engine(std::move(rail_list), settings);
     const Plan plan{.op = options.op == "write" ? Opcode::kWrite : Opcode::kRead,
                     .check = options.check,
                     .rails = static_cast<std::uint8_t>(engine.rails()),
@@ -298,9 +458,8 @@ int run_client(const BenchOptions& options) {
         expected.emplace(plan.bytes());
         fill_pattern(expected->bytes(), 1);
     }
-    std::vector<double> latencies_ms;
-    std::vector<std::uint64_t> per_rail(engine.rails(), 0);
-    std::uint32_t reposted = 0;
+    ClientRun run;
+    run.per_rail.assign(engine.rails(), 0);
     // A line a harness can wait for (the lab's tests take a rail down under the batches).
     fmt::print("client: {} rails connected; the batches start\n", engine.rails());
     std::fflush(stdout);
@@ -317,17 +476,17 @@ int run_client(const BenchOptions& options) {
         const BatchStatus status = engine.wait(id, options.timeout());
         if (status.state == BatchState::kFailed) fail(status.error);
         // #endregion batch
-        latencies_ms.push_back(
+        run.latencies_ms.push_back(
             std::chrono::duration<double, std::milli>(Clock::now() - submitted).count());
-        for (std::size_t rail = 0; rail < per_rail.size(); ++rail)
-            per_rail[rail] += status.bytes_per_rail[rail];
-        reposted += status.reposted;
+        for (std::size_t rail = 0; rail < run.per_rail.size(); ++rail)
+            run.per_rail[rail] += status.bytes_per_rail[rail];
+        run.reposted += status.reposted;
         if (!writes && plan.check &&
             std::memcmp(local.data() + b * batch_bytes, expected->data() + b * batch_bytes,
                         batch_bytes) != 0)
             fail(fmt::format("batch {}: what was read is not what the server holds", id));
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::array<std::byte, 4> done{};
     store_be32(done, kDone);
     send_record(tcp, done);
@@ -335,42 +494,7 @@ int run_client(const BenchOptions& options) {
     if (writes && plan.check && verified != plan.batches)
         fail(fmt::format("the server verified {} of {} batches", verified, plan.batches));
 
-    const Rails& rails = engine.rail_states();
-    std::string per_rail_fields, rail_lines;
-    for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
-        const RailState& state = rails[rail];
-        per_rail_fields += fmt::format(
-            " rail{0}_bytes={1} rail{0}_up={2} rail{0}_failures={3} rail{0}_restored={4}", rail + 1,
-            per_rail[rail], state.up ? 1 : 0, state.failures, state.restored);
-        if (state.first_detection) {
-            // How long the dead rail took to be noticed: from its last completion to its error.
-            const double detect_ms =
-                std::chrono::duration<double, std::milli>(*state.first_detection).count();
-            per_rail_fields += fmt::format(" rail{}_detect_ms={:.1f}", rail + 1, detect_ms);
-            rail_lines += fmt::format(
-                "client: rail {} went down {:.1f} ms after its last completion (the QP's bound: "
-                "({} "
-                "+ 1) x 4.096 us x 2^{} = {:.1f} ms); {}\n",
-                rail + 1, detect_ms, options.retry_cnt, options.ack_timeout,
-                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout),
-                state.up ? fmt::format("back after {} failure(s)", state.failures)
-                         : fmt::format("down: {}", state.down_because));
-        }
-    }
-    const double gbit = plan.bytes() * 8 / seconds / 1e9;
-    fmt::print(
-        "{}client: {} batches of {} x {} bytes ({}) in {:.3f} s: {:.3f} Gbit/s; batch latency "
-        "p50 {:.2f} ms, p99 {:.2f} ms, p99.9 {:.2f} ms; {} slices posted again; {}\n",
-        rail_lines, plan.batches, plan.batch, plan.block, options.op, seconds, gbit,
-        percentile(latencies_ms, 0.5), percentile(latencies_ms, 0.99),
-        percentile(latencies_ms, 0.999), reposted,
-        plan.check ? "every byte verified" : "not verified (--check verifies)");
-    fmt::print(
-        "record op={} rails={} block={} batch={} batches={} bytes={} seconds={:.6f} "
-        "gbit={:.4f} p50_ms={:.3f} p99_ms={:.3f} p999_ms={:.3f} reposted={} verified={}{}\n",
-        options.op, engine.rails(), plan.block, plan.batch, plan.batches, plan.bytes(), seconds,
-        gbit, percentile(latencies_ms, 0.5), percentile(latencies_ms, 0.99),
-        percentile(latencies_ms, 0.999), reposted, plan.check ? 1 : 0, per_rail_fields);
+    report_run(options, transfer_record(options, engine, plan, run));
     return 0;
 }
 
@@ -386,7 +510,12 @@ int main(int argc, char** argv) {
         cli.add_connection_options(options);
         cli.existing("-s").description("bytes per block (one request of a batch)");
         cli.option("--devices", options.devices,
-                   "the rails' RDMA devices, comma-separated (default: every device)");
+                   "the rails' RDMA devices, comma-separated, or auto: every device whose port "
+                   "is ACTIVE (those nearest --near's target)")
+            .show_default();
+        cli.option("--near", options.near,
+                   "with --devices auto, only the devices nearest this: numa:N (on NUMA node N) "
+                   "or gpu:BUS:DEV.FN (fewest PCI bridges to that GPU)");
         cli.option("--op", options.op, "WRITE to the server or READ from it")
             .choices({"write", "read"})
             .show_default();
@@ -416,6 +545,9 @@ int main(int argc, char** argv) {
                    "ms: the longest wait between tries of a rail")
             .range(1, 3600000)
             .show_default();
+        cli.subcommand("client").option(
+            "--json", options.json,
+            "write the run as a record to FILE (rdma-bench records and plot read it)");
         cli.parse_or_exit(argc, argv);
         const std::size_t total = options.size * options.batch * std::size_t{options.batches};
         if (options.size > UINT32_MAX || total > kMaxBytes) {
@@ -431,6 +563,13 @@ int main(int argc, char** argv) {
                        options.slice);
             return 2;
         }
-        return options.server ? run_server(options) : run_client(options);
+        auto rails = rail_devices(options, options.server ? "server" : "client");
+        if (auto* why = std::get_if<std::string>(&rails)) {
+            fmt::print(stderr, "transfer-bench: {} (run with --help for usage)\n", *why);
+            return 2;
+        }
+        auto& rail_list = std::get<std::vector<RailDevice>>(rails);
+        return options.server ? run_server(options, std::move(rail_list))
+                              : run_client(options, std::move(rail_list));
     });
 }

@@ -61,12 +61,15 @@ std::string xml_escape(const std::string& text);
 // What `rdma-bench plot` draws: records from --json files, one measure against message size.
 struct PlotOptions {
     // inputs: JSON files; y: gib, gbps, mops, recv-mops, recv-gib, lat or lat-p99 (rdma-bench's
-    // records, against config.size), or busbw (allreduce records, against config.bytes, with
-    // each record's spread); series: config keys naming a line (default: every knob that
-    // varies); title: default from the data.
+    // records, against config.size), busbw (allreduce records, against config.bytes, with
+    // each record's spread), or gbit (transfer-bench's, against config.block); x: another key
+    // for the x axis (a bare name is a config key: "rails"); series: config keys naming a line
+    // (default: every knob that varies, but one with a single value at each x); title: default
+    // from the data.
     std::vector<std::string> inputs;
     std::string output;
     std::string y = "gib";
+    std::string x = {};
     std::string series;
     std::string title;
 };

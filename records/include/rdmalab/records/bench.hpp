@@ -105,8 +105,8 @@ bool is_bench_record(const Json& object);
 
 extern const std::vector<Field> kBenchSchema;
 
-// The schema a record in a result file keeps, by its "tool" (rdma-bench's or an allreduce's);
-// throws rdmalab::Error naming where when the tool is neither.
+// The schema a record in a result file keeps, by its "tool" (rdma-bench's, an allreduce's or
+// transfer-bench's: transfer.hpp); throws rdmalab::Error naming where when the tool is none.
 Schema schema_of(const Json& record, const std::string& where);
 // A result file's records, each read through its type and written back: every one keeps its
 // schema, or rdmalab::Error names the file, the record and the field.

@@ -1,9 +1,10 @@
 // A record's schema, written once: each field of the record (dotted below the record:
 // "result.receiver.lost"), its JSON type, whether the record always has it, and what it means.
-// Each record type of this library (bench.hpp, allreduce.hpp, mesh.hpp, gpu_memory.hpp) keeps its
-// fields in such a list; its reader checks a record against it before reading a field, so a field
-// the schema lacks, one of the wrong type, or a missing one is refused with its name, and the list
-// turns into the JSON Schema kept in records/schema/ (a unit test keeps those files equal to it).
+// Each record type of this library (bench.hpp, allreduce.hpp, mesh.hpp, gpu_memory.hpp,
+// transfer.hpp) keeps its fields in such a list; its reader checks a record against it before
+// reading a field, so a field the schema lacks, one of the wrong type, or a missing one is refused
+// with its name, and the list turns into the JSON Schema kept in records/schema/ (a unit test keeps
+// those files equal to it).
 #pragma once
 
 #include "rdmalab/records/document.hpp"

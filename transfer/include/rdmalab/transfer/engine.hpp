@@ -72,6 +72,9 @@ class Engine {
 
     std::size_t rails() const { return rails_.size(); }
     const PortAddress& port(std::size_t rail) const { return rails_[rail].port; }
+    const std::string& device(std::size_t rail) const { return rails_[rail].device; }
+    // The provider behind the rail's device, for records ("rxe", "mlx5").
+    std::string provider(std::size_t rail) const;
 
     // Registers the bytes on every rail with the access a peer needs — IBV_ACCESS_REMOTE_WRITE
     // for a segment it writes into, IBV_ACCESS_REMOTE_READ for one it reads — plus LOCAL_WRITE
@@ -108,6 +111,7 @@ class Engine {
 
   private:
     struct Rail {
+        std::string device;
         Context context;
         PortAddress port;
         ProtectionDomain pd;
