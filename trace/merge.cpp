@@ -4,42 +4,50 @@
 
 #include "merge_passes.hpp"
 
+#include "rdmalab/error.hpp"
+#include "rdmalab/records/document.hpp"
+#include "rdmalab/records/trace_event.hpp"
+
 #include <fmt/core.h>
 
+#include <optional>
 #include <sstream>
 
 namespace rdmalab::trace_merge {
 
-using nlohmann::json;
-
 namespace {
 
-// The fields the merge reads, each of the type it reads it as, so a foreign or damaged file is
-// refused here by name and never reaches the merge (json's accessors throw on another type).
-bool is_u32(const json& value) {
-    return value.is_number_unsigned() && value.get<std::uint64_t>() <= 0xffffffffu;
+// A line's object, or InputError "SOURCE:LINE: ..." (depth-limited, as every JSON read here).
+records::Json parse_line(const std::string& line, const std::string& where) {
+    try {
+        return records::parse_json(line, where);
+    } catch (const Error& e) {
+        throw InputError(e.what());
+    }
 }
-void check_event_fields(const json& event, const std::string& where) {
-    auto bad = [&](const char* field, const char* type) {
-        throw InputError(fmt::format("{}: {} must be {}", where, field, type));
-    };
-    const std::int64_t t_ns = event["t_ns"].get<std::int64_t>();
-    if (t_ns < 0 || t_ns > passes::kLatestNs) bad("t_ns", "ns since the epoch, before 2065");
-    for (const char* field : {"qp_num", "dest_qp"})
-        if (event.contains(field) && !is_u32(event[field])) bad(field, "a QP number");
-    if (event.contains("opcode") && !event["opcode"].is_string()) bad("opcode", "a string");
-    if (event.contains("ok") && !event["ok"].is_boolean()) bad("ok", "true or false");
-    if (event.contains("length") && !event["length"].is_number_unsigned())
-        bad("length", "a byte count");
-    const std::string kind = event["event"];
-    if ((kind == "post_send" || kind == "post_recv" || kind == "completion") &&
-        !(event.contains("wr_id") && event["wr_id"].is_number_unsigned()))
-        bad("wr_id", "an unsigned integer");
+
+// The first line: a trace_start of this format and version, or a refusal that says what a
+// program trace is.
+void check_header(const records::Json& object, const std::string& source) {
+    std::optional<trace::Event> header;
+    try {
+        header = records::trace_event_from_json(object, source);
+    } catch (const Error&) {
+    }
+    if (!header || header->event != "trace_start" || header->format != trace::kProgramTraceFormat)
+        throw InputError(
+            fmt::format("{}: not a program trace (its first line must say \"format\": "
+                        "\"rdmalab-program-trace\"; write one with a lesson's --trace FILE)",
+                        source));
+    if (header->version != trace::kFormatVersion)
+        throw InputError(fmt::format("{}: program trace version {} (this reads {})", source,
+                                     *header->version, trace::kFormatVersion));
 }
+
 }  // namespace
 
-std::vector<json> parse_events(const std::string& text, const std::string& source) {
-    std::vector<json> events;
+std::vector<trace::Event> parse_events(const std::string& text, const std::string& source) {
+    std::vector<trace::Event> events;
     std::istringstream lines(text);
     std::string line;
     int number = 0;
@@ -47,30 +55,22 @@ std::vector<json> parse_events(const std::string& text, const std::string& sourc
     while (std::getline(lines, line)) {
         ++number;
         if (line.empty()) continue;
-        json event = json::parse(line, nullptr, false);
-        if (event.is_discarded() || !event.is_object())
-            throw InputError(fmt::format("{}:{}: not a JSON object", source, number));
+        const std::string where = fmt::format("{}:{}", source, number);
+        const records::Json object = parse_line(line, where);
         if (!header) {
-            // Each field's type checked first: json::value() throws on a field of another type.
-            const auto format = event.find("format");
-            if (format == event.end() || !format->is_string() || *format != "rdmalab-program-trace")
-                throw InputError(fmt::format(
-                    "{}: not a program trace (its first line must say \"format\": "
-                    "\"rdmalab-program-trace\"; write one with a lesson's --trace FILE)",
-                    source));
-            const auto version = event.find("version");
-            if (version == event.end() || !version->is_number_integer() || *version != 1)
-                throw InputError(fmt::format("{}: program trace version {} (this reads 1)", source,
-                                             version == event.end()
-                                                 ? std::string("(none)")
-                                                 : version->dump().substr(0, 20)));
+            check_header(object, source);
             header = true;
             continue;
         }
-        if (!event.contains("t_ns") || !event["t_ns"].is_number_integer() ||
-            !event.contains("event") || !event["event"].is_string())
-            throw InputError(fmt::format("{}:{}: an event needs t_ns and event", source, number));
-        check_event_fields(event, fmt::format("{}:{}", source, number));
+        trace::Event event;
+        try {
+            event = records::trace_event_from_json(object, where);
+        } catch (const Error& e) {
+            throw InputError(e.what());
+        }
+        if (event.t_ns < 0 || event.t_ns > passes::kLatestNs)
+            throw InputError(
+                fmt::format("{}: t_ns: {}, not ns since the epoch before 2065", where, event.t_ns));
         events.push_back(std::move(event));
     }
     if (!header) throw InputError(fmt::format("{}: empty: no program trace in it", source));
@@ -88,7 +88,7 @@ std::vector<wire::Packet> parse_packets(const std::string& text, const std::stri
     }
 }
 
-json merge(const std::vector<HostInput>& hosts, const json& meta) {
+Trace merge(const std::vector<HostInput>& hosts, const TraceMeta& meta) {
     using namespace passes;
     if (hosts.empty()) throw InputError("no hosts to merge");
     const Captures captures = index_captures(hosts);
@@ -102,29 +102,22 @@ json merge(const std::vector<HostInput>& hosts, const json& meta) {
     for (std::size_t h = 0; h < hosts.size(); ++h) link_host(links, hosts[h].name, h);
     check_packet_order(links);
 
-    json host_list = json::array();
-    for (const auto& h : hosts) host_list.push_back({{"name", h.name}, {"address", h.address}});
-    return {{"format", "rdmalab-trace"},
-            {"version", kVersion},
-            {"packet_schema_version", wire::kSchemaVersion},
-            {"meta", meta},
-            {"clock", clock_record(hosts, clocks)},
-            {"t0_epoch_ns", t0},
-            {"hosts", host_list},
-            {"events", links.event_records},
-            {"packets", links.packet_records},
-            {"timeline", build_timeline(links.event_records, links.packet_records)},
-            {"checks", checks_record(links.checks)}};
+    Trace trace{.meta = meta, .clock = clock_record(hosts, clocks), .t0_epoch_ns = t0};
+    for (const auto& h : hosts) trace.hosts.push_back({h.name, h.address});
+    trace.timeline = build_timeline(links.event_records, links.packet_records);
+    trace.events = std::move(links.event_records);
+    trace.packets = std::move(links.packet_records);
+    trace.checks = checks_record(links.checks);
+    return trace;
 }
 
-bool checks_pass(const json& merged, std::vector<std::string>& failures) {
+bool checks_pass(const Trace& merged, std::vector<std::string>& failures) {
     bool ok = true;
-    for (const auto& c : merged.at("checks")) {
-        if (c.at("ok").get<bool>()) continue;
+    for (const CheckRecord& c : merged.checks) {
+        if (c.ok) continue;
         ok = false;
-        for (const auto& v : c.at("violations"))
-            failures.push_back(
-                fmt::format("{}: {}", c.at("name").get<std::string>(), v.get<std::string>()));
+        for (const std::string& v : c.violations)
+            failures.push_back(fmt::format("{}: {}", c.name, v));
     }
     return ok;
 }

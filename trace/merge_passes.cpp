@@ -8,8 +8,6 @@
 
 namespace rdmalab::trace_merge::passes {
 
-using nlohmann::json;
-
 namespace {
 
 // A capture's timestamps have microsecond resolution (pcap), truncated: a packet can look up to
@@ -88,6 +86,11 @@ int opcode_of(const MergedPacket& p) {
 }
 std::int64_t psn_of(const MergedPacket& p) {
     return std::int64_t{p.record->psn};
+}
+
+// A WR's id in a message: its number, or null where the line had none.
+std::string wr_id_text(const trace::Event& event) {
+    return event.wr_id ? std::to_string(*event.wr_id) : "null";
 }
 
 // The copies of one packet key into packets: each received copy with the latest unpaired copy
@@ -187,19 +190,20 @@ Clocks place_clocks(const Transits& transit) {
     return clocks;
 }
 
-json clock_record(const std::vector<HostInput>& hosts, const Clocks& clocks) {
-    json clock = {{"reference", hosts[0].name},
-                  {"method",
-                   "each host's events and packets share its CLOCK_REALTIME (capture inside the "
-                   "guest); other hosts are shifted onto the reference by the NTP estimate from "
-                   "the packets seen both ways between them and a host already placed (half the "
-                   "difference of the smallest one-way transit times)"},
-                  {"offsets_ns", json::object()},
-                  {"unaligned", json::array()}};
+ClockRecord clock_record(const std::vector<HostInput>& hosts, const Clocks& clocks) {
+    ClockRecord clock{.reference = hosts[0].name,
+                      .method =
+                          "each host's events and packets share its CLOCK_REALTIME (capture inside "
+                          "the guest); other hosts are shifted onto the reference by the NTP "
+                          "estimate from the packets seen both ways between them and a host "
+                          "already placed (half the difference of the smallest one-way transit "
+                          "times)",
+                      .offsets_ns = {},
+                      .unaligned = std::vector<std::string>{}};
     for (std::size_t b = 1; b < hosts.size(); ++b) {
-        clock["offsets_ns"][hosts[b].name] = clocks.offset[b];
+        clock.offsets_ns[hosts[b].name] = clocks.offset[b];
         if (std::find(clocks.placed.begin(), clocks.placed.end(), b) == clocks.placed.end())
-            clock["unaligned"].push_back(hosts[b].name);
+            clock.unaligned->push_back(hosts[b].name);
     }
     return clock;
 }
@@ -226,8 +230,7 @@ std::vector<MergedPacket> pair_packets(const Captures& captures, const Clocks& c
 std::vector<AlignedEvent> align_events(const std::vector<HostInput>& hosts, const Clocks& clocks) {
     std::vector<AlignedEvent> events;
     for (std::size_t h = 0; h < hosts.size(); ++h)
-        for (const auto& e : hosts[h].events)
-            events.push_back({e, h, clocks.aligned(h, e["t_ns"].get<std::int64_t>())});
+        for (const auto& e : hosts[h].events) events.push_back({e, h, clocks.aligned(h, e.t_ns)});
     std::stable_sort(events.begin(), events.end(),
                      [](const AlignedEvent& a, const AlignedEvent& b) { return a.t < b.t; });
     return events;
@@ -241,33 +244,33 @@ std::int64_t earliest(const std::vector<AlignedEvent>& events,
     return t0;
 }
 
-json packet_records(const std::vector<HostInput>& hosts, const std::vector<MergedPacket>& packets,
-                    std::int64_t t0) {
-    json out_packets = json::array();
+std::vector<PacketRecord> packet_records(const std::vector<HostInput>& hosts,
+                                         const std::vector<MergedPacket>& packets,
+                                         std::int64_t t0) {
+    std::vector<PacketRecord> records;
     for (std::size_t i = 0; i < packets.size(); ++i) {
-        json p = wire::to_json(*packets[i].record);  // the packet record's fields, all of them
-        p["id"] = i;
-        p["from"] = packets[i].from ? json(hosts[*packets[i].from].name) : json(p["src"]);
-        p["to"] = packets[i].to ? json(hosts[*packets[i].to].name) : json(p["dst"]);
-        p["tx_ns"] = packets[i].tx ? json(*packets[i].tx - t0) : json();
-        p["rx_ns"] = packets[i].rx ? json(*packets[i].rx - t0) : json();
-        p["lost"] = packets[i].tx && !packets[i].rx && packets[i].to.has_value();
-        out_packets.push_back(std::move(p));
+        const MergedPacket& p = packets[i];
+        PacketRecord record{.packet = *p.record, .id = i};
+        record.from = p.from ? hosts[*p.from].name : p.record->src;
+        record.to = p.to ? hosts[*p.to].name : p.record->dst;
+        if (p.tx) record.tx_ns = *p.tx - t0;
+        if (p.rx) record.rx_ns = *p.rx - t0;
+        record.lost = p.tx && !p.rx && p.to.has_value();
+        records.push_back(std::move(record));
     }
-    return out_packets;
+    return records;
 }
 
-json event_records(const std::vector<HostInput>& hosts, const std::vector<AlignedEvent>& events,
-                   std::int64_t t0) {
-    json out_events = json::array();
+std::vector<EventRecord> event_records(const std::vector<HostInput>& hosts,
+                                       const std::vector<AlignedEvent>& events, std::int64_t t0) {
+    std::vector<EventRecord> records;
     for (std::size_t i = 0; i < events.size(); ++i) {
-        json e = events[i].fields;
-        e["id"] = i;
-        e["host"] = hosts[events[i].host].name;
-        e["t_ns"] = events[i].t - t0;
-        out_events.push_back(std::move(e));
+        EventRecord record{.fields = events[i].fields, .id = i};
+        record.fields.host = hosts[events[i].host].name;
+        record.fields.t_ns = events[i].t - t0;
+        records.push_back(std::move(record));
     }
-    return out_events;
+    return records;
 }
 
 QpPeers qp_peers(const std::vector<MergedPacket>& packets, std::size_t host) {
@@ -289,19 +292,19 @@ HostQps host_qps(const Links& links, std::size_t host) {
     HostQps qps;
     for (std::size_t i = 0; i < links.events.size(); ++i) {
         if (links.events[i].host != host) continue;
-        const json& e = links.event_records[i];
-        const std::string kind = e["event"];
-        if (kind == "post_send" && e.contains("qp_num") && e.contains("dest_qp")) {
-            qps.posts[e["qp_num"]].push_back(i);
-            qps.dest_of[e["qp_num"]] = e["dest_qp"];
-        } else if (kind == "post_recv" && e.contains("qp_num")) {
-            qps.recv_posts[e["qp_num"]].push_back(i);
-        } else if (kind == "modify_qp" && e.contains("qp_num") && e.value("to", "") == "RTS") {
-            qps.rts_at[e["qp_num"]].push_back(links.events[i].t);
-        } else if (kind == "completion" && e.contains("qp_num")) {
-            const std::string op = e.value("opcode", "");
-            const bool receive = op == "RECV" || op == "RECV_RDMA_WITH_IMM";
-            (receive ? qps.recv_done : qps.send_done)[e["qp_num"]].push_back(i);
+        const trace::Event& e = links.event_records[i].fields;
+        if (!e.qp_num) continue;
+        const std::uint32_t qp = *e.qp_num;
+        if (e.event == "post_send" && e.dest_qp) {
+            qps.posts[qp].push_back(i);
+            qps.dest_of[qp] = *e.dest_qp;
+        } else if (e.event == "post_recv") {
+            qps.recv_posts[qp].push_back(i);
+        } else if (e.event == "modify_qp" && e.to == "RTS") {
+            qps.rts_at[qp].push_back(links.events[i].t);
+        } else if (e.event == "completion") {
+            const bool receive = e.opcode == "RECV" || e.opcode == "RECV_RDMA_WITH_IMM";
+            (receive ? qps.recv_done : qps.send_done)[qp].push_back(i);
         }
     }
     return qps;
@@ -351,7 +354,7 @@ std::vector<Message> group_messages(const std::vector<MergedPacket>& packets,
     return messages;
 }
 
-void attach_read_responses(Links& links, std::size_t host, std::uint32_t qp, json& post,
+void attach_read_responses(Links& links, std::size_t host, std::uint32_t qp, EventRecord& post,
                            Message& message) {
     std::int64_t last = message.first_psn;
     for (std::size_t i = 0; i < links.packets.size(); ++i) {
@@ -363,8 +366,9 @@ void attach_read_responses(Links& links, std::size_t host, std::uint32_t qp, jso
              psn_of(p) != message.first_psn))
             continue;
         if (psn_of(p) > last + 64 * 1024) continue;
-        links.packet_records[i]["wr"] = post["id"];
-        post["packets"].push_back(i);
+        links.packet_records[i].wr = post.id;
+        if (!post.packets) post.packets.emplace();
+        post.packets->push_back(i);
         if (op == kReadResponseLast || op == kReadResponseOnly) {
             message.last_psn = psn_of(p);
             break;
@@ -394,13 +398,13 @@ std::optional<std::size_t> completing_ack(const std::vector<MergedPacket>& packe
 void check_posted_before_sent(Links& links, const std::string& host_name, std::size_t post_id,
                               const Message& message) {
     ++links.checks.posts;
-    const json& post = links.event_records[post_id];
+    const trace::Event& post = links.event_records[post_id].fields;
     const std::int64_t posted = links.events[post_id].t;
     const std::int64_t first_tx = *links.packets[message.packets.front()].tx;
     if (posted > first_tx + kCaptureResolutionNs)
         links.checks.post.push_back(fmt::format(
             "{}: WR {} ({}) posted {} ns after its first packet (PSN {}) left", host_name,
-            post["wr_id"].dump(), post.value("opcode", ""), posted - first_tx, message.first_psn));
+            wr_id_text(post), post.opcode.value_or(""), posted - first_tx, message.first_psn));
 }
 
 std::map<std::int64_t, std::size_t> link_send_wrs(Links& links, const std::string& host_name,
@@ -411,21 +415,20 @@ std::map<std::int64_t, std::size_t> link_send_wrs(Links& links, const std::strin
     std::map<std::int64_t, std::size_t> wr_of_psn;
     if (unacknowledged && messages.size() != post_ids.size()) messages.clear();
     for (std::size_t m = 0; m < messages.size() && m < post_ids.size(); ++m) {
-        json& post = links.event_records[post_ids[m]];
-        if (!opcode_fits(post.value("opcode", ""), messages[m].first_opcode)) break;
-        for (std::size_t p : messages[m].packets) links.packet_records[p]["wr"] = post["id"];
-        post["packets"] = messages[m].packets;
+        EventRecord& post = links.event_records[post_ids[m]];
+        if (!opcode_fits(post.fields.opcode.value_or(""), messages[m].first_opcode)) break;
+        for (std::size_t p : messages[m].packets) links.packet_records[p].wr = post.id;
+        post.packets = messages[m].packets;
         // Its packets' PSNs (First..Last, consecutive in a well-formed capture; a loop over the
         // range would trust the file's numbers for its length).
         for (std::size_t p : messages[m].packets) wr_of_psn[psn_of(links.packets[p])] = post_ids[m];
-        const bool read = post.value("opcode", "") == "RDMA_READ";
-        if (read && post.contains("length"))
-            attach_read_responses(links, host, qp, post, messages[m]);
+        const bool read = post.fields.opcode == "RDMA_READ";
+        if (read && post.fields.length) attach_read_responses(links, host, qp, post, messages[m]);
         if (const auto ack = completing_ack(links.packets, host, qp, messages[m], read)) {
-            post["acked_by"] = *ack;
-            json& ack_record = links.packet_records[*ack];
-            if (!ack_record.contains("acks")) ack_record["acks"] = json::array();
-            ack_record["acks"].push_back(post["id"]);
+            post.acked_by = *ack;
+            PacketRecord& ack_record = links.packet_records[*ack];
+            if (!ack_record.acks) ack_record.acks.emplace();
+            ack_record.acks->push_back(post.id);
         }
         check_posted_before_sent(links, host_name, post_ids[m], messages[m]);
     }
@@ -440,7 +443,7 @@ void attach_retransmissions(Links& links, std::size_t host, std::uint32_t qp, st
         if (p.from == host && qpn_of(p) == dest && p.record->sent_again &&
             goes_to_peer(peers, qp, p)) {
             auto owner = wr_of_psn.find(psn_of(p));
-            if (owner != wr_of_psn.end()) links.packet_records[i]["wr"] = owner->second;
+            if (owner != wr_of_psn.end()) links.packet_records[i].wr = owner->second;
         }
     }
 }
@@ -449,29 +452,30 @@ void link_send_completions(Links& links, const std::string& host_name,
                            const std::vector<std::size_t>& done_ids,
                            const std::vector<std::size_t>& post_ids, bool unacknowledged) {
     for (std::size_t c : done_ids) {
-        json& done = links.event_records[c];
+        EventRecord& done = links.event_records[c];
+        const bool ok = done.fields.ok.value_or(false);
         for (std::size_t p : post_ids) {
-            json& post = links.event_records[p];
-            if (post.contains("completion") || post["wr_id"] != done["wr_id"]) continue;
+            EventRecord& post = links.event_records[p];
+            if (post.completion || post.fields.wr_id != done.fields.wr_id) continue;
             // An unsignaled WR completes only if it fails (and a wr_id may repeat).
-            if (done.value("ok", false) && !post.value("signaled", true)) continue;
-            post["completion"] = c;
-            done["wr"] = p;
+            if (ok && !post.fields.signaled.value_or(true)) continue;
+            post.completion = c;
+            done.wr = p;
             // A failed WR has no ACK; a UD or UC send completes once sent.
-            if (!done.value("ok", false) || unacknowledged) break;
+            if (!ok || unacknowledged) break;
             ++links.checks.completions;
-            if (!post.contains("acked_by")) {
+            if (!post.acked_by) {
                 links.checks.completion.push_back(
                     fmt::format("{}: completion of WR {} with no ACK for it in the capture",
-                                host_name, done["wr_id"].dump()));
+                                host_name, wr_id_text(done.fields)));
             } else {
-                const std::size_t a = post["acked_by"];
-                done["caused_by"] = a;
+                const std::size_t a = *post.acked_by;
+                done.caused_by = a;
                 const MergedPacket& ack = links.packets[a];
                 if (links.events[c].t < *ack.rx)
                     links.checks.completion.push_back(fmt::format(
                         "{}: WR {} completed {} ns before the ACK (PSN {}) arrived", host_name,
-                        done["wr_id"].dump(), *ack.rx - links.events[c].t, psn_of(ack)));
+                        wr_id_text(done.fields), *ack.rx - links.events[c].t, psn_of(ack)));
             }
             break;
         }
@@ -504,8 +508,8 @@ void link_receive_completions(Links& links, const std::string& host_name,
             ++next;
         if (next == messages.size()) break;
         const std::size_t last = messages[next].packets.back();
-        links.event_records[c]["caused_by"] = last;
-        links.packet_records[last]["received_by"] = c;
+        links.event_records[c].caused_by = last;
+        links.packet_records[last].received_by = c;
         ++links.checks.receives;
         const MergedPacket& arrived = links.packets[last];
         if (links.events[c].t < *arrived.rx)
@@ -520,11 +524,11 @@ void link_receive_posts(Links& links, const std::vector<std::size_t>& done_ids,
                         const std::vector<std::size_t>& post_ids) {
     for (std::size_t c : done_ids)
         for (std::size_t p : post_ids) {
-            json& post = links.event_records[p];
-            if (post.contains("completion") || post["wr_id"] != links.event_records[c]["wr_id"])
+            EventRecord& post = links.event_records[p];
+            if (post.completion || post.fields.wr_id != links.event_records[c].fields.wr_id)
                 continue;
-            post["completion"] = c;
-            links.event_records[c]["wr"] = p;
+            post.completion = c;
+            links.event_records[c].wr = p;
             break;
         }
 }
@@ -567,11 +571,10 @@ void check_packet_order(Links& links) {
         }
 }
 
-json checks_record(const CausalChecks& checks) {
-    json record = json::array();
+std::vector<CheckRecord> checks_record(const CausalChecks& checks) {
+    std::vector<CheckRecord> record;
     auto check = [&](const char* name, std::size_t checked, const std::vector<std::string>& bad) {
-        record.push_back(
-            {{"name", name}, {"checked", checked}, {"ok", bad.empty()}, {"violations", bad}});
+        record.push_back({name, checked, bad.empty(), bad});
     };
     check("every packet arrives after it was sent", checks.pairs, checks.order);
     check("every WR is posted before its first packet leaves", checks.posts, checks.post);
@@ -582,7 +585,8 @@ json checks_record(const CausalChecks& checks) {
     return record;
 }
 
-json build_timeline(const json& event_records, const json& packet_records) {
+std::vector<TimelineEntry> build_timeline(const std::vector<EventRecord>& event_records,
+                                          const std::vector<PacketRecord>& packet_records) {
     struct Step {
         std::int64_t t;
         int rank;
@@ -591,20 +595,17 @@ json build_timeline(const json& event_records, const json& packet_records) {
     };
     std::vector<Step> steps;
     for (std::size_t i = 0; i < event_records.size(); ++i)
-        steps.push_back({event_records[i]["t_ns"].get<std::int64_t>(),
-                         event_records[i]["event"] == "post_send" ? 0 : 3, "event", i});
+        steps.push_back({event_records[i].fields.t_ns,
+                         event_records[i].fields.event == "post_send" ? 0 : 3, "event", i});
     for (std::size_t i = 0; i < packet_records.size(); ++i) {
-        if (!packet_records[i]["tx_ns"].is_null())
-            steps.push_back({packet_records[i]["tx_ns"].get<std::int64_t>(), 1, "send", i});
-        if (!packet_records[i]["rx_ns"].is_null())
-            steps.push_back({packet_records[i]["rx_ns"].get<std::int64_t>(), 2, "arrive", i});
+        if (packet_records[i].tx_ns) steps.push_back({*packet_records[i].tx_ns, 1, "send", i});
+        if (packet_records[i].rx_ns) steps.push_back({*packet_records[i].rx_ns, 2, "arrive", i});
     }
     std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
         return a.t != b.t ? a.t < b.t : a.rank < b.rank;
     });
-    json timeline = json::array();
-    for (const auto& s : steps)
-        timeline.push_back({{"t_ns", s.t}, {"kind", s.kind}, {"index", s.index}});
+    std::vector<TimelineEntry> timeline;
+    for (const auto& s : steps) timeline.push_back({s.t, s.kind, s.index});
     return timeline;
 }
 

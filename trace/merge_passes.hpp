@@ -22,8 +22,7 @@
 #pragma once
 
 #include "merge.hpp"
-
-#include <nlohmann/json.hpp>
+#include "timeline.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -86,7 +85,7 @@ struct Clocks {
 Clocks place_clocks(const Transits& transits);
 
 // The output's "clock": the reference, the method, each other host's offset, the unplaced.
-nlohmann::json clock_record(const std::vector<HostInput>& hosts, const Clocks& clocks);
+ClockRecord clock_record(const std::vector<HostInput>& hosts, const Clocks& clocks);
 
 // ---- 3. The packets.
 
@@ -103,7 +102,7 @@ std::vector<MergedPacket> pair_packets(const Captures& captures, const Clocks& c
 // ---- 4. The events, t0 and the output's records.
 
 struct AlignedEvent {
-    nlohmann::json fields;  // as the host's --trace file has it
+    trace::Event fields;  // as the host's --trace file has it
     std::size_t host;
     std::int64_t t;  // on the reference clock
 };
@@ -116,12 +115,12 @@ std::vector<AlignedEvent> align_events(const std::vector<HostInput>& hosts, cons
 std::int64_t earliest(const std::vector<AlignedEvent>& events,
                       const std::vector<MergedPacket>& packets);
 
-// The output's packets (the packet record's fields, all of them, with id, from, to, tx_ns,
-// rx_ns and lost) and events (the event's fields with id, host and t_ns), times from t0.
-nlohmann::json packet_records(const std::vector<HostInput>& hosts,
-                              const std::vector<MergedPacket>& packets, std::int64_t t0);
-nlohmann::json event_records(const std::vector<HostInput>& hosts,
-                             const std::vector<AlignedEvent>& events, std::int64_t t0);
+// The output's packets (the packet record, with id, from, to, tx_ns, rx_ns and lost) and events
+// (the event with its id, the merge's name for its host and t_ns), times from t0.
+std::vector<PacketRecord> packet_records(const std::vector<HostInput>& hosts,
+                                         const std::vector<MergedPacket>& packets, std::int64_t t0);
+std::vector<EventRecord> event_records(const std::vector<HostInput>& hosts,
+                                       const std::vector<AlignedEvent>& events, std::int64_t t0);
 
 // ---- 5. WRs ↔ packets, per host and QP, and the causal checks.
 
@@ -135,7 +134,8 @@ struct CausalChecks {  // each check's violations (one line each) and how many i
 struct Links {
     std::vector<MergedPacket> packets;
     std::vector<AlignedEvent> events;
-    nlohmann::json packet_records, event_records;  // the output's, ids as above
+    std::vector<PacketRecord> packet_records;  // the output's, ids as above
+    std::vector<EventRecord> event_records;
     CausalChecks checks;
 };
 
@@ -187,7 +187,7 @@ std::vector<Message> group_messages(const std::vector<MergedPacket>& packets,
 
 // A READ's responses (PSNs from the request's, one per path-MTU packet) to the post, the
 // message's last PSN moved to the last response's.
-void attach_read_responses(Links& links, std::size_t host, std::uint32_t qp, nlohmann::json& post,
+void attach_read_responses(Links& links, std::size_t host, std::uint32_t qp, EventRecord& post,
                            Message& message);
 // What completes a message: the first ACK for its last PSN (or the READ's last response, an
 // atomic's acknowledge) host received on qp after sending it, before qp's next move to RTS.
@@ -238,13 +238,13 @@ void link_host(Links& links, const std::string& host_name, std::size_t host);
 // Every packet seen leaving and arriving arrived after it left.
 void check_packet_order(Links& links);
 // The output's "checks": one entry per check, with its violations.
-nlohmann::json checks_record(const CausalChecks& checks);
+std::vector<CheckRecord> checks_record(const CausalChecks& checks);
 
 // ---- 7. The timeline.
 
 // Every event and every packet's departure and arrival, in time order (at one instant: a post,
 // then departures, then arrivals, then the rest): {t_ns, kind (event, send, arrive), index}.
-nlohmann::json build_timeline(const nlohmann::json& event_records,
-                              const nlohmann::json& packet_records);
+std::vector<TimelineEntry> build_timeline(const std::vector<EventRecord>& event_records,
+                                          const std::vector<PacketRecord>& packet_records);
 
 }  // namespace rdmalab::trace_merge::passes

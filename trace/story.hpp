@@ -3,7 +3,7 @@
 // inline node programs. Tests match the story's lines (tests/vm/trace.sh), never the file's text.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "timeline.hpp"
 
 #include <string>
 #include <utility>
@@ -21,11 +21,12 @@ struct RunMeta {
     int host_count = 2;
     std::vector<std::pair<std::string, std::string>> environment;
 };
-nlohmann::json meta_json(const RunMeta& run);
+TraceMeta trace_meta(const RunMeta& run);
 // "KEY=VALUE" → the pair; throws InputError on text without '=' or with an empty KEY.
 std::pair<std::string, std::string> environment_pair(const std::string& text);
 
-// A merged trace (merge()'s result, or its file) as lines of tab-separated fields, one fact each:
+// A merged trace (merge()'s result, or its file read back) as lines of tab-separated fields, one
+// fact each:
 //   format  FORMAT VERSION PACKET_SCHEMA_VERSION
 //   host    NAME ROLE                    ROLE: server, client, "rank R", or -
 //   environment KEY VALUE                each string of meta.environment
@@ -41,7 +42,7 @@ std::pair<std::string, std::string> environment_pair(const std::string& text);
 //           work request it belongs to ("host2 SEND"), each - when unknown
 //   step    HOST TEXT
 //   resent  TRANSPORT COUNT              packets sent again, per transport that has any
-// Throws InputError when merged is not a trace (format, version, events, packets).
-std::vector<std::string> story_lines(const nlohmann::json& merged);
+// The trace is read through its type (timeline.hpp's read_trace), which refuses what is not one.
+std::vector<std::string> story_lines(const Trace& merged);
 
 }  // namespace rdmalab::trace_merge

@@ -9,6 +9,7 @@
 // prints what a merged trace shows, a line per fact (story.hpp): how tests read a trace.
 #include "merge.hpp"
 #include "story.hpp"
+#include "timeline.hpp"
 
 #include <fmt/core.h>
 
@@ -62,14 +63,9 @@ int main(int argc, char** argv) {
     }
     try {
         if (!story.empty()) {
-            const nlohmann::json trace = nlohmann::json::parse(read_text(story), nullptr, false);
-            if (trace.is_discarded()) throw InputError(fmt::format("{}: not JSON", story));
             std::string lines;
-            try {
-                for (const std::string& line : story_lines(trace)) lines += line + "\n";
-            } catch (const InputError& e) {
-                throw InputError(fmt::format("{}: {}", story, e.what()));
-            }
+            for (const std::string& line : story_lines(read_trace(read_text(story), story)))
+                lines += line + "\n";
             fmt::print("{}", lines);
             return 0;
         }
@@ -80,18 +76,18 @@ int main(int argc, char** argv) {
         run.host_count = static_cast<int>(hosts.size());
         for (const std::string& pair : environment)
             run.environment.push_back(environment_pair(pair));
-        const nlohmann::json merged = merge(hosts, meta_json(run));
+        const Trace merged = merge(hosts, trace_meta(run));
         std::ofstream out(output);
-        if (!(out << merged.dump(1) << '\n'))
+        if (!(out << write_trace(merged)))
             throw InputError(fmt::format("{}: cannot write it", output));
         std::vector<std::string> failures;
         const bool ok = checks_pass(merged, failures);
-        for (const auto& c : merged["checks"])
-            fmt::print("trace-merge: {} {} ({} checked)\n", c["ok"].get<bool>() ? "ok  " : "FAIL",
-                       c["name"].get<std::string>(), c["checked"].get<std::size_t>());
+        for (const CheckRecord& c : merged.checks)
+            fmt::print("trace-merge: {} {} ({} checked)\n", c.ok ? "ok  " : "FAIL", c.name,
+                       c.checked);
         for (const auto& f : failures) fmt::print(stderr, "trace-merge: {}\n", f);
-        fmt::print("trace-merge: {} events, {} packets → {}\n", merged["events"].size(),
-                   merged["packets"].size(), output);
+        fmt::print("trace-merge: {} events, {} packets → {}\n", merged.events.size(),
+                   merged.packets.size(), output);
         return ok ? 0 : 1;
     } catch (const InputError& e) {
         fmt::print(stderr, "trace-merge: {}\n", e.what());

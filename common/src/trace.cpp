@@ -1,6 +1,8 @@
 // Program traces: see trace.hpp.
 #include "rdmalab/trace.hpp"
 
+#include "rdmalab/trace_event.hpp"
+
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/verbs_names.hpp"
@@ -13,11 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <nlohmann/json.hpp>
 
 namespace rdmalab::trace {
-
-using nlohmann::json;
 
 class Writer {
   public:
@@ -58,111 +57,114 @@ std::string this_host() {
     return name;
 }
 
-json base(std::int64_t t_ns, std::string_view host, std::string_view event) {
-    return json{{"t_ns", t_ns}, {"host", host}, {"event", event}};
+Event base(std::int64_t t_ns, std::string_view host, std::string_view kind) {
+    return Event{.t_ns = t_ns, .host = std::string(host), .event = std::string(kind)};
 }
 
 std::string hex32(std::uint32_t value) {
     return fmt::format("{:#x}", value);
 }
 
+template <typename Wr>
+std::uint64_t total_length(const Wr& wr) {
+    std::uint64_t length = 0;
+    for (int i = 0; i < wr.num_sge; ++i) length += wr.sg_list[i].length;
+    return length;
+}
+
 }  // namespace
 
 std::string encode_header(std::int64_t t_ns, std::string_view host, long pid) {
-    json line = base(t_ns, host, "trace_start");
-    line["format"] = "rdmalab-program-trace";
-    line["version"] = kFormatVersion;
-    line["clock"] = "CLOCK_REALTIME";
-    line["pid"] = pid;
-    return line.dump();
+    Event line = base(t_ns, host, "trace_start");
+    line.format = kProgramTraceFormat;
+    line.version = kFormatVersion;
+    line.clock = "CLOCK_REALTIME";
+    line.pid = pid;
+    return encode(line);
 }
 
 std::string encode_post_send(std::int64_t t_ns, std::string_view host, std::uint32_t qp_num,
                              std::uint32_t dest_qp, const ibv_send_wr& wr) {
-    json line = base(t_ns, host, "post_send");
-    std::uint64_t length = 0;
-    for (int i = 0; i < wr.num_sge; ++i) length += wr.sg_list[i].length;
-    line["qp_num"] = qp_num;
-    line["dest_qp"] = dest_qp;
-    line["wr_id"] = wr.wr_id;
-    line["opcode"] = send_opcode_name(wr.opcode);
-    line["length"] = length;
-    line["num_sge"] = wr.num_sge;
-    line["signaled"] = (wr.send_flags & IBV_SEND_SIGNALED) != 0;
-    line["inline"] = (wr.send_flags & IBV_SEND_INLINE) != 0;
-    line["fence"] = (wr.send_flags & IBV_SEND_FENCE) != 0;
+    Event line = base(t_ns, host, "post_send");
+    line.qp_num = qp_num;
+    line.dest_qp = dest_qp;
+    line.wr_id = wr.wr_id;
+    line.opcode = send_opcode_name(wr.opcode);
+    line.length = total_length(wr);
+    line.num_sge = wr.num_sge;
+    line.signaled = (wr.send_flags & IBV_SEND_SIGNALED) != 0;
+    line.inline_data = (wr.send_flags & IBV_SEND_INLINE) != 0;
+    line.fence = (wr.send_flags & IBV_SEND_FENCE) != 0;
     switch (wr.opcode) {
         case IBV_WR_RDMA_WRITE:
         case IBV_WR_RDMA_WRITE_WITH_IMM:
         case IBV_WR_RDMA_READ:
-            line["remote_addr"] = fmt::format("{:#x}", wr.wr.rdma.remote_addr);
-            line["rkey"] = hex32(wr.wr.rdma.rkey);
+            line.remote_addr = fmt::format("{:#x}", wr.wr.rdma.remote_addr);
+            line.rkey = hex32(wr.wr.rdma.rkey);
             break;
         case IBV_WR_ATOMIC_CMP_AND_SWP:
         case IBV_WR_ATOMIC_FETCH_AND_ADD:
-            line["remote_addr"] = fmt::format("{:#x}", wr.wr.atomic.remote_addr);
-            line["rkey"] = hex32(wr.wr.atomic.rkey);
-            line["compare_add"] = wr.wr.atomic.compare_add;
-            line["swap"] = wr.wr.atomic.swap;
+            line.remote_addr = fmt::format("{:#x}", wr.wr.atomic.remote_addr);
+            line.rkey = hex32(wr.wr.atomic.rkey);
+            line.compare_add = wr.wr.atomic.compare_add;
+            line.swap = wr.wr.atomic.swap;
             break;
         default:
             break;
     }
     if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM)
-        line["imm"] = hex32(from_be32(wr.imm_data));  // imm_data is big-endian
-    return line.dump();
+        line.imm = hex32(from_be32(wr.imm_data));  // imm_data is big-endian
+    return encode(line);
 }
 
 std::string encode_post_recv(std::int64_t t_ns, std::string_view host, std::uint32_t qp_num,
                              const ibv_recv_wr& wr) {
-    json line = base(t_ns, host, "post_recv");
-    std::uint64_t length = 0;
-    for (int i = 0; i < wr.num_sge; ++i) length += wr.sg_list[i].length;
-    line["qp_num"] = qp_num;
-    line["wr_id"] = wr.wr_id;
-    line["length"] = length;
-    line["num_sge"] = wr.num_sge;
-    return line.dump();
+    Event line = base(t_ns, host, "post_recv");
+    line.qp_num = qp_num;
+    line.wr_id = wr.wr_id;
+    line.length = total_length(wr);
+    line.num_sge = wr.num_sge;
+    return encode(line);
 }
 
 std::string encode_completion(std::int64_t t_ns, std::string_view host, const ibv_wc& wc) {
-    json line = base(t_ns, host, "completion");
-    line["qp_num"] = wc.qp_num;
-    line["wr_id"] = wc.wr_id;
-    line["status"] = wc_status_name(wc.status);
-    line["ok"] = wc.status == IBV_WC_SUCCESS;
+    Event line = base(t_ns, host, "completion");
+    line.qp_num = wc.qp_num;
+    line.wr_id = wc.wr_id;
+    line.status = wc_status_name(wc.status);
+    line.ok = wc.status == IBV_WC_SUCCESS;
     // Only the status and wr_id are defined for a failed completion (the verbs specification).
     if (wc.status == IBV_WC_SUCCESS) {
-        line["opcode"] = wc_opcode_name(wc.opcode);
-        line["byte_len"] = wc.byte_len;
-        if (wc.wc_flags & IBV_WC_WITH_IMM) line["imm"] = hex32(from_be32(wc.imm_data));
+        line.opcode = wc_opcode_name(wc.opcode);
+        line.byte_len = wc.byte_len;
+        if (wc.wc_flags & IBV_WC_WITH_IMM) line.imm = hex32(from_be32(wc.imm_data));
     } else {
-        line["vendor_err"] = hex32(wc.vendor_err);
+        line.vendor_err = hex32(wc.vendor_err);
     }
-    return line.dump();
+    return encode(line);
 }
 
 std::string encode_step(std::int64_t t_ns, std::string_view host, std::string_view text) {
-    json line = base(t_ns, host, "step");
-    line["text"] = text;
-    return line.dump();
+    Event line = base(t_ns, host, "step");
+    line.text = std::string(text);
+    return encode(line);
 }
 
 std::string encode_cm_event(std::int64_t t_ns, std::string_view host, std::string_view name,
                             int status) {
-    json line = base(t_ns, host, "cm_event");
-    line["name"] = name;
-    line["status"] = status;
-    return line.dump();
+    Event line = base(t_ns, host, "cm_event");
+    line.name = std::string(name);
+    line.cm_status = status;
+    return encode(line);
 }
 
 std::string encode_modify_qp(std::int64_t t_ns, std::string_view host, std::uint32_t qp_num,
                              std::string_view from, std::string_view to) {
-    json line = base(t_ns, host, "modify_qp");
-    line["qp_num"] = qp_num;
-    line["from"] = from;
-    line["to"] = to;
-    return line.dump();
+    Event line = base(t_ns, host, "modify_qp");
+    line.qp_num = qp_num;
+    line.from = std::string(from);
+    line.to = std::string(to);
+    return encode(line);
 }
 
 void open(const std::string& path) {

@@ -1,7 +1,7 @@
 # Native test: JSON is read back through its one reader (`rdma-bench records` for the typed
 # records of rdma-bench and the allreduce programs; `rdma-bench json` for rdma-mesh's mesh.json,
 # gpu-memory-bench's record and rdma-doctor --json's report, each through its type in records/;
-# rdma-wire for packets, trace-merge --query for traces), never by
+# rdma-wire for packets, trace-merge --story for traces), never by
 # its text, and no script runs an interpreter that could parse it instead (none is in ./rdmalab's
 # package lists but the site's Node.js, and the site is docs/). In the tracked scripts and CMake
 # files (docs/ aside), outside full-line comments, none of these may appear:
@@ -16,7 +16,7 @@
 #     '"' or '{'.
 # To mend a failure: read the field with `rdma-bench records FILE --get records/0/...` (or
 # `rdma-bench json`), or in a test with record_values/records_match/record_has (tests/checks.sh);
-# a trace's events with `trace-merge --query` (trace/trace-merge.cpp).
+# a trace's events with `trace-merge --story` (trace/trace-merge.cpp).
 # Usage: bash tests/native/json-readers.sh [BUILD_BIN_DIR]
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -123,6 +123,14 @@ struct WriteRun {
     }
 };
 
+// A merge's result as its file has it, and whether its checks passed.
+json merged_json(const std::vector<HostInput>& hosts, const TraceMeta& meta = {}) {
+    return to_json(merge(hosts, meta));
+}
+bool checks_pass(const json& merged, std::vector<std::string>& failures) {
+    return rdmalab::trace_merge::checks_pass(read_trace(merged.dump(), "merged"), failures);
+}
+
 // The merged post_send event of wr_id, or nullptr.
 const json* find_post(const json& merged, std::uint64_t wr_id) {
     const json* found = nullptr;
@@ -134,7 +142,7 @@ const json* find_post(const json& merged, std::uint64_t wr_id) {
 }  // namespace
 
 TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
-    json merged = merge(WriteRun{}.hosts(), {{"lesson", "rdma-write"}});
+    json merged = merged_json(WriteRun{}.hosts(), {.lesson = "rdma-write"});
     EXPECT_EQ(merged["format"], "rdmalab-trace");
     EXPECT_EQ(merged["version"], 2);
     EXPECT_EQ(merged["packet_schema_version"], rdmalab::wire::kSchemaVersion);
@@ -160,7 +168,7 @@ TEST(TraceMerge, AlignsTheClocksAndLinksWrsToPackets) {
 TEST(TraceMerge, ACompletionBeforeItsAckFailsTheCheck) {
     WriteRun run;
     run.write_completion_us = 1035;  // the ACK arrives at 1040
-    json merged = merge(run.hosts(), json::object());
+    json merged = merged_json(run.hosts());
     std::vector<std::string> failures;
     EXPECT_FALSE(checks_pass(merged, failures));
     ASSERT_EQ(failures.size(), 1u);
@@ -170,7 +178,7 @@ TEST(TraceMerge, ACompletionBeforeItsAckFailsTheCheck) {
 TEST(TraceMerge, APacketLostBeforeTheCaptureStillBelongsToItsWr) {
     WriteRun run;
     run.lose_first = true;
-    json merged = merge(run.hosts(), json::object());
+    json merged = merged_json(run.hosts());
     std::vector<std::string> failures;
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
     const json* write = find_post(merged, 1);
@@ -192,7 +200,7 @@ TEST(TraceMerge, APacketLostBeforeTheCaptureStillBelongsToItsWr) {
 TEST(TraceMerge, AnUnsignaledWrGetsNoSuccessfulCompletion) {
     WriteRun run;
     run.unsignaled_write = true;
-    json merged = merge(run.hosts(), json::object());
+    json merged = merged_json(run.hosts());
     std::vector<std::string> failures;
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
     for (const auto& e : merged["events"]) {
@@ -267,7 +275,7 @@ TEST(TraceMerge, ThreeHostsAHostThatNeverTalksToTheReferenceIsPlacedThroughOneTh
     // host1 ↔ host2 and host2 ↔ host3 only, as ranks 0 and 2 of a ring of four never meet.
     const ThreeHostRun run{{{1, 2, 17, 18, 10, "RDMA WRITE Only", 100, 1000},
                             {2, 3, 17, 18, 10, "RDMA WRITE Only", 200, 1100}}};
-    json merged = merge(run.hosts(), json::object());
+    json merged = merged_json(run.hosts());
     EXPECT_EQ(merged["clock"]["offsets_ns"]["host2"], kSkewUs * 1000);
     EXPECT_EQ(merged["clock"]["offsets_ns"]["host3"], 3 * kSkewUs * 1000);
     EXPECT_TRUE(merged["clock"]["unaligned"].empty());
@@ -288,7 +296,7 @@ TEST(TraceMerge, ThreeHostsTwoPeersWithTheSameQpNumberAreNotConfused) {
                             {1, 3, 19, 18, 4, "SEND Only", 300, 1005},
                             {1, 2, 17, 18, 10, "RDMA WRITE Only", 101, 1100},
                             {1, 3, 19, 18, 4, "SEND Only", 301, 1105}}};
-    json merged = merge(run.hosts(), json::object());
+    json merged = merged_json(run.hosts());
     std::vector<std::string> failures;
     EXPECT_TRUE(checks_pass(merged, failures)) << (failures.empty() ? "" : failures[0]);
     EXPECT_TRUE(merged["clock"]["unaligned"].empty());
@@ -334,9 +342,9 @@ TEST(TraceStory, SaysWhoPostedWhatAndWhatCompletedIt) {
                       .ranks = 0,
                       .host_count = 2,
                       .environment = {{"faults", "host 2 egress loss 30%"}, {"commit", "abc"}}};
-    const json meta = meta_json(run);
-    EXPECT_EQ(meta["server"], "host1");
-    EXPECT_EQ(meta["environment"]["faults"], "host 2 egress loss 30%");
+    const TraceMeta meta = trace_meta(run);
+    EXPECT_EQ(meta.server, "host1");
+    EXPECT_EQ(meta.environment->at("faults"), "host 2 egress loss 30%");
     const std::vector<std::string> lines = story_lines(merge(WriteRun{}.hosts(), meta));
     const auto has = [&lines](const std::string& line) {
         return std::find(lines.begin(), lines.end(), line) != lines.end();
@@ -356,16 +364,16 @@ TEST(TraceStory, SaysWhoPostedWhatAndWhatCompletedIt) {
 }
 
 TEST(TraceStory, RanksNameEachHostsRankAndAnythingElseIsRefused) {
-    const json meta = meta_json({.lesson = "ring-allreduce",
-                                 .arguments = "",
-                                 .ranks = 3,
-                                 .host_count = 3,
-                                 .environment = {}});
-    EXPECT_EQ(meta["roles"]["host2"], "rank 1");
-    EXPECT_EQ(meta["ranks"], 3);
+    const TraceMeta meta = trace_meta({.lesson = "ring-allreduce",
+                                       .arguments = "",
+                                       .ranks = 3,
+                                       .host_count = 3,
+                                       .environment = {}});
+    EXPECT_EQ(meta.roles->at("host2"), "rank 1");
+    EXPECT_EQ(meta.ranks, 3);
     EXPECT_EQ(environment_pair("lab=two guests = one link"),
               (std::pair<std::string, std::string>{"lab", "two guests = one link"}));
     EXPECT_THROW(environment_pair("=x"), InputError);
     EXPECT_THROW(environment_pair("no pair"), InputError);
-    EXPECT_THROW(story_lines(json{{"format", "rdmalab-packets"}}), InputError);
+    EXPECT_THROW(read_trace(R"({"format": "rdmalab-packets"})", "x.json"), InputError);
 }

@@ -1,6 +1,7 @@
 // The merge's passes (trace/merge_passes.hpp), each on its own: made-up captures, clocks,
 // packets and events small enough to follow by hand. trace_merge_test.cpp runs them together.
 #include "merge_passes.hpp"
+#include "rdmalab/records/trace_event.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,23 +51,36 @@ struct PassesLinks {
                        std::optional<std::int64_t> rx) {
         records.push_back(std::move(p));
         links.packets.push_back({&records.back(), tx, rx, from, to});
-        links.packet_records.push_back({{"id", links.packets.size() - 1}});
+        links.packet_records.push_back({.packet = records.back(), .id = links.packets.size() - 1});
         return links.packets.size() - 1;
     }
+    // fields: a line's, read through its type; host, t_ns and a WR's wr_id (0) where it has none.
     std::size_t event(std::size_t host, std::int64_t t, json fields) {
-        fields["id"] = links.events.size();
-        links.events.push_back({fields, host, t});
-        links.event_records.push_back(fields);
-        return links.events.size() - 1;
+        const std::size_t id = links.events.size();
+        if (!fields.contains("host")) fields["host"] = "h";
+        if (!fields.contains("t_ns")) fields["t_ns"] = t;
+        const bool wr = fields["event"] == "post_send" || fields["event"] == "post_recv" ||
+                        fields["event"] == "completion";
+        if (wr && !fields.contains("wr_id")) fields["wr_id"] = 0;
+        const trace::Event event = records::trace_event_from_json(records::Json(fields), "made");
+        links.events.push_back({event, host, t});
+        links.event_records.push_back({.fields = event, .id = id});
+        return id;
     }
-    json& event_record(std::size_t id) { return links.event_records[id]; }
-    json& packet_record(std::size_t id) { return links.packet_records[id]; }
+    // The records as the file has them.
+    json event_record(std::size_t id) const { return to_json(links.event_records[id]); }
+    json packet_record(std::size_t id) const { return to_json(links.packet_records[id]); }
 };
 
 // A post_send of QP 17 to QP 5 (opcode: the WR's).
 json passes_post(std::uint64_t wr_id, const char* opcode) {
     return {{"event", "post_send"}, {"qp_num", 17},     {"dest_qp", 5},
             {"wr_id", wr_id},       {"opcode", opcode}, {"length", 8192}};
+}
+
+// A step line at t (ns), its text.
+trace::Event passes_step(std::int64_t t, const char* text) {
+    return {.t_ns = t, .host = "h", .event = "step", .text = text};
 }
 
 }  // namespace
@@ -147,11 +161,11 @@ TEST(TracePasses, PlaceClocksAddsOffsetsAlongPairsAndLeavesTheUnreachedUnplaced)
 TEST(TracePasses, ClockRecordNamesTheReferenceTheOffsetsAndTheUnaligned) {
     const std::vector<HostInput> hosts = {
         {"a", kPassesA, {}, {}}, {"b", kPassesB, {}, {}}, {"c", kPassesC, {}, {}}};
-    const json clock = passes::clock_record(hosts, {{0, 42, 0}, {0, 1}});
-    EXPECT_EQ(clock["reference"], "a");
-    EXPECT_EQ(clock["offsets_ns"], (json{{"b", 42}, {"c", 0}}));
-    EXPECT_EQ(clock["unaligned"], (json{"c"}));
-    EXPECT_TRUE(clock["method"].is_string());
+    const ClockRecord clock = passes::clock_record(hosts, {{0, 42, 0}, {0, 1}});
+    EXPECT_EQ(clock.reference, "a");
+    EXPECT_EQ(clock.offsets_ns, (std::map<std::string, std::int64_t>{{"b", 42}, {"c", 0}}));
+    EXPECT_EQ(clock.unaligned, (std::vector<std::string>{"c"}));
+    EXPECT_FALSE(clock.method.empty());
 }
 
 TEST(TracePasses, PairPacketsPairsEachArrivalWithTheLatestCopySentBeforeIt) {
@@ -183,20 +197,21 @@ TEST(TracePasses, PairPacketsPairsEachArrivalWithTheLatestCopySentBeforeIt) {
 
 TEST(TracePasses, AlignEventsPutsEveryHostOnTheReferenceClockInTimeOrder) {
     const std::vector<HostInput> hosts = {
-        {"a", kPassesA, {json{{"t_ns", 300}, {"n", 1}}, json{{"t_ns", 500}, {"n", 2}}}, {}},
-        {"b", kPassesB, {json{{"t_ns", 1300}, {"n", 3}}, json{{"t_ns", 1100}, {"n", 4}}}, {}}};
+        {"a", kPassesA, {passes_step(300, "1"), passes_step(500, "2")}, {}},
+        {"b", kPassesB, {passes_step(1300, "3"), passes_step(1100, "4")}, {}}};
     const auto events = passes::align_events(hosts, {{0, 1000}, {0, 1}});
     ASSERT_EQ(events.size(), 4u);
-    std::vector<int> order;
-    for (const auto& e : events) order.push_back(e.fields["n"].get<int>());
-    EXPECT_EQ(order, (std::vector<int>{4, 1, 3, 2}));  // a's 300 before b's 300: hosts in order
+    std::vector<std::string> order;
+    for (const auto& e : events) order.push_back(*e.fields.text);
+    EXPECT_EQ(order, (std::vector<std::string>{"4", "1", "3",
+                                               "2"}));  // a's 300 before b's 300: hosts in order
     EXPECT_EQ(events[0].t, 100);
     EXPECT_EQ(events[0].host, 1u);
 }
 
 TEST(TracePasses, EarliestIsTheFirstTimeOfAnyEventOrPacket) {
     const auto p = passes_packet(kPassesA, kPassesB, 4, 5, 1);
-    const std::vector<passes::AlignedEvent> events = {{json::object(), 0, 50}};
+    const std::vector<passes::AlignedEvent> events = {{passes_step(50, "x"), 0, 50}};
     EXPECT_EQ(passes::earliest(events, {{&p, std::nullopt, 40, 0, 1}}), 40);
     EXPECT_EQ(passes::earliest(events, {{&p, 60, 30, 0, 1}}), 50);  // a packet by its departure
     EXPECT_EQ(passes::earliest({}, {}), std::numeric_limits<std::int64_t>::max());
@@ -206,8 +221,11 @@ TEST(TracePasses, RecordsCountFromT0AndNameTheHosts) {
     const std::vector<HostInput> hosts = {{"a", kPassesA, {}, {}}, {"b", kPassesB, {}, {}}};
     const auto sent = passes_packet(kPassesA, kPassesB, 4, 5, 1);
     const auto stranger = passes_packet(kPassesC, kPassesB, 4, 5, 2);
-    const json packets = passes::packet_records(
-        hosts, {{&sent, 1100, std::nullopt, 0, 1}, {&stranger, std::nullopt, 1200, {}, 1}}, 1000);
+    json packets = json::array();
+    for (const PacketRecord& record : passes::packet_records(
+             hosts, {{&sent, 1100, std::nullopt, 0, 1}, {&stranger, std::nullopt, 1200, {}, 1}},
+             1000))
+        packets.push_back(to_json(record));
     ASSERT_EQ(packets.size(), 2u);
     EXPECT_EQ(packets[0]["id"], 0);
     EXPECT_EQ(packets[0]["from"], "a");
@@ -219,9 +237,11 @@ TEST(TracePasses, RecordsCountFromT0AndNameTheHosts) {
     EXPECT_EQ(packets[1]["from"], kPassesC);
     EXPECT_EQ(packets[1]["rx_ns"], 200);
     EXPECT_EQ(packets[1]["lost"], false);
-    const json events =
-        passes::event_records(hosts, {{json{{"event", "x"}, {"t_ns", 5}}, 1, 1500}}, 1000);
-    EXPECT_EQ(events, (json::array({{{"event", "x"}, {"t_ns", 500}, {"id", 0}, {"host", "b"}}})));
+    const std::vector<EventRecord> events =
+        passes::event_records(hosts, {{passes_step(5, "x"), 1, 1500}}, 1000);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(to_json(events[0]),
+              (json{{"event", "step"}, {"host", "b"}, {"id", 0}, {"t_ns", 500}, {"text", "x"}}));
 }
 
 TEST(TracePasses, QpPeersNamesEachQpsPeerOrSeveral) {
@@ -244,8 +264,8 @@ TEST(TracePasses, HostQpsSortsAHostsEventsByQp) {
     const std::size_t post = made.event(0, 10, passes_post(1, "SEND"));
     made.event(0, 11, {{"event", "post_send"}, {"qp_num", 18}, {"wr_id", 2}});  // no dest_qp
     const std::size_t recv = made.event(0, 12, {{"event", "post_recv"}, {"qp_num", 17}});
-    made.event(0, 13, {{"event", "modify_qp"}, {"qp_num", 17}, {"to", "RTS"}});
-    made.event(0, 14, {{"event", "modify_qp"}, {"qp_num", 17}, {"to", "RTR"}});
+    made.event(0, 13, {{"event", "modify_qp"}, {"qp_num", 17}, {"from", "INIT"}, {"to", "RTS"}});
+    made.event(0, 14, {{"event", "modify_qp"}, {"qp_num", 17}, {"from", "INIT"}, {"to", "RTR"}});
     const std::size_t sent =
         made.event(0, 15, {{"event", "completion"}, {"qp_num", 17}, {"opcode", "SEND"}});
     const std::size_t got =
@@ -326,11 +346,11 @@ TEST(TracePasses, AttachReadResponsesTakesTheResponsesFromTheRequestsPsn) {
         made.packet(passes_packet(kPassesB, kPassesA, 15, 17, 42), 1, 0, 33, 43);
     made.packet(passes_packet(kPassesB, kPassesA, 15, 17, 43), 1, 0, 34, 44);  // after the Last
     const std::size_t post = made.event(0, 5, passes_post(1, "RDMA_READ"));
-    json& record = made.event_record(post);
-    record["packets"] = {request};
+    EventRecord& record = made.links.event_records[post];
+    record.packets = std::vector<std::size_t>{request};
     passes::Message message{{request}, 12, 40, 40};
     passes::attach_read_responses(made.links, 0, 17, record, message);
-    EXPECT_EQ(record["packets"], (json{request, first, middle, last}));
+    EXPECT_EQ(record.packets, (std::vector<std::size_t>{request, first, middle, last}));
     EXPECT_EQ(made.packet_record(middle)["wr"], post);
     EXPECT_FALSE(made.packet_record(1).contains("wr"));
     EXPECT_EQ(message.last_psn, 42);
@@ -432,7 +452,7 @@ TEST(TracePasses, LinkSendCompletionsChecksEachAgainstItsAck) {
     const std::size_t ack =
         made.packet(passes_packet(kPassesB, kPassesA, 17, 17, 1), 1, 0, 130, 140);
     const std::size_t acked = made.event(0, 90, passes_post(1, "RDMA_WRITE"));
-    made.event_record(acked)["acked_by"] = ack;
+    made.links.event_records[acked].acked_by = ack;
     const std::size_t unacked = made.event(0, 91, passes_post(2, "RDMA_WRITE"));
     json unsignaled = passes_post(3, "RDMA_WRITE");
     unsignaled["signaled"] = false;
@@ -559,27 +579,25 @@ TEST(TracePasses, ChecksRecordListsTheFourChecksInOrder) {
     checks.pairs = 4;
     checks.receives = 1;
     checks.receive = {"late"};
-    const json record = passes::checks_record(checks);
+    const std::vector<CheckRecord> record = passes::checks_record(checks);
     ASSERT_EQ(record.size(), 4u);
-    EXPECT_EQ(record[0]["name"], "every packet arrives after it was sent");
-    EXPECT_EQ(record[0]["checked"], 4);
-    EXPECT_EQ(record[0]["ok"], true);
-    EXPECT_EQ(record[1]["name"], "every WR is posted before its first packet leaves");
-    EXPECT_EQ(record[2]["name"], "every send completion follows the ACK that produced it");
-    EXPECT_EQ(record[3]["ok"], false);
-    EXPECT_EQ(record[3]["violations"], (json{"late"}));
+    EXPECT_EQ(record[0].name, "every packet arrives after it was sent");
+    EXPECT_EQ(record[0].checked, 4u);
+    EXPECT_EQ(record[0].ok, true);
+    EXPECT_EQ(record[1].name, "every WR is posted before its first packet leaves");
+    EXPECT_EQ(record[2].name, "every send completion follows the ACK that produced it");
+    EXPECT_EQ(record[3].ok, false);
+    EXPECT_EQ(record[3].violations, (std::vector<std::string>{"late"}));
 }
 
 TEST(TracePasses, BuildTimelinePutsAPostThenDeparturesThenArrivalsAtOneInstant) {
-    const json events = {{{"t_ns", 5}, {"event", "completion"}},
-                         {{"t_ns", 5}, {"event", "post_send"}},
-                         {{"t_ns", 1}, {"event", "post_recv"}}};
-    const json packets = {{{"tx_ns", 5}, {"rx_ns", 5}}, {{"tx_ns", nullptr}, {"rx_ns", 3}}};
-    const json timeline = passes::build_timeline(events, packets);
+    const std::vector<EventRecord> events = {{.fields = {.t_ns = 5, .event = "completion"}},
+                                             {.fields = {.t_ns = 5, .event = "post_send"}},
+                                             {.fields = {.t_ns = 1, .event = "post_recv"}}};
+    const std::vector<PacketRecord> packets = {{.tx_ns = 5, .rx_ns = 5}, {.rx_ns = 3}};
     std::vector<std::string> steps;
-    for (const auto& s : timeline)
-        steps.push_back(std::to_string(s["t_ns"].get<int>()) + " " + s["kind"].get<std::string>() +
-                        " " + std::to_string(s["index"].get<int>()));
+    for (const TimelineEntry& s : passes::build_timeline(events, packets))
+        steps.push_back(std::to_string(s.t_ns) + " " + s.kind + " " + std::to_string(s.index));
     EXPECT_EQ(steps, (std::vector<std::string>{"1 event 2", "3 arrive 1", "5 event 1", "5 send 0",
                                                "5 arrive 0", "5 event 0"}));
 }

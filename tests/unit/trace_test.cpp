@@ -1,6 +1,7 @@
 // The program-trace encoding (common/src/trace.cpp): each event is one JSON object on one line
 // with the fields ./rdmalab trace and the site's viewer read.
 #include "rdmalab/trace.hpp"
+#include "rdmalab/trace_event.hpp"
 
 #include "rdmalab/codec.hpp"
 

@@ -28,8 +28,6 @@ void record_cm_event(int type, std::string_view name, int status);
 void record_modify_qp(ibv_qp* qp, int from, int to);
 }  // namespace detail
 
-inline constexpr int kFormatVersion = 1;
-
 // Opens FILE (truncated) and turns tracing on for the rest of the process; throws on failure.
 // The host is $RDMALAB_HOST as "hostN" (the lab's hosts, named as `./rdmalab wire` names
 // their addresses), else this machine's host name.
@@ -63,7 +61,8 @@ inline void modify_qp(ibv_qp* qp, int from, int to) {
         detail::record_modify_qp(qp, from, to);
 }
 
-// The encoding, apart from the clock and the file (unit-tested): one JSON object per line.
+// The encoding, apart from the clock and the file (unit-tested): one JSON object per line, each
+// a trace::Event (trace_event.hpp) written through its one writer.
 // dest_qp: the peer QP the packets are addressed to (RC/UC: the connected QP; UD: the WR's).
 std::string encode_post_send(std::int64_t t_ns, std::string_view host, std::uint32_t qp_num,
                              std::uint32_t dest_qp, const ibv_send_wr& wr);
