@@ -12,7 +12,9 @@
 #   allreduce-sweep.svg        busbw against size, a line per algorithm (the median of the
 #                              runs), shaded: the slowest to the fastest allreduce of all runs
 # All are Soft-RoCE (rxe) and TCP in emulated guests: the shape, not a NIC's numbers.
-#   bench/allreduce-sweep.sh [MAX] [ITERS] [HOSTS] [RUNS]      (defaults 64M, 5, 3, 1)
+#   bench/allreduce-sweep.sh [--mtu 1500|9000] [--min SIZE] [--out DIR] [MAX] [ITERS] [HOSTS] [RUNS]
+#       (defaults: MTU 1500, from 4K, bench/results/collectives; 64M, 5, 3, 1). --mtu 9000 gives
+#       the lab's links jumbo frames (rxe's active MTU 4096); --out writes the results elsewhere.
 # In the lab every host runs: bench/allreduce-sweep.sh --in-lab BIN OUT ITERS RUNS SIZE...
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,9 +54,23 @@ if [ "${1:-}" = --in-lab ]; then
 fi
 
 # ---- On this machine: the lab boot, then the table.
+args="$*"
+mtu=1500 min=4K results=$repo/bench/results/collectives
+while [[ ${1:-} == --* ]]; do
+    case $1 in
+        --mtu) mtu=${2:-} ;;
+        --min) min=${2:-} ;;
+        --out) results=${2:-} ;;
+        *) echo "allreduce-sweep: unknown option '$1' (--mtu, --min, --out)" >&2; exit 2 ;;
+    esac
+    [ $# -ge 2 ] || { echo "allreduce-sweep: $1 needs a value" >&2; exit 2; }
+    shift 2
+done
+[[ $mtu == 1500 || $mtu == 9000 ]] || { echo "allreduce-sweep: --mtu must be 1500 or 9000, got '$mtu'" >&2; exit 2; }
+mkdir -p "$results" && results=$(cd "$results" && pwd) ||
+    { echo "allreduce-sweep: --out '$results' is not a folder this can write" >&2; exit 2; }
 max=${1:-64M} iters=${2:-5} hosts=${3:-3} runs=${4:-1}
 bin=$repo/build/bin
-results=$repo/bench/results/collectives
 for tool in ring-allreduce recursive-doubling mpi-allreduce rdma-bench; do
     [ -x "$bin/$tool" ] || { echo "allreduce-sweep: no $bin/$tool: build first (./rdmalab build; mpi-allreduce needs libopenmpi-dev)" >&2; exit 2; }
 done
@@ -65,14 +81,18 @@ max_bytes=$(numfmt --from=iec "$max" 2>/dev/null) ||
 [[ $iters =~ ^[1-9][0-9]?$ ]] || { echo "allreduce-sweep: ITERS must be 1..99, got '$iters'" >&2; exit 2; }
 [[ $hosts =~ ^[2-4]$ ]] || { echo "allreduce-sweep: HOSTS must be 2..4, got '$hosts'" >&2; exit 2; }
 [[ $runs =~ ^[1-9]$ ]] || { echo "allreduce-sweep: RUNS must be 1..9, got '$runs'" >&2; exit 2; }
+min_bytes=$(numfmt --from=iec "$min" 2>/dev/null) ||
+    { echo "allreduce-sweep: --min '$min' is not a size (e.g. 1M)" >&2; exit 2; }
+[ "$min_bytes" -ge 4096 ] && [ "$min_bytes" -le "$max_bytes" ] ||
+    { echo "allreduce-sweep: --min must be from 4K to MAX ($max), got $min" >&2; exit 2; }
 sizes=()
-for ((bytes = 4096; bytes <= max_bytes; bytes *= 4)); do sizes+=("$bytes"); done
+for ((bytes = min_bytes; bytes <= max_bytes; bytes *= 4)); do sizes+=("$bytes"); done
 # The commit the runs are made from, named before this script rewrites its own results.
 made_at=$(git -C "$repo" describe --always --dirty)
 work=$(mktemp -d "$repo/build/allreduce-sweep.XXXXXX")  # the guests write here: it is in the repository
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
-"$repo/lab/lab.sh" --hosts "$hosts" --timeout 1500 -- \
+"$repo/lab/lab.sh" --hosts "$hosts" --mtu "$mtu" --timeout 1500 -- \
     bench/allreduce-sweep.sh --in-lab "$bin" "$work/out" "$iters" "$runs" "${sizes[@]}" >"$work/lab.log" 2>&1 ||
     { tail -n 20 "$work/lab.log"; echo "allreduce-sweep: the lab run failed (log above)" >&2; exit 1; }
 took=$((SECONDS - started))
@@ -148,12 +168,12 @@ crossover=${ring_wins_from:+the ring is faster from $(numfmt --to=iec "$ring_win
 crossover=${crossover:-recursive doubling was faster at the largest size too: no crossover up to $max}
 ring_file=$results/sweep/ring-allreduce-${sizes[0]}-run1.json
 "$bin/rdma-bench" plot "$results"/sweep/*.json --y busbw --series algorithm \
-    --title "Allreduce over $hosts lab hosts: busbw (Soft-RoCE and TCP in emulated guests)" \
+    --title "Allreduce over $hosts lab hosts, MTU $mtu: busbw (Soft-RoCE and TCP in emulated guests)" \
     -o "$results/allreduce-sweep.svg" >/dev/null
 {
-    echo "<!-- Written by bench/allreduce-sweep.sh $max $iters $hosts $runs; do not edit by hand. -->"
-    echo "Made $(date -u +%Y-%m-%d) at commit $made_at by \`bench/allreduce-sweep.sh $max $iters $hosts $runs\` in ${took} s:"
-    echo "$hosts lab hosts ($(value "$ring_file" environment/kernel), Soft-RoCE \`rxe\`, one rank per host,"
+    echo "<!-- Written by bench/allreduce-sweep.sh $args; do not edit by hand. -->"
+    echo "Made $(date -u +%Y-%m-%d) at commit $made_at by \`bench/allreduce-sweep.sh $args\` in ${took} s:"
+    echo "$hosts lab hosts ($(value "$ring_file" environment/kernel), Soft-RoCE \`rxe\`, links of MTU $mtu, one rank per host,"
     echo "QEMU guests under $accel; the machine: $(bash "$repo/lab/results.sh" machine)); MPI is"
     echo "$(value "$results/sweep/mpi-allreduce-${sizes[0]}-run1.json" environment/mpi) over TCP (\`--mca btl self,tcp\`)."
     if [ "$runs" -gt 1 ]; then

@@ -7,6 +7,7 @@
 // Run: multi-rail server | multi-rail client ADDR [--rail2 ADDR2] [-s SIZE] [--slice SIZE]
 // (ADDR2, the server's address on its second rail; without it both rails are one device, which
 // shows the calls but not two links.)
+#include "rdmalab/codec.hpp"
 #include "rdmalab/connection.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
@@ -74,7 +75,7 @@ int run_server(const Options& options) {
     const ibv_wc notice = rails[0].wait_for_completion("the client's notice");
     if (notice.opcode != IBV_WC_RECV_RDMA_WITH_IMM || (notice.wc_flags & IBV_WC_WITH_IMM) == 0)
         fail("the notice came without an immediate");
-    const std::uint32_t written = ntohl(notice.imm_data);  // the peer's claim: checked
+    const std::uint32_t written = from_be32(notice.imm_data);  // the peer's claim: checked
     if (written == 0 || written > target.size())
         fail(fmt::format("the client claims {} bytes written into a {}-byte buffer", written,
                          target.size()));
@@ -170,7 +171,7 @@ int run_client(const Options& options) {
     notice.wr_id = kNotification;
     notice.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     notice.send_flags = IBV_SEND_SIGNALED;
-    notice.imm_data = htonl(static_cast<std::uint32_t>(source.size()));
+    notice.imm_data = to_be32(static_cast<std::uint32_t>(source.size()));
     notice.wr.rdma.remote_addr = remotes[0].address;
     notice.wr.rdma.rkey = remotes[0].rkey;
     ibv_send_wr* bad = nullptr;

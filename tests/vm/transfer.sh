@@ -20,6 +20,8 @@
 #             own time from the rail's last completion to its failure
 #   vanished  a second run on rail 1 alone, its server killed under the batches: the client
 #             ends, not hangs: exit 1, one line naming the dead rail, well inside its timeout
+#   many      many-to-one: a server taking two clients at once (--clients 2), both writing
+#             16 batches: each client's record verified, the server verified all 32
 #   tests/vm/transfer.sh BUILD_BIN_DIR   (RDMALAB_SEED=N: the moment's seed; default: random)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +45,7 @@ check "a capture per rail" bash -c "[ -s '$out/wire.pcap' ] && [ -s '$out/wire.r
 # The runs' windows on the capture's clock: each began with its TCP exchange (one SYN-ACK each).
 mapfile -t run_start < <(tshark -r "$out/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.flags.ack==1' \
     -T fields -e frame.time_epoch 2>/dev/null)
-check "three runs on the wire (${#run_start[@]} TCP exchanges)" [ "${#run_start[@]}" = 3 ]
+check "five runs on the wire (${#run_start[@]} TCP exchanges)" [ "${#run_start[@]}" = 5 ]
 returns_from=${run_start[0]:-0} failover_from=${run_start[1]:-0} vanished_from=${run_start[2]:-0}
 
 part lesson
@@ -127,4 +129,11 @@ check "the server was killed under the batches (exit $(cat "$out/vanished-server
 check "the client ended with exit 1 ($(cat "$v.rc" 2>/dev/null)), not by its 60 s time limit" rc_is "$v.rc" 1
 check "one line said why: $(head -c 150 "$v.err" 2>/dev/null)" \
     bash -c "[ \$(wc -l <'$v.err') = 1 ] && grep -q 'no rail left (rail 1: ' '$v.err'"
+part many
+for c in 1 2; do
+    check "client $c completed its 16 batches, verified (exit $(cat "$out/many-client-$c.rc" 2>/dev/null))" \
+        bash -c "[ \"\$(cat '$out/many-client-$c.rc')\" = 0 ] && [ '$(record_field "$out/many-client-$c.out" verified)' = 1 ]"
+done
+check "the server took both at once and verified all 32 batches (exit $(cat "$out/many-server.rc" 2>/dev/null))" \
+    bash -c "[ \"\$(cat '$out/many-server.rc')\" = 0 ] && grep -q '^server: 32 batches verified here$' '$out/many-server.out' && grep -q '^record side=server clients=2 bytes=8388608 ' '$out/many-server.out'"
 finish

@@ -1,14 +1,14 @@
-// transfer-bench: the transfer engine (transfer/) between two hosts over every rail, in the
-// shape of Mooncake's tebench and nixlbench: batches of `--batch` blocks of `-s` bytes, READ or
-// WRITE, sliced over the rails; the batch latency's percentiles, the bandwidth per rail and in
-// all, and with --check every byte verified. The server is the target: it registers its
-// segment, is told the run's plan by the client, and (WRITE) checks each batch when the batch's
-// notification arrives. The client's last line is a record: `record KEY=VALUE ...`; with --json
-// FILE it writes the same run as a typed record (records/transfer.hpp) that `rdma-bench records`
-// reads and `rdma-bench plot --y gbit` draws.
-// The rails: every RDMA device whose port is up (--devices auto), those nearest a NUMA node or a
-// GPU (--near numa:N, --near gpu:BUS:DEV.FN; transfer/rail_choice.hpp), or the devices named.
-//   transfer-bench server [--devices auto|rxe0,rxe1] [--near numa:N|gpu:PCI]
+// transfer-bench: the transfer engine (transfer/) between hosts over every rail, pairwise or
+// several initiators into one target (server --clients N), in the shape of Mooncake's tebench
+// and nixlbench: batches of `--batch` blocks of `-s` bytes, READ or WRITE, sliced over the rails;
+// the batch latency's percentiles, the bandwidth per rail and in all, and with --check every byte
+// verified. The server is the target: it registers its segment, is told the run's plan by the
+// client, and (WRITE) checks each batch when the batch's notification arrives. The client's last
+// line is a record: `record KEY=VALUE ...`; with --json FILE it writes the same run as a typed
+// record (records/transfer.hpp) that `rdma-bench records` reads and `rdma-bench plot --y gbit`
+// draws. The rails: every RDMA device whose port is up (--devices auto), those nearest a NUMA node
+// or a GPU (--near numa:N, --near gpu:BUS:DEV.FN; transfer/rail_choice.hpp), or the devices named.
+//   transfer-bench server [--devices auto|rxe0,rxe1] [--near numa:N|gpu:PCI] [--clients N]
 //   transfer-bench client ADDR [--devices ...] [--near ...] [--op write|read] [-s BLOCK]
 //                  [--batch N] [--batches N] [--slice SIZE] [--policy score|round-robin]
 //                  [--check] [--json FILE] [--retry N] [--ack-timeout N] [--rail-retry MS]
@@ -18,6 +18,7 @@
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/percentile.hpp"
+#include "rdmalab/port_address.hpp"
 #include "rdmalab/records/transfer.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/transfer/engine.hpp"
@@ -31,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -62,6 +64,7 @@ struct BenchOptions : ConnectionOptions {
     int ack_timeout = 14;
     int rail_retry_ms = 1000;
     int rail_retry_max_ms = 30000;
+    std::uint32_t clients = 1;  // the server's initiators, at once
 };
 
 // What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | 0 (1) |
@@ -222,7 +225,7 @@ std::variant<std::vector<RailDevice>, std::string> rail_devices(const BenchOptio
 }
 
 // Both sides: endpoints swapped (server first), segments described, QPs brought to RTS.
-void connect_engines(Engine& engine, TcpExchange& tcp, bool server) {
+void exchange_endpoints(Engine& engine, TcpExchange& tcp, bool server) {
     auto send_endpoints = [&] {
         for (const RailEndpoint& endpoint : engine.endpoints()) send_record(tcp, encode(endpoint));
     };
@@ -242,73 +245,125 @@ void connect_engines(Engine& engine, TcpExchange& tcp, bool server) {
         send_endpoints();
     }
     engine.connect(peer);
-    send_word(tcp, kDone);
-    expect_word(tcp, kDone, "the peer's word that its QPs are ready");
 }
 
-int run_server(const BenchOptions& options, std::vector<RailDevice> rail_list) {
-    Engine engine(std::move(rail_list), Settings{});
-    auto tcp =
-        TcpExchange::accept_one(options.port, options.bind_address, options.accept_timeout());
-    const Plan plan = decode_plan(receive_record(tcp, "plan"), engine.rails());
+// One initiator as the target sees it: its exchange, its plan, the bytes it writes into (or
+// reads from), and an engine of its own joining this host's rails to the initiator's.
+struct Initiator {
+    TcpExchange tcp;
+    Plan plan;
+    Buffer target;
+    std::unique_ptr<Engine> engine;
+    std::uint32_t notified = 0, verified = 0;
+    bool done = false;
+};
+
+Initiator accept_initiator(const BenchOptions& options, TcpListener& listener,
+                           const std::vector<RailDevice>& rail_list) {
+    auto tcp = listener.accept(options.accept_timeout());
+    auto engine = std::make_unique<Engine>(rail_list, Settings{});
+    const Plan plan = decode_plan(receive_record(tcp, "plan"), engine->rails());
     Buffer target(plan.bytes());
     // WRITE: the client writes into it (REMOTE_WRITE); READ: it reads from it (REMOTE_READ).
     const bool writes = plan.op == Opcode::kWrite;
     if (!writes) fill_pattern(target.bytes(), 1);
-    const SegmentId segment = engine.register_segment(
+    const SegmentId segment = engine->register_segment(
         target.bytes(), writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, false);
-    send_record(tcp, encode(engine.describe(segment)));
-    connect_engines(engine, tcp, true);
-    fmt::print("server: {} rails ready, {} bytes registered for {}\n", engine.rails(),
-               target.size(), writes ? "WRITEs" : "READs");
+    send_record(tcp, encode(engine->describe(segment)));
+    exchange_endpoints(*engine, tcp, true);
+    fmt::print("server: initiator {}: {} rails connected, {} bytes registered for {}\n",
+               format_ip(tcp.peer_address()), engine->rails(), target.size(),
+               writes ? "WRITEs" : "READs");
+    return {std::move(tcp), plan, std::move(target), std::move(engine)};
+}
 
-    // Until the client's word that it is done: each batch's notification (WRITE), which comes
-    // after every slice of it landed on whichever rail, and the client's renewals of a rail
-    // that went down (its fresh QP's endpoint; ours goes back once our fresh QP is connected).
+// A notification (WRITE): the batch it names has landed, every slice of it; checked with --check.
+void on_notification(Initiator& from, std::uint32_t id) {
+    const Plan& plan = from.plan;
+    const std::uint32_t index = id - 1;  // the client's batches count from 1
+    if (plan.op != Opcode::kWrite || index >= plan.batches)
+        fail(fmt::format("a notification for batch {}", id));
+    ++from.notified;
+    if (!plan.check) return;
     const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
-    std::uint32_t notified = 0, verified = 0;
-    auto quiet_since = Clock::now();
-    for (;;) {
-        if (auto id = engine.poll_notification()) {
-            ++notified;
-            quiet_since = Clock::now();
-            const std::uint32_t index = *id - 1;  // the client's batches count from 1
-            if (!writes || index >= plan.batches)
-                fail(fmt::format("a notification for batch {}", *id));
-            if (plan.check) {
-                auto region = target.bytes().subspan(index * batch_bytes, batch_bytes);
-                if (auto bad = find_pattern_mismatch(region, index + 1))
-                    fail(fmt::format("batch {}: byte {} is not what the client wrote", *id, *bad));
-                ++verified;
-            }
-        } else if (tcp.readable()) {
-            const auto message = receive_record(tcp, "control message");
-            quiet_since = Clock::now();
-            if (message.size() == 4 && load_be32(message) == kDone) break;
-            auto decoded = decode_rail_endpoint(message);
-            if (auto* why = std::get_if<std::string>(&decoded))
-                fail("the client's renewal: " + *why);
-            const RailEndpoint peer = std::get<RailEndpoint>(decoded);
-            try {
-                const RailEndpoint ours = engine.renew_rail(peer.rail);
-                engine.reconnect_rail(peer.rail, peer, false);
-                send_record(tcp, encode(ours));
-                fmt::print("server: rail {} renewed at the client's request\n", peer.rail + 1);
-            } catch (const Error& error) {
-                // Not this run's end: the rail stays down, and the client tries again later.
-                send_record(tcp, refusal(error.what()));
-                fmt::print("server: rail {} not renewed: {}\n", peer.rail + 1, error.what());
-            }
-        } else if (Clock::now() - quiet_since > options.timeout()) {
-            fail(fmt::format("nothing from the client for {} s after {} of {} batches",
-                             options.timeout_s, notified, plan.batches));
-        }
+    if (auto bad = find_pattern_mismatch(
+            from.target.bytes().subspan(index * batch_bytes, batch_bytes), index + 1))
+        fail(fmt::format("batch {}: byte {} is not what the client wrote", id, *bad));
+    ++from.verified;
+}
+
+// A control message: the client's end of its run, or its fresh QP for a rail it renews (ours
+// goes back once our fresh QP is connected to it, or why not).
+void on_control(Initiator& from) {
+    const auto message = receive_record(from.tcp, "control message");
+    if (message.size() == 4 && load_be32(message) == kDone) {
+        if (from.plan.op == Opcode::kWrite && from.notified != from.plan.batches)
+            fail(fmt::format("the client finished after {} of {} batches' notifications",
+                             from.notified, from.plan.batches));
+        send_word(from.tcp, from.verified);
+        from.done = true;
+        return;
     }
-    if (writes && notified != plan.batches)
-        fail(fmt::format("the client finished after {} of {} batches' notifications", notified,
-                         plan.batches));
-    send_word(tcp, verified);
+    auto decoded = decode_rail_endpoint(message);
+    if (auto* why = std::get_if<std::string>(&decoded)) fail("the client's renewal: " + *why);
+    const RailEndpoint peer = std::get<RailEndpoint>(decoded);
+    try {
+        const RailEndpoint ours = from.engine->renew_rail(peer.rail);
+        from.engine->reconnect_rail(peer.rail, peer, false);
+        send_record(from.tcp, encode(ours));
+        fmt::print("server: rail {} renewed at the client's request\n", peer.rail + 1);
+    } catch (const Error& error) {
+        // Not this run's end: the rail stays down, and the client tries again later.
+        send_record(from.tcp, refusal(error.what()));
+        fmt::print("server: rail {} not renewed: {}\n", peer.rail + 1, error.what());
+    }
+}
+
+// The target of --clients initiators at once (many-to-one; 1: pairwise). Each connects and is
+// held until all have, so that their batches start together; then, until every one has said it
+// is done, each one's notifications and control messages.
+int run_server(const BenchOptions& options, std::vector<RailDevice> rail_list) {
+    TcpListener listener(options.port, options.bind_address);
+    std::vector<Initiator> initiators;
+    for (std::uint32_t i = 0; i < options.clients; ++i)
+        initiators.push_back(accept_initiator(options, listener, rail_list));
+    for (Initiator& initiator : initiators) send_word(initiator.tcp, kDone);
+    for (Initiator& initiator : initiators)
+        expect_word(initiator.tcp, kDone, "the peer's word that its QPs are ready");
+    const auto start = Clock::now();
+    auto quiet_since = start;
+    std::size_t done = 0;
+    while (done < initiators.size()) {
+        bool heard = false;
+        for (Initiator& initiator : initiators) {
+            if (initiator.done) continue;
+            if (auto id = initiator.engine->poll_notification()) {
+                on_notification(initiator, *id);
+                heard = true;
+            } else if (initiator.tcp.readable()) {
+                on_control(initiator);
+                done += initiator.done ? 1 : 0;
+                heard = true;
+            }
+        }
+        if (heard)
+            quiet_since = Clock::now();
+        else if (Clock::now() - quiet_since > options.timeout())
+            fail(fmt::format("nothing from {} of {} clients for {} s", initiators.size() - done,
+                             initiators.size(), options.timeout_s));
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::uint64_t bytes = 0;
+    std::uint32_t verified = 0;
+    for (const Initiator& initiator : initiators) {
+        bytes += initiator.plan.bytes();
+        verified += initiator.verified;
+    }
     fmt::print("server: {} batches verified here\n", verified);
+    fmt::print("server: {} initiator(s), {} bytes in {:.3f} s: {:.4f} Gbit/s into this host\n",
+               initiators.size(), bytes, seconds, bytes * 8 / seconds / 1e9);
+    fmt::print("record side=server clients={} bytes={} seconds={:.6f} gbit={:.4f} verified={}\n",
+               initiators.size(), bytes, seconds, bytes * 8 / seconds / 1e9, verified);
     return 0;
 }
 
@@ -442,7 +497,10 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     if (auto* why = std::get_if<std::string>(&described)) fail("the server's " + *why);
     const SegmentDescriptor remote = std::get<SegmentDescriptor>(described);
     engine.add_remote_segment(remote);
-    connect_engines(engine, tcp, false);
+    exchange_endpoints(engine, tcp, false);
+    // Ready; the server answers once every client it waits for is (their batches start together).
+    send_word(tcp, kDone);
+    expect_word(tcp, kDone, "the server's word that every client is connected");
     // A rail that went down is tried again after its back-off: our fresh QP's endpoint to the
     // server, which makes a fresh QP of its own, connects it and answers with its endpoint.
     if (options.rail_retry_ms > 0)
@@ -545,6 +603,10 @@ int main(int argc, char** argv) {
                    "ms: the longest wait between tries of a rail")
             .range(1, 3600000)
             .show_default();
+        cli.subcommand("server")
+            .option("--clients", options.clients,
+                    "initiators to take at once (many-to-one), their batches started together")
+            .range(1U, 64U);
         cli.subcommand("client").option(
             "--json", options.json,
             "write the run as a record to FILE (rdma-bench records and plot read it)");

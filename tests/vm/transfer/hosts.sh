@@ -13,6 +13,8 @@
 # Outputs in OUT_DIR: server.{out,rc}, client.{out,rc}, killed-at-ms (when the signal was
 # given, from the batches' start). Then the peer vanishes: a second run on rail 1 alone, whose
 # server host 1 kills (SIGKILL) once the batches are under way: vanished-{server,client}.{out,rc}.
+# Last, many-to-one: a server for two clients at once, both on host 2, over rail 1:
+# many-server.{out,rc}, many-client-{1,2}.{out,rc}.
 #   tests/vm/transfer/hosts.sh BUILD_BIN_DIR OUT_DIR SEED
 set -uo pipefail
 bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
@@ -41,7 +43,10 @@ case $RDMALAB_HOST in
         sleep 0.3
         kill -KILL $server
         wait $server
-        echo $? >"$out/vanished-server.rc" ;;
+        echo $? >"$out/vanished-server.rc"
+        timeout -k 2 120 "$bin/transfer-bench" server --clients 2 --devices "$RDMALAB_RAIL_DEV_1" \
+            --timeout 60 >"$out/many-server.out" 2>&1
+        echo $? >"$out/many-server.rc" ;;
     2)
         timeout -k 2 60 "$bin/multi-rail" client "$RDMALAB_ADDR_1" --rail2 "$RDMALAB_ADDR_1_2" \
             --timeout 30 >"$out/lesson-client.out" 2>&1
@@ -97,6 +102,16 @@ case $RDMALAB_HOST in
         done
         touch "$RDMALAB_SHARED/second-batches"
         wait $client
-        echo $? >"$out/vanished-client.rc" ;;
+        echo $? >"$out/vanished-client.rc"
+        # Many-to-one: two initiators at once into the one target, on rail 1 (rail 2 stays down).
+        many=()
+        for c in 1 2; do
+            timeout -k 2 120 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" \
+                --devices "$RDMALAB_RAIL_DEV_1" -s 64K --batch 4 --batches 16 --check --timeout 60 \
+                >"$out/many-client-$c.out" 2>&1 &
+            many+=($!)
+        done
+        wait "${many[0]}"; echo $? >"$out/many-client-1.rc"
+        wait "${many[1]}"; echo $? >"$out/many-client-2.rc" ;;
 esac
 exit 0
