@@ -115,8 +115,8 @@ for mtu in 1500 9000; do
 done
 get() { "$bin/rdma-bench" records "$1" --raw --get "$2"; }  # FILE PATH
 mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.4f", s / NR }'; }
-low() { printf '%s\n' "$@" | sort -g | head -n 1; }
-high() { printf '%s\n' "$@" | sort -g | tail -n 1; }
+low() { printf '%s\n' "$@" | sort -g | head -n 1 | awk '{ printf "%.4f", $1 }'; }
+high() { printf '%s\n' "$@" | sort -g | tail -n 1 | awk '{ printf "%.4f", $1 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # figure MTU WHAT: sets fig_text to "mean (low–high)" of WHAT's runs at MTU, Gbit/s, and
 # mean_of[MTU/WHAT] to the mean (not in a subshell: it keeps what it sets).
@@ -130,7 +130,8 @@ figure() {
                 local n=0
                 [ "$what" = write-1M ] && n=1
                 file=$out/records/mtu$mtu-bench-run$run.json
-                values+=("$(awk -v g="$(get "$file" "records/$n/result/gb_per_s")" 'BEGIN { printf "%.4f", g * 8 }')") ;;
+                # gb_per_s: 10^9 bits per second (rdma-bench's gbps), as transfer-bench's gbit_per_s.
+                values+=("$(get "$file" "records/$n/result/gb_per_s")") ;;
             one) values+=("$(get "$out/records/mtu$mtu-one-run$run.json" records/0/result/gbit_per_s)") ;;
             two) values+=("$(get "$out/records/mtu$mtu-two-run$run-h2.json" records/0/result/gbit_per_s)") ;;
             many)

@@ -96,7 +96,8 @@ GUEST
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit="$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- . ':!bench/results' || echo -dirty)"
 lab_rc=0
-"$repo/lab/lab.sh" --hosts 2 --rails 2 --timeout 3000 --rate 2:40mbit --rate 2.2:40mbit -- \
+"$repo/lab/lab.sh" --hosts 2 --rails 2 --timeout 3000 --rate 2:40mbit --rate 2.2:40mbit \
+    --capture "$work/wire.pcap" -- \
     bash "$work/guest.sh" "$work" "$bin" "$runs" >"$work/lab.out" 2>&1 || lab_rc=$?
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 [ "$lab_rc" = 0 ] || { echo "transfer-failover: the boot ended with exit $lab_rc:" >&2; tail -n 8 "$work/lab.out" >&2; }
@@ -132,6 +133,40 @@ record_field() { grep '^record ' "$1" 2>/dev/null | tail -n 1 | tr ' ' '\n' | se
         done
     done
 } >"$out/bandwidth.tsv"
+# The first run's failover as the two rails' captures show it (failover-capture.txt, for the
+# chapter): the runs are told apart by their TCP exchanges on rail 1 (a SYN-ACK each); in the
+# first, rail 2's last packets — host 1's last acknowledgement, then host 2's resends into
+# silence — and on rail 1 the first WRITE to an address rail 2 had carried, each packet's time from
+# that last acknowledgement.
+capture_excerpt() {
+    local wire=$bin/rdma-wire from to last
+    from=$(tshark -r "$work/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.flags.ack==1' -T fields -e frame.time_epoch 2>/dev/null | sed -n 1p)
+    to=$(tshark -r "$work/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.flags.ack==1' -T fields -e frame.time_epoch 2>/dev/null | sed -n 2p)
+    [ -n "$from" ] && [ -n "$to" ] || { echo "no excerpt: the capture holds fewer than two runs"; return; }
+    "$wire" "$work/wire.rail-2.pcap" --print time_epoch,src,dst,opcode_name,psn,reth.va >"$work/rail-2.tsv" 2>/dev/null
+    "$wire" "$work/wire.pcap" --print time_epoch,src,dst,opcode_name,psn,reth.va >"$work/rail-1.tsv" 2>/dev/null
+    last=$(awk -F'\t' -v a="$from" -v b="$to" '$1 >= a && $1 < b && $2 == "203.0.113.1" { t = $1 } END { print t }' "$work/rail-2.tsv")
+    [ -n "$last" ] || { echo "no excerpt: host 1 sent nothing on rail 2 in the first run"; return; }
+    echo "The first of the $runs runs, from the two rails' captures; times from host 1's last packet on rail 2."
+    echo "Rail 2: host 1's last acknowledgement, then host 2 sending into silence (the same PSNs again):"
+    # Consecutive packets of one direction and opcode on one line: how many, and their PSNs.
+    awk -F'\t' -v a="$from" -v last="$last" '
+        function flush() { if (n) printf "  %+8.1f ms  %-12s -> %-12s  %-24s x%-4d PSN %s%s\n", t0, s0, d0, o0, n, p0, (n > 1 ? "-" p1 : "") }
+        $1 >= a && $1 >= last - 0.02 && $1 < last + 1.5 {
+            key = $2 "|" $3 "|" $4
+            if (key != prev) { flush(); n = 0; t0 = ($1 - last) * 1000; s0 = $2; d0 = $3; o0 = $4; p0 = $5 }
+            n++; p1 = $5; prev = key
+        }
+        END { flush() }' "$work/rail-2.tsv" | head -n 24
+    echo "Rail 1: the first WRITE to an address rail 2 had carried in this run, after rail 2 fell silent:"
+    awk -F'\t' -v a="$from" -v b="$to" '$1 >= a && $1 < b && $6 != "" { print $6 }' "$work/rail-2.tsv" | sort -u >"$work/rail-2.va"
+    awk -F'\t' -v last="$last" -v b="$to" 'NR == FNR { va[$1] = 1; next }
+        $1 > last && $1 < b && ($6 in va) {
+            printf "  %+8.1f ms  %-12s -> %-12s  %-28s PSN %s  VA %s\n", ($1 - last) * 1000, $2, $3, $4, $5, $6; exit }' \
+        "$work/rail-2.va" "$work/rail-1.tsv"
+}
+capture_excerpt >"$out/failover-capture.txt"
+
 # One rail against two, from the bandwidth runs' records: a line of their medians, a band from the
 # lowest to the highest.
 bandwidth_records=()

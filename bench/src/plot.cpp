@@ -88,7 +88,9 @@ std::vector<std::string> varying_knobs(const std::vector<Record>& records,
         }
         return true;
     };
-    for (const auto& [key, value] : first.items()) {
+    for (const auto& item : first.items()) {
+        const std::string& key = item.key();  // not a structured binding: lambdas capture these
+        const Record& value = item.value();
         if ("config." + key == x_key) continue;
         const bool varies = std::any_of(records.begin(), records.end(), [&](const Record& r) {
             return member(member(r, "config"), key) != value;

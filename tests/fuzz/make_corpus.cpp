@@ -9,6 +9,7 @@
 #include "rdmalab/codec.hpp"
 #include "rdmalab/private_data.hpp"
 #include "rdmalab/qp_bringup.hpp"
+#include "rdmalab/transfer/plan.hpp"
 #include "rdmalab/ud_datagrams.hpp"
 
 #include <algorithm>
@@ -296,6 +297,19 @@ void roce_header() {
     fragment[6] = std::byte{0x20};  // more fragments: refused
     seed("roce_header", "edge-fragment", fragment);
 }
+
+void transfer_records() {
+    transfer::RailEndpoint rail{.rail = 1, .mtu = 4096, .qpn = 0x12, .psn = 0xabcdef, .gid = {}};
+    rail.gid[10] = rail.gid[11] = 0xff;
+    rail.gid[12] = 203, rail.gid[13] = 0, rail.gid[14] = 113, rail.gid[15] = 2;
+    seed("transfer_records", "rail-endpoint", transfer::encode(rail));
+    const transfer::SegmentDescriptor segment{
+        .id = 1, .address = 0x7f0000001000, .length = 50331648, .rkeys = {0x1234, 0x5678}};
+    seed("transfer_records", "segment-two-rails", transfer::encode(segment));
+    auto wraps = segment;
+    wraps.address = ~std::uint64_t{0} - 10;
+    seed("transfer_records", "edge-segment-wraps", transfer::encode(wraps));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -312,5 +326,6 @@ int main(int argc, char** argv) {
     bench_json();
     text_parsers();
     roce_header();
+    transfer_records();
     return 0;
 }

@@ -9,7 +9,9 @@ namespace {
 
 using namespace rdmalab::transfer;
 
-std::string refusal_of(const std::variant<SegmentDescriptor, std::string>& result) {
+// Why a decoder refused its input ("" when it took it).
+template <typename Record>
+std::string refusal_of(const std::variant<Record, std::string>& result) {
     return std::holds_alternative<std::string>(result) ? std::get<std::string>(result) : "";
 }
 
@@ -54,6 +56,13 @@ TEST(TransferRecords, RefusesWhatAPeerMustNotSend) {
     rail.mtu = 1024;
     rail.qpn = 1U << 24;
     EXPECT_TRUE(std::holds_alternative<std::string>(decode_rail_endpoint(encode(rail))));
+    rail.qpn = 1;  // the GSI QP: no peer's connected QP
+    EXPECT_NE(refusal_of(decode_rail_endpoint(encode(rail))).find("management QP"),
+              std::string::npos);
+    rail.qpn = 0x11;
+    auto reserved = encode(rail);
+    reserved[7] = std::byte{0x12};  // found by fuzz.transfer_records: it re-encoded differently
+    EXPECT_NE(refusal_of(decode_rail_endpoint(reserved)).find("reserved byte"), std::string::npos);
 }
 
 TEST(TransferRequests, CheckedAgainstBothSegmentsAndCutIntoSlices) {

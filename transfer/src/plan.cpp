@@ -56,7 +56,7 @@ std::variant<RailEndpoint, std::string> decode_rail_endpoint(std::span<const std
     RailEndpoint endpoint;
     endpoint.rail = reader.u8();
     endpoint.mtu = reader.u16();
-    reader.u8();
+    const std::uint8_t reserved = reader.u8();
     endpoint.qpn = reader.u32();
     endpoint.psn = reader.u32();
     auto gid = reader.bytes(16);
@@ -68,9 +68,15 @@ std::variant<RailEndpoint, std::string> decode_rail_endpoint(std::span<const std
     if (!is_ib_mtu(endpoint.mtu))
         return fmt::format("rail {}: an MTU of {} bytes is no InfiniBand MTU", endpoint.rail + 1,
                            endpoint.mtu);
+    if (reserved != 0)
+        return fmt::format("rail {}: its endpoint's reserved byte is {:#x}, not 0",
+                           endpoint.rail + 1, reserved);
     if (endpoint.qpn > 0xffffff || endpoint.psn > 0xffffff)
         return fmt::format("rail {}: a QPN ({:#x}) or PSN ({:#x}) wider than 24 bits",
                            endpoint.rail + 1, endpoint.qpn, endpoint.psn);
+    // QPs 0 and 1 are each port's management QPs: no peer's connected QP is either.
+    if (endpoint.qpn < 2)
+        return fmt::format("rail {}: QPN {} is a management QP's", endpoint.rail + 1, endpoint.qpn);
     return endpoint;
 }
 
