@@ -36,8 +36,6 @@ busbw() {
 sizes=$(ls "$out/mtu-1500/sweep" | sed -n 's/^ring-allreduce-\([0-9]*\)-run1\.json$/\1/p' | sort -n)
 {
     echo "<!-- Written by bench/allreduce-mtu.sh $max $iters $hosts $runs; do not edit by hand. -->"
-    echo "# The allreduce at MTU 1500 and 9000"
-    echo
     echo "Made $(date -u +%Y-%m-%d) at commit $(git -C "$repo" describe --always --dirty) in $took s: two"
     echo "boots of \`bench/allreduce-sweep.sh --mtu M --min 1M $max $iters $hosts $runs\` ($hosts lab hosts, one rank"
     echo "each; the environment of each is in its own table, \`mtu-1500/allreduce-sweep.md\` and"

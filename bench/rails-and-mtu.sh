@@ -8,7 +8,7 @@
 #   many-to-one   hosts 2 and 3 at once into host 1 over both rails (server --clients 2)
 # Writes in OUT_DIR (default bench/results/transfer/rails-and-mtu): records/ (rdma-bench's and
 # transfer-bench's records, one file per run), README.md (the table, the ratios, the
-# environment) and rails-MTU.svg (transfer-bench's bandwidth against the rails, per MTU).
+# environment), table.md (the table alone, which the chapter includes) and rails-MTU.svg (transfer-bench's bandwidth against the rails, per MTU).
 # Soft-RoCE in emulated guests on a 2-core machine: the shape, not a NIC's numbers.
 #   bench/rails-and-mtu.sh [RUNS] [OUT_DIR]   (default 3)
 set -euo pipefail
@@ -186,4 +186,10 @@ first=$out/records/mtu1500-one-run1.json
     echo "- Two initiators into one target / one initiator, two rails: MTU 1500 $(ratio "${mean_of[1500/many]}" "${mean_of[1500/two]}"), MTU 9000 $(ratio "${mean_of[9000/many]}" "${mean_of[9000/two]}")."
     echo "- The records: \`records/\` (\`rdma-bench records FILE --get records/0/result/gbit_per_s\`); the figures: \`rails-1500.svg\`, \`rails-9000.svg\`."
 } >"$out/README.md"
+# The table alone, with a line that says what it is, for the chapter (docs/kv-cache.md).
+{
+    echo "Soft-RoCE in three emulated guests (TCG), no rate held; recorded $(date -u +%Y-%m-%d) by \`bench/rails-and-mtu.sh $runs\`."
+    echo
+    cat "$table"
+} >"$out/table.md"
 cat "$out/README.md"

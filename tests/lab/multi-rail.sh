@@ -4,7 +4,7 @@
 # has completed: the server finds every byte in place when the notice arrives.
 source "$(dirname "$0")/lib.sh" "$@"
 part slices
-pair_expect default multi-rail '^server: the notice arrived on rail 1; all 1048576 bytes verified' \
+pair_expect default multi-rail '^server: the notice arrived on rail 1; all 1048576 bytes verified$' \
     '^client: 16 slices of 65536 bytes over 2 rails \(rail 1: 524288 bytes, rail 2: 524288 bytes\); then the notice$' --
 # An odd count of slices, the last one short: 5 slices for 13000 bytes, rail 1 taking the
 # first, third and fifth (3000 + 3000 + 1000), rail 2 the others.

@@ -43,8 +43,9 @@ check "the lab ran both hosts (exit $rc)" [ "$rc" = 0 ]
 check "a capture per rail" bash -c "[ -s '$out/wire.pcap' ] && [ -s '$out/wire.rail-2.pcap' ]"
 
 # The runs' windows on the capture's clock: each began with its TCP exchange (one SYN-ACK each).
+# (The first of each TCP stream's: a SYN-ACK sent again under a slow guest is not a run.)
 mapfile -t run_start < <(tshark -r "$out/wire.pcap" -Y 'tcp.flags.syn==1 && tcp.flags.ack==1' \
-    -T fields -e frame.time_epoch 2>/dev/null)
+    -T fields -e tcp.stream -e frame.time_epoch 2>/dev/null | awk '!seen[$1]++ { print $2 }')
 check "five runs on the wire (${#run_start[@]} TCP exchanges)" [ "${#run_start[@]}" = 5 ]
 returns_from=${run_start[0]:-0} failover_from=${run_start[1]:-0} vanished_from=${run_start[2]:-0}
 

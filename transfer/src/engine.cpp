@@ -36,6 +36,8 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
     for (const RailDevice& device : rails) {
         Rail rail;
         rail.device = device.device;
+        rail.port_number = device.port;
+        rail.gid_index_asked = device.gid_index;
         rail.context = open_device(device.device);
         rail.port = choose_port_address(rail.context.get(), device.port, device.gid_index);
         ibv_device_attr attributes{};
@@ -189,11 +191,20 @@ void Engine::add_remote_segment(const SegmentDescriptor& segment) {
 RailEndpoint Engine::renew_rail(std::size_t rail) {
     if (rail >= rails_.size())
         fail(fmt::format("a renewal of rail {}; there are {}", rail + 1, rails_.size()));
-    create_qp(rails_[rail]);
+    // What the old QP left in the CQ first (a notification, flushed receives): polled while the
+    // QP that posted them still exists. Then the port's address afresh — a link that flapped may
+    // have its address, and so its GID, back at another index.
+    drain_completions(rail);
+    Rail& renewed = rails_[rail];
+    renewed.port =
+        choose_port_address(renewed.context.get(), renewed.port_number, renewed.gid_index_asked);
+    create_qp(renewed);
     return endpoint_of(rail);
 }
 
 void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool probe) {
+    if (rail >= rails_.size())
+        fail(fmt::format("a reconnection of rail {}; there are {}", rail + 1, rails_.size()));
     if (peer.rail != rail)
         fail(fmt::format("the peer's endpoint for rail {} came for rail {}", rail + 1,
                          peer.rail + 1));
@@ -311,7 +322,9 @@ bool Engine::post_notification(BatchId id, Batch& batch) {
     const Request& first = batch.requests.front();
     const SegmentDescriptor& remote = remote_segments_.at(first.remote_segment);
     for (std::size_t i = 0; i < rails_.size(); ++i) {
-        if (!rail_states_[i].up) continue;
+        // A rail up, with room in its send queue (max_in_flight slices + 2 more).
+        if (!rail_states_[i].up || rail_states_[i].in_flight_slices >= settings_.max_in_flight + 2)
+            continue;
         ibv_send_wr wr{};
         wr.wr_id = wr_id_of(id, kNotificationSlice);
         wr.sg_list = nullptr;
@@ -350,11 +363,12 @@ void Engine::post_waiting() {
         if (!progress.all_landed()) continue;
         if (!progress.notify())
             progress.completed_without_notification();
-        else if (!post_notification(id, batch))
+        else if (!post_notification(id, batch) && !rail_states_.any_up())
             progress.fail(
                 fmt::format("batch {}: every slice landed but no rail could carry its "
                             "notification ({})",
                             id, rail_states_.why_all_down()));
+        // (A rail up but full: the notification waits for the next poll.)
     }
 }
 
@@ -372,7 +386,9 @@ void Engine::drain_completions(std::size_t rail) {
                 // The target's side: a notification (or, on a dead rail, a flushed receive).
                 if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM)) {
                     notifications_.push_back(from_be32(wc.imm_data));
-                    post_receives(rail, 1);
+                    // Its receive again, on the QP that took it (not a renewed rail's fresh one,
+                    // which has its own).
+                    if (wc.qp_num == rails_[rail].qp->qp_num) post_receives(rail, 1);
                 }
                 continue;
             }

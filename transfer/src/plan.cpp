@@ -187,8 +187,8 @@ void Rails::completed(std::size_t rail, std::uint32_t length, Clock::time_point 
     state.last_completed = now;
     if (--state.in_flight_slices == 0) state.busy += now - state.busy_since;
     // Back for as long as it last waited: the next failure starts the back-off afresh. A rail
-    // that fails again soon after it came back waits longer each time.
-    if (state.up && state.backoff > retry_.first && now - state.restored_at >= state.backoff)
+    // that fails again sooner waits longer each time.
+    if (state.up && state.backoff > retry_.first && now - state.restored_at >= state.last_wait)
         state.backoff = retry_.first;
 }
 
@@ -201,6 +201,7 @@ void Rails::went_down(RailState& state, const std::string& why, Clock::time_poin
     state.down_since = now;
     ++state.failures;
     state.retry_at = now + state.backoff;
+    state.last_wait = state.backoff;
     state.backoff = std::min<Clock::duration>(state.backoff * 2, retry_.longest);
 }
 

@@ -254,7 +254,8 @@ struct Initiator {
     Plan plan;
     Buffer target;
     std::unique_ptr<Engine> engine;
-    std::uint32_t notified = 0, verified = 0;
+    std::vector<bool> notified_batches;  // notifications are at least once: each batch counted once
+    std::uint32_t notified = 0, verified = 0, repeated = 0;
     bool done = false;
 };
 
@@ -274,7 +275,8 @@ Initiator accept_initiator(const BenchOptions& options, TcpListener& listener,
     fmt::print("server: initiator {}: {} rails connected, {} bytes registered for {}\n",
                format_ip(tcp.peer_address()), engine->rails(), target.size(),
                writes ? "WRITEs" : "READs");
-    return {std::move(tcp), plan, std::move(target), std::move(engine)};
+    return {std::move(tcp), plan, std::move(target), std::move(engine),
+            std::vector<bool>(plan.batches, false)};
 }
 
 // A notification (WRITE): the batch it names has landed, every slice of it; checked with --check.
@@ -283,6 +285,13 @@ void on_notification(Initiator& from, std::uint32_t id) {
     const std::uint32_t index = id - 1;  // the client's batches count from 1
     if (plan.op != Opcode::kWrite || index >= plan.batches)
         fail(fmt::format("a notification for batch {}", id));
+    // A notification whose completion failed at the client may have arrived all the same, and it
+    // comes again on another rail: the batch counts once.
+    if (from.notified_batches[index]) {
+        ++from.repeated;
+        return;
+    }
+    from.notified_batches[index] = true;
     ++from.notified;
     if (!plan.check) return;
     const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
@@ -503,10 +512,21 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     expect_word(tcp, kDone, "the server's word that every client is connected");
     // A rail that went down is tried again after its back-off: our fresh QP's endpoint to the
     // server, which makes a fresh QP of its own, connects it and answers with its endpoint.
+    // A renewal whose exchange broke (no answer within the exchange's time limit) leaves the
+    // stream out of step: a late answer would be read as the next one. No renewal after it.
+    bool exchange_broken = false;
     if (options.rail_retry_ms > 0)
         engine.on_rail_renewal([&](const RailEndpoint& ours) {
-            send_record(tcp, encode(ours));
-            return renewal_answer(receive_record(tcp, "answer to a renewal"));
+            if (exchange_broken) fail("no renewal: an earlier one's exchange broke");
+            std::vector<std::byte> answer;
+            try {
+                send_record(tcp, encode(ours));
+                answer = receive_record(tcp, "answer to a renewal");
+            } catch (const Error&) {
+                exchange_broken = true;
+                throw;
+            }
+            return renewal_answer(answer);
         });
 
     // READ: the server filled its segment from seed 1; what each batch read is checked

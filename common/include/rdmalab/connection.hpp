@@ -145,6 +145,7 @@ class Connection {
     std::uint8_t reads_peer_will_issue_ = 0;  // from the client's connect request
     std::uint8_t reads_peer_will_serve_ = 0;
     bool disconnected_ = false;
+    bool answered_ = false;  // the CM's disconnect handshake done from this side
 };
 
 }  // namespace rdmalab

@@ -23,7 +23,14 @@ seed=${3:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
 devices=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
 case $RDMALAB_HOST in
     1)
-        timeout -k 2 60 "$bin/multi-rail" server --timeout 30 >"$out/lesson-server.out" 2>&1
+        timeout -k 2 60 "$bin/multi-rail" server --timeout 30 >"$out/lesson-server.out" 2>&1 &
+        lesson=$!
+        for ((tick = 0; tick < 300; tick++)); do
+            grep -q '^server: listening' "$out/lesson-server.out" 2>/dev/null && break
+            sleep 0.1
+        done
+        touch "$RDMALAB_SHARED/lesson-listening"
+        wait $lesson
         echo $? >"$out/lesson-server.rc"
         timeout -k 2 150 "$bin/transfer-bench" server --devices "$devices" --timeout 60 \
             >"$out/returns-server.out" 2>&1
@@ -48,6 +55,10 @@ case $RDMALAB_HOST in
             --timeout 60 >"$out/many-server.out" 2>&1
         echo $? >"$out/many-server.rc" ;;
     2)
+        for ((tick = 0; tick < 300; tick++)); do
+            [ -e "$RDMALAB_SHARED/lesson-listening" ] && break
+            sleep 0.1
+        done
         timeout -k 2 60 "$bin/multi-rail" client "$RDMALAB_ADDR_1" --rail2 "$RDMALAB_ADDR_1_2" \
             --timeout 30 >"$out/lesson-client.out" 2>&1
         echo $? >"$out/lesson-client.rc"
@@ -71,8 +82,8 @@ case $RDMALAB_HOST in
         done
         # 96 batches of 8 blocks of 64 KiB (48 MiB) at 40 Mbit/s per rail: several seconds.
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
-            -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 60 \
-            >"$out/client.out" 2>&1 &
+            -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --rail-retry 1000 \
+            --timeout 60 >"$out/client.out" 2>&1 &
         client=$!
         # The moment counts from the batches' start (the client's set-up takes seconds here).
         for ((tick = 0; tick < 600; tick++)); do
@@ -103,11 +114,13 @@ case $RDMALAB_HOST in
         touch "$RDMALAB_SHARED/second-batches"
         wait $client
         echo $? >"$out/vanished-client.rc"
-        # Many-to-one: two initiators at once into the one target, on rail 1 (rail 2 stays down).
+        # Many-to-one: two initiators at once into the one target, on rail 1 (rail 2 stays down);
+        # 268 ms per ACK wait, as in the returns run: two QPs share one rate-held queue.
         many=()
         for c in 1 2; do
             timeout -k 2 120 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" \
-                --devices "$RDMALAB_RAIL_DEV_1" -s 64K --batch 4 --batches 16 --check --timeout 60 \
+                --devices "$RDMALAB_RAIL_DEV_1" -s 64K --batch 4 --batches 16 --check \
+                --ack-timeout 16 --timeout 60 \
                 >"$out/many-client-$c.out" 2>&1 &
             many+=($!)
         done

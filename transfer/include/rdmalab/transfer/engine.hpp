@@ -98,7 +98,9 @@ class Engine {
     void add_remote_segment(const SegmentDescriptor& segment);
 
     // Checks every request against the segments, cuts them into slices and queues them; with
-    // `notify`, the target hears the batch's id once every slice has landed.
+    // `notify`, the target hears the batch's id once every slice has landed — at least once: a
+    // notification whose completion failed may still have arrived, and it is sent again on another
+    // rail, so a target counts each batch's first notification only.
     BatchId submit(std::span<const Request> requests, bool notify);
     // Progress on every rail (completions, failovers, posts); the batch's state.
     BatchStatus poll(BatchId batch);
@@ -112,6 +114,9 @@ class Engine {
   private:
     struct Rail {
         std::string device;
+        std::uint8_t port_number = 1;
+        int gid_index_asked =
+            -1;  // as RailDevice asked: the port's address is chosen again on renewal
         Context context;
         PortAddress port;
         ProtectionDomain pd;

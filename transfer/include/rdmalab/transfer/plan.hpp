@@ -100,6 +100,7 @@ struct RailState {
     Clock::time_point down_since{};
     Clock::time_point retry_at{};  // when a down rail is next tried
     Clock::duration backoff{};     // the wait after its next failure
+    Clock::duration last_wait{};   // the wait before its latest try
     std::uint32_t failures = 0;    // times it went down (a failed probe or renewal included)
     // Its first failure's time from its last successful completion: how long the death of a
     // path that had been carrying slices took to be noticed.
