@@ -15,11 +15,13 @@ max=${1:-4M} iters=${2:-5} hosts=${3:-3} runs=${4:-2}
 out=${5:-$repo/bench/results/collectives/mtu}
 mkdir -p "$out" || die "cannot make OUT_DIR '$out'"
 out=$(cd "$out" && pwd)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 started=$SECONDS
 for mtu in 1500 9000; do
     bash "$repo/bench/allreduce-sweep.sh" --mtu "$mtu" --min 1M --out "$out/mtu-$mtu" \
-        "$max" "$iters" "$hosts" "$runs" >"$out/mtu-$mtu.log" 2>&1 ||
-        { tail -n 20 "$out/mtu-$mtu.log"; die "the sweep at MTU $mtu failed (log above)"; }
+        "$max" "$iters" "$hosts" "$runs" >"$logs/mtu-$mtu.log" 2>&1 ||
+        { tail -n 20 "$logs/mtu-$mtu.log"; die "the sweep at MTU $mtu failed (log above)"; }
 done
 took=$((SECONDS - started))
 

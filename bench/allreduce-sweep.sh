@@ -55,6 +55,7 @@ fi
 
 # ---- On this machine: the lab boot, then the table.
 args="$*"
+args=${args//"$repo"\//}  # the command as run from the repository, whatever its path here
 mtu=1500 min=4K results=$repo/bench/results/collectives
 while [[ ${1:-} == --* ]]; do
     case $1 in

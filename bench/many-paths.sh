@@ -92,19 +92,7 @@ cat >"$work/guest.sh" <<'GUEST'
 set -uo pipefail
 work=$1 bin=$2
 h=$RDMALAB_HOST
-wait_for() {  # wait_for FILE [SECONDS]
-    local tick
-    for ((tick = 0; tick < ${2:-60} * 10; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
-    return 1
-}
-listening() {
-    local tick
-    for ((tick = 0; tick < 300; tick++)); do
-        ss -ltn 2>/dev/null | grep -q ":18515 " && return 0
-        sleep 0.1
-    done
-    return 1
-}
+source "${bin%/build/bin}/lab/guest-wait.sh"  # wait_for, listening
 bash lab/paths.sh setup --rate 20mbit,20mbit --delay 1,3 >"$work/setup-$h.out" 2>&1 ||
     { echo "host $h: lab/paths.sh setup failed"; cat "$work/setup-$h.out"; exit 1; }
 mode=ecmp failed=0
@@ -122,7 +110,7 @@ while read -r name step_mode program arguments; do
             server_arguments=""
             [ "$program" = unordered-delivery ] && server_arguments=$arguments
             timeout -k 2 100 "$bin/$program" server --timeout 60 $server_arguments >"$dir/server.out" 2>&1 &
-            listening
+            listening 18515
             touch "$dir/listening"
             wait $!
             echo $? >"$dir/server.rc"

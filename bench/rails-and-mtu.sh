@@ -31,16 +31,7 @@ set -uo pipefail
 dir=$1 bin=$2 runs=$3
 h=$RDMALAB_HOST
 both=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
-wait_for() {  # wait_for FILE SECONDS
-    local tick
-    for ((tick = 0; tick < $2 * 20; tick++)); do [ -e "$1" ] && return 0; sleep 0.05; done
-    return 1
-}
-listening() {  # listening PORT: until a server listens there (30 s at most)
-    local tick
-    for ((tick = 0; tick < 300; tick++)); do ss -ltn | grep -q ":$1 " && return 0; sleep 0.1; done
-    return 1
-}
+source "${bin%/build/bin}/lab/guest-wait.sh"  # wait_for, listening
 # serve NAME CMD...: host 1 runs the server, says when it listens, and keeps its exit status.
 serve() {
     local name=$1

@@ -30,16 +30,7 @@ set -uo pipefail
 work=$1 bin=$2 runs=$3
 h=$RDMALAB_HOST
 devices=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
-wait_for() {  # wait_for FILE SECONDS
-    local tick
-    for ((tick = 0; tick < $2 * 20; tick++)); do [ -e "$1" ] && return 0; sleep 0.05; done
-    return 1
-}
-listening() {
-    local tick
-    for ((tick = 0; tick < 300; tick++)); do ss -ltn | grep -q ':18515 ' && return 0; sleep 0.1; done
-    return 1
-}
+source "${bin%/build/bin}/lab/guest-wait.sh"  # wait_for, listening
 # step NAME DEVICES KILL(0/1) SEED: one run, both hosts in step through files in $work/NAME.
 step() {
     local dir=$work/$1 devs=$2 kill=$3 seed=$4
@@ -47,7 +38,7 @@ step() {
     if [ "$h" = 1 ]; then
         timeout -k 2 120 "$bin/transfer-bench" server --devices "$devs" --timeout 60 >"$dir/server.out" 2>&1 &
         local server=$!
-        listening && touch "$dir/listening"
+        listening 18515 && touch "$dir/listening"
         if [ "$kill" = 1 ]; then
             # Down on host 2's word; up again once the run is over, and ACTIVE before the next.
             while kill -0 $server 2>/dev/null && [ ! -e "$dir/kill" ]; do sleep 0.02; done

@@ -16,20 +16,7 @@ bin=${1:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
 out=${2:?usage: worlds.sh BUILD_BIN_DIR OUT_DIR}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 h=$RDMALAB_HOST
-
-wait_for() {  # wait_for FILE [SECONDS]: at most SECONDS (60)
-    local tick
-    for ((tick = 0; tick < ${2:-60} * 10; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
-    return 1
-}
-# The server is up once its TCP exchange listens.
-listening() {
-    for ((tick = 0; tick < 300; tick++)); do
-        ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-        sleep 0.1
-    done
-    return 1
-}
+source "$repo/lab/guest-wait.sh"  # wait_for, listening
 
 bash "$repo/lab/paths.sh" setup --rate 20mbit,20mbit --delay 1,3 >"$out/setup-$h.out" 2>&1
 echo $? >"$out/setup-$h.rc"

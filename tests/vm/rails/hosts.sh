@@ -11,22 +11,8 @@ set -uo pipefail
 bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR}
 out=${2:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR}
 h=$RDMALAB_HOST
+source "$(dirname "$0")/../../../lab/guest-wait.sh"  # wait_for, listening
 
-wait_for() {  # wait_for FILE [SECONDS]: at most SECONDS (60)
-    local tick
-    for ((tick = 0; tick < ${2:-60} * 10; tick++)); do [ -e "$1" ] && return 0; sleep 0.1; done
-    return 1
-}
-listening() {  # listening PORT...: each has a TCP listener, within 30 s
-    local tick port missing
-    for ((tick = 0; tick < 300; tick++)); do
-        missing=0
-        for port in "$@"; do ss -ltn 2>/dev/null | grep -q ":$port " || missing=1; done
-        [ $missing = 0 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # serve RAIL DIR [OPTION...]: rdma-bench's server on that rail's device (port 18515 + 10 (R-1)).
 serve() {
     local dev=RDMALAB_RAIL_DEV_$1 rail=$1 dir=$2
