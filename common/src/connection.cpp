@@ -296,20 +296,14 @@ void Connection::disconnect() {
     if (disconnected_) return wait_for_disconnect();  // the peer's came first: answer it
     check_errno(rdma_disconnect(id_.get()) == 0, "rdma_disconnect");
     expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
-    disconnected_ = true;
-    answered_ = true;  // ours was the request
+    disconnected_ = answered_ = true;  // ours was the request
 }
 
 void Connection::wait_for_disconnect() {
-    // The peer's DISCONNECTED may have been taken already, while waiting for a completion.
-    if (!disconnected_) {
-        expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
-        disconnected_ = true;
-    }
+    if (!disconnected_) expect_event(RDMA_CM_EVENT_DISCONNECTED, timeout());
+    disconnected_ = true;
     if (answered_) return;
-    // The peer waits for our answer to its disconnect request (the CM's DREP): rdma_disconnect
-    // sends it now. Without it the answer goes only when this id is destroyed, and a process that
-    // holds a second connection (multi-rail) would keep the peer waiting until its time limit.
+    // The peer waits for our answer (the CM's DREP), sent now: else only when this id is destroyed.
     check_errno(rdma_disconnect(id_.get()) == 0, "rdma_disconnect(answering the peer's)");
     answered_ = true;
 }

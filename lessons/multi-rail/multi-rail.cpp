@@ -122,17 +122,17 @@ int run_client(const Options& options) {
                    rails[r].path_description(), remotes[r].rkey);
     }
 
-    // #region slices
-    // Slice i goes to rail i % 2, each rail at most kInFlightPerRail slices ahead of its
-    // completions. A completion says the target's NIC acknowledged the slice's bytes. (Strict
-    // turns: when the next slice's rail is full, the other waits too. An engine gives the slice
-    // to whichever rail has room, or finishes it soonest.) A rail that never answers is given up
-    // on at the deadline: rdma_cm's QPs retry forever on Soft-RoCE.
+    // A rail that never answers is given up on at the deadline: rdma_cm's QPs retry forever on
+    // Soft-RoCE. (Strict turns: when the next slice's rail is full, the other waits too; an
+    // engine gives a slice to whichever rail has room, or finishes it soonest.)
     const auto deadline = std::chrono::steady_clock::now() + options.timeout();
     const std::size_t slices = (source.size() + slice - 1) / slice;
     std::array<RailCount, 2> count{};
     std::size_t next = 0, completed = 0;
     while (completed < slices) {
+        // #region slices
+        // Slice i goes to rail i % 2, at most kInFlightPerRail slices ahead of the rail's
+        // completions; a completion says the target's NIC acknowledged the slice's bytes.
         while (next < slices && count[next % 2].in_flight < kInFlightPerRail) {
             const std::size_t r = next % 2, offset = next * slice;
             ibv_sge sge{
@@ -154,6 +154,7 @@ int run_client(const Options& options) {
             count[r].bytes += sge.length;
             ++next;
         }
+        // #endregion slices
         if (std::chrono::steady_clock::now() > deadline)
             fail(fmt::format(
                 "{} of {} slices completed within {:.1f} s (in flight: rail 1 {}, rail "
@@ -172,7 +173,6 @@ int run_client(const Options& options) {
             ++completed;
         }
     }
-    // #endregion slices
 
     // #region notify
     // Only now, every slice on both rails acknowledged: the notice, on rail 1. Its immediate

@@ -218,7 +218,6 @@ void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool pro
     }
 }
 
-// #region probe
 // A WRITE of no bytes on the fresh QP: it completes once the peer's NIC acknowledges it, so the
 // path works again; if the path is still dead, it fails after the QP's retries, and no slice
 // waited behind it. (No bytes: the target checks neither address nor key, C9-88.)
@@ -240,6 +239,9 @@ void Engine::post_probe(std::size_t rail) {
                             now);
 }
 
+// #region retry
+// A down rail whose back-off has passed: a fresh QP here and at the peer (the application carries
+// the endpoints), then the probe. A renewal that fails leaves the rail down, its back-off doubled.
 void Engine::retry_due_rails() {
     if (!renew_) return;
     for (const std::size_t rail : rail_states_.due_for_retry(Clock::now())) {
@@ -251,7 +253,7 @@ void Engine::retry_due_rails() {
         }
     }
 }
-// #endregion probe
+// #endregion retry
 
 void Engine::post_receives(std::size_t rail, std::uint32_t count) {
     // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer.
