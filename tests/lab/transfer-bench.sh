@@ -4,6 +4,7 @@
 # client that leaves mid-run — each ended with one line and a non-zero exit, within its limit.
 # The sanitizer shard runs this on its ASan build too: nothing leaked on any of these paths.
 source "$(dirname "$0")/lib.sh" "$@"
+source "$(dirname "$0")/../../lab/guest-wait.sh"  # wait_for_line
 part batches
 pair_expect write transfer-bench '^server: 16 batches verified here$' \
     '^record op=write rails=1 block=65536 batch=4 batches=16 .* verified=1 ' \
@@ -24,7 +25,7 @@ dir=$scratch/bad-plan
 mkdir -p "$dir"
 timeout -k 2 30 "$bin/transfer-bench" server --accept-timeout 20 --timeout 5 >"$dir/server.out" 2>"$dir/server.err" &
 server=$!
-for ((tick = 0; tick < 100; tick++)); do grep -q '^server: listening' "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
+wait_for_line "$dir/server.out" '^server: listening' 10 $server
 exec 3<>"/dev/tcp/$addr/18515" && printf '\000\000\000\005hello' >&3
 wait $server
 echo $? >"$dir/server.rc"
@@ -37,10 +38,10 @@ dir=$scratch/left
 mkdir -p "$dir"
 timeout -k 2 60 "$bin/transfer-bench" server --accept-timeout 20 --timeout 10 >"$dir/server.out" 2>"$dir/server.err" &
 server=$!
-for ((tick = 0; tick < 100; tick++)); do grep -q '^server: listening' "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
+wait_for_line "$dir/server.out" '^server: listening' 10 $server
 "$bin/transfer-bench" client "$addr" -s 64K --batch 4 --batches 2000 >"$dir/client.out" 2>&1 &
 client=$!
-for ((tick = 0; tick < 200; tick++)); do grep -q 'the batches start' "$dir/client.out" 2>/dev/null && break; sleep 0.1; done
+wait_for_line "$dir/client.out" 'the batches start' 20 $client
 sleep 0.5
 kill -KILL $client
 wait $client 2>/dev/null

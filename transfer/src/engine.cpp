@@ -222,21 +222,29 @@ void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool pro
 // path works again; if the path is still dead, it fails after the QP's retries, and no slice
 // waited behind it. (No bytes: the target checks neither address nor key, C9-88.)
 void Engine::post_probe(std::size_t rail) {
-    const SegmentDescriptor& remote = remote_segments_.begin()->second;
+    const auto now = Clock::now();
+    rail_states_.posted(rail, 0, now);
+    if (const int rc = post_empty_write(rail, kProbeWrId, remote_segments_.begin()->second);
+        rc != 0)
+        rail_states_.failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)),
+                            now);
+}
+
+// A signaled WRITE of no bytes on `rail` to `remote` — with an immediate, a notification; without,
+// a probe. ibv_post_send's return code.
+int Engine::post_empty_write(std::size_t rail, std::uint64_t wr_id, const SegmentDescriptor& remote,
+                             std::optional<std::uint32_t> immediate) {
     ibv_send_wr wr{};
-    wr.wr_id = kProbeWrId;
+    wr.wr_id = wr_id;
     wr.sg_list = nullptr;
     wr.num_sge = 0;
-    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.opcode = immediate ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED;
+    if (immediate) wr.imm_data = to_be32(*immediate);
     wr.wr.rdma.remote_addr = remote.address;
     wr.wr.rdma.rkey = remote.rkeys[rail];
     ibv_send_wr* bad = nullptr;
-    const auto now = Clock::now();
-    rail_states_.posted(rail, 0, now);
-    if (const int rc = ibv_post_send(rails_[rail].qp.get(), &wr, &bad); rc != 0)
-        rail_states_.failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)),
-                            now);
+    return ibv_post_send(rails_[rail].qp.get(), &wr, &bad);
 }
 
 // #region retry
@@ -327,17 +335,7 @@ bool Engine::post_notification(BatchId id, Batch& batch) {
         // A rail up, with room in its send queue (max_in_flight slices + 2 more).
         if (!rail_states_[i].up || rail_states_[i].in_flight_slices >= settings_.max_in_flight + 2)
             continue;
-        ibv_send_wr wr{};
-        wr.wr_id = wr_id_of(id, kNotificationSlice);
-        wr.sg_list = nullptr;
-        wr.num_sge = 0;
-        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.imm_data = to_be32(id);
-        wr.wr.rdma.remote_addr = remote.address;
-        wr.wr.rdma.rkey = remote.rkeys[i];
-        ibv_send_wr* bad = nullptr;
-        if (ibv_post_send(rails_[i].qp.get(), &wr, &bad) == 0) {
+        if (post_empty_write(i, wr_id_of(id, kNotificationSlice), remote, id) == 0) {
             rail_states_.posted(i, 0, Clock::now());
             batch.notified_on = i;
             batch.progress.notification_posted();

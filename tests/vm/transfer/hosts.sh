@@ -21,14 +21,12 @@ bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
 out=${2:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
 seed=${3:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
 devices=$RDMALAB_RAIL_DEV_1,$RDMALAB_RAIL_DEV_2
+source "$(dirname "$0")/../../../lab/guest-wait.sh"  # wait_for, wait_for_line
 case $RDMALAB_HOST in
     1)
         timeout -k 2 60 "$bin/multi-rail" server --timeout 30 >"$out/lesson-server.out" 2>&1 &
         lesson=$!
-        for ((tick = 0; tick < 300; tick++)); do
-            grep -q '^server: listening' "$out/lesson-server.out" 2>/dev/null && break
-            sleep 0.1
-        done
+        wait_for_line "$out/lesson-server.out" '^server: listening' 30 $lesson
         touch "$RDMALAB_SHARED/lesson-listening"
         wait $lesson
         echo $? >"$out/lesson-server.rc"
@@ -43,10 +41,7 @@ case $RDMALAB_HOST in
             >"$out/vanished-server.out" 2>&1 &
         server=$!
         touch "$RDMALAB_SHARED/second-server"
-        for ((tick = 0; tick < 600; tick++)); do
-            [ -e "$RDMALAB_SHARED/second-batches" ] && break
-            sleep 0.1
-        done
+        wait_for "$RDMALAB_SHARED/second-batches" 60
         sleep 0.3
         kill -KILL $server
         wait $server
@@ -55,10 +50,7 @@ case $RDMALAB_HOST in
             --timeout 60 >"$out/many-server.out" 2>&1
         echo $? >"$out/many-server.rc" ;;
     2)
-        for ((tick = 0; tick < 300; tick++)); do
-            [ -e "$RDMALAB_SHARED/lesson-listening" ] && break
-            sleep 0.1
-        done
+        wait_for "$RDMALAB_SHARED/lesson-listening" 30
         timeout -k 2 60 "$bin/multi-rail" client "$RDMALAB_ADDR_1" --rail2 "$RDMALAB_ADDR_1_2" \
             --timeout 30 >"$out/lesson-client.out" 2>&1
         echo $? >"$out/lesson-client.rc"
@@ -67,30 +59,19 @@ case $RDMALAB_HOST in
             --rail-retry-max 1000 \
             --timeout 60 >"$out/returns-client.out" 2>&1 &
         client=$!
-        for ((tick = 0; tick < 600; tick++)); do
-            grep -q 'the batches start' "$out/returns-client.out" 2>/dev/null && break
-            kill -0 $client 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_for_line "$out/returns-client.out" 'the batches start' 60 $client
         sleep 1
         touch "$RDMALAB_SHARED/link-down-2.2"
         wait $client
         echo $? >"$out/returns-client.rc"
-        for ((tick = 0; tick < 600; tick++)); do
-            [ -e "$RDMALAB_SHARED/failover-server" ] && break
-            sleep 0.1
-        done
+        wait_for "$RDMALAB_SHARED/failover-server" 60
         # 96 batches of 8 blocks of 64 KiB (48 MiB) at 40 Mbit/s per rail: several seconds.
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
             -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --rail-retry 1000 \
             --timeout 60 >"$out/client.out" 2>&1 &
         client=$!
         # The moment counts from the batches' start (the client's set-up takes seconds here).
-        for ((tick = 0; tick < 600; tick++)); do
-            grep -q 'the batches start' "$out/client.out" 2>/dev/null && break
-            kill -0 $client 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_for_line "$out/client.out" 'the batches start' 60 $client
         delay_ms=$(awk -v s="$seed" 'BEGIN { srand(s); printf "%d", 300 + rand() * 700 }')
         started=$(date +%s%N)
         sleep "$(awk -v ms="$delay_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
@@ -98,19 +79,12 @@ case $RDMALAB_HOST in
         echo $((($(date +%s%N) - started) / 1000000)) >"$out/killed-at-ms"
         wait $client
         echo $? >"$out/client.rc"
-        for ((tick = 0; tick < 600; tick++)); do
-            [ -e "$RDMALAB_SHARED/second-server" ] && break
-            sleep 0.1
-        done
+        wait_for "$RDMALAB_SHARED/second-server" 60
         timeout -k 2 60 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$RDMALAB_RAIL_DEV_1" \
             -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 14 --timeout 30 \
             >"$out/vanished-client.out" 2>"$out/vanished-client.err" &
         client=$!
-        for ((tick = 0; tick < 600; tick++)); do
-            grep -q 'the batches start' "$out/vanished-client.out" 2>/dev/null && break
-            kill -0 $client 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_for_line "$out/vanished-client.out" 'the batches start' 60 $client
         touch "$RDMALAB_SHARED/second-batches"
         wait $client
         echo $? >"$out/vanished-client.rc"

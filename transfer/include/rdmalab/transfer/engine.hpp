@@ -140,6 +140,8 @@ class Engine {
     RailEndpoint endpoint_of(std::size_t index) const;
     void retry_due_rails();
     void post_probe(std::size_t rail);
+    int post_empty_write(std::size_t rail, std::uint64_t wr_id, const SegmentDescriptor& remote,
+                         std::optional<std::uint32_t> immediate = std::nullopt);
     void post_receives(std::size_t rail, std::uint32_t count);
     void post_slice(BatchId id, Batch& batch, std::uint32_t slice, std::size_t rail);
     bool post_notification(BatchId id, Batch& batch);
