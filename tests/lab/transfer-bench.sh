@@ -1,23 +1,74 @@
 # Lab test: transfer-bench, the transfer engine's bench, on the lab host's one device (one rail):
-# WRITE and READ batches with every byte checked, two initiators at once into one target
-# (--clients 2), and what a peer may send it that it must refuse — a plan that is not one, a
-# client that leaves mid-run — each ended with one line and a non-zero exit, within its limit.
-# The sanitizer shard runs this on its ASan build too: nothing leaked on any of these paths.
+# WRITE and READ batches with every byte checked (the client's record read through its type),
+# four QPs on the rail (--qps 4), two initiators at once into one target (--clients 2), ranks
+# under mpirun (job: pairs, and many-to-one), and what a peer may send it that it must refuse —
+# a plan that is not one, a client that leaves mid-run — each ended with one line and a non-zero
+# exit, within its limit. The sanitizer shard runs this on its ASan build too: nothing leaked on
+# any of these paths.
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/../../lab/guest-wait.sh"  # wait_for_line
+# transfer NAME RECORD_CHECKS -- CLIENT_ARGS: one pairwise run, the client's record in NAME/run.json;
+# both sides exit 0, and each "PATH=REGEX" of RECORD_CHECKS holds in the record.
+transfer() {
+    local name=$1 dir=$scratch/$1 before=$failures
+    shift
+    local fields=()
+    while [ "$1" != -- ]; do fields+=("$1"); shift; done
+    shift
+    pair_run "$dir" transfer-bench -- "$@" --json "$dir/run.json"
+    check "$name: client exits 0" rc_is "$dir/client.rc" 0
+    check "$name: server exits 0" rc_is "$dir/server.rc" 0
+    for field in "${fields[@]}"; do
+        check "$name: the record's ${field%%=*} is ${field#*=}" record_has "$dir/run.json" "${field%%=*}" "${field#*=}"
+    done
+    [ $failures -eq $before ] || show_on_failure "$dir"
+}
 part batches
-pair_expect write transfer-bench '^server: 16 batches verified here$' \
-    '^record op=write rails=1 block=65536 batch=4 batches=16 .* verified=1 ' \
+transfer write config/op='^write$' result/bytes='^4194304$' result/verified='^true$' \
     -- -s 64K --batch 4 --batches 16 --check
-pair_expect read transfer-bench '^server: 0 batches verified here$' \
-    '^record op=read rails=1 block=65536 batch=4 batches=16 .* verified=1 ' \
+check "write: the server verified the 16 batches itself" \
+    bash -c "[ \"\$(grep '^record side=server' '$scratch/write/server.out' | tr ' ' '\n' | sed -n 's/^verified=//p')\" = 16 ]"
+transfer read config/op='^read$' result/bytes='^4194304$' result/verified='^true$' \
     -- --op read -s 64K --batch 4 --batches 16 --check
+# Four QPs on the one rail: the slices take them in turn, every byte still checked.
+transfer qps config/qps_per_rail='^4$' result/verified='^true$' 'result/rails/0/bytes=^4194304$' \
+    -- -s 64K --batch 8 --batches 8 --check --qps 4
+check "qps: the server connected the rail's 4 QPs" has_line "$scratch/qps/server.out" ' 1 rails of 4 QP\(s\) connected'
 group_run "$scratch/many" transfer-bench 2 --clients 2 -- -s 64K --batch 4 --batches 8 --check
 check "many: both clients verified their batches" \
     bash -c "[ \"\$(cat '$scratch/many/client1.rc')\" = 0 ] && [ \"\$(cat '$scratch/many/client2.rc')\" = 0 ]"
 check "many: the server took both at once: 16 batches verified, 4 MiB in" \
     bash -c "[ \"\$(cat '$scratch/many/server.rc')\" = 0 ] && grep -q '^record side=server clients=2 bytes=4194304 .* verified=16$' '$scratch/many/server.out'"
 show_on_failure "$scratch/many"
+
+part job
+# Under mpirun, in this guest: four ranks as two pairs (each target its own port), then three
+# ranks into rank 0 (many-to-one); the rank each takes is the launcher's.
+mpi=(timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp --mca pml ob1)
+dir=$scratch/job
+mkdir -p "$dir"
+"${mpi[@]}" -np 4 "$bin/transfer-bench" job --hosts "$addr,$addr,$addr,$addr" -s 64K --batch 4 \
+    --batches 8 --check --json "$dir/pairs-{rank}.json" >"$dir/pairs.out" 2>&1
+echo $? >"$dir/pairs.rc"
+check "pairs: mpirun exits 0" rc_is "$dir/pairs.rc" 0
+for rank in 1 3; do
+    check "pairs: rank $rank's record: every byte verified" record_has "$dir/pairs-$rank.json" result/verified '^true$'
+    check "pairs: rank $rank's record: 2 MiB moved" record_has "$dir/pairs-$rank.json" result/bytes '^2097152$'
+done
+check "pairs: no record from the targets (ranks 0 and 2)" \
+    bash -c "[ ! -e '$dir/pairs-0.json' ] && [ ! -e '$dir/pairs-2.json' ]"
+check "pairs: two targets, each verified its initiator's 8 batches" \
+    count_is 2 "$dir/pairs.out" '^record side=server clients=1 bytes=2097152 .* verified=8$'
+"${mpi[@]}" -np 3 "$bin/transfer-bench" job --hosts "$addr,$addr,$addr" --pattern many-to-one \
+    -s 64K --batch 4 --batches 8 --check --json "$dir/many-{rank}.json" >"$dir/many.out" 2>&1
+echo $? >"$dir/many.rc"
+check "many-to-one: mpirun exits 0" rc_is "$dir/many.rc" 0
+for rank in 1 2; do
+    check "many-to-one: rank $rank's record: every byte verified" record_has "$dir/many-$rank.json" result/verified '^true$'
+done
+check "many-to-one: rank 0 took both and verified all 16 batches" \
+    count_is 1 "$dir/many.out" '^record side=server clients=2 bytes=4194304 .* verified=16$'
+[ $failures -eq 0 ] || { cat "$dir/pairs.out" "$dir/many.out"; }
 
 part hostile
 # A "plan" of 5 bytes where 20 are due: the server refuses it, one line, exit 1.

@@ -21,7 +21,9 @@
 #   vanished  a second run on rail 1 alone, its server killed under the batches: the client
 #             ends, not hangs: exit 1, one line naming the dead rail, well inside its timeout
 #   many      many-to-one: a server taking two clients at once (--clients 2), both writing
-#             16 batches: each client's record verified, the server verified all 32
+#             16 batches with two QPs on the rail (--qps 2): each client's record verified, the
+#             server verified all 32; on the wire, four QPs of the server's took WRITEs, from
+#             four UDP source ports (rxe takes a QP's from its number: what an ECMP hash sees)
 #   tests/vm/transfer.sh BUILD_BIN_DIR   (RDMALAB_SEED=N: the moment's seed; default: random)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +31,7 @@ bin=${1:-$repo/build/bin}
 source "$repo/tests/checks.sh"
 [ -e /dev/kvm ] || [ -x "$(command -v qemu-system-x86_64)" ] || { echo "SKIP: no QEMU"; exit 77; }
 out=$(mktemp -d "$repo/build/transfer-test.XXXXXX")   # the guests write here
+scratch=$out                                            # checks.sh's record readers write here
 [ -n "${RDMALAB_KEEP_OUTPUT:-}" ] || trap 'rm -rf "$out"' EXIT
 seed=${RDMALAB_SEED:-$((RANDOM))}
 echo "    seed $seed (RDMALAB_SEED=$seed runs this moment again)"
@@ -132,9 +135,18 @@ check "one line said why: $(head -c 150 "$v.err" 2>/dev/null)" \
     bash -c "[ \$(wc -l <'$v.err') = 1 ] && grep -q 'no rail left (rail 1: ' '$v.err'"
 part many
 for c in 1 2; do
-    check "client $c completed its 16 batches, verified (exit $(cat "$out/many-client-$c.rc" 2>/dev/null))" \
-        bash -c "[ \"\$(cat '$out/many-client-$c.rc')\" = 0 ] && [ '$(record_field "$out/many-client-$c.out" verified)' = 1 ]"
+    check "client $c completed its 16 batches (exit $(cat "$out/many-client-$c.rc" 2>/dev/null))" \
+        rc_is "$out/many-client-$c.rc" 0
+    check "client $c's record: two QPs a rail" record_has "$out/many-client-$c.json" config/qps_per_rail '^2$'
+    check "client $c's record: every byte verified" record_has "$out/many-client-$c.json" result/verified '^true$'
 done
+window="frame.time_epoch >= ${run_start[3]:-0}"
+rail1_writes='udp.dstport==4791 && ip.src==198.51.100.2 && infiniband.bth.opcode <= 11 && infiniband.bth.opcode >= 6'
+tshark -r "$out/wire.pcap" -Y "$rail1_writes && $window" -T fields -e infiniband.bth.destqp -e udp.srcport \
+    2>/dev/null | sort -u >"$out/many-qps"
+qps=$(cut -f1 "$out/many-qps" | sort -u | wc -l) ports=$(cut -f2 "$out/many-qps" | sort -u | wc -l)
+check "on the wire, the server's QPs that took WRITEs: 4, two per client ($qps)" [ "$qps" = 4 ]
+check "and they came from 4 UDP source ports, one per QP ($ports)" [ "$ports" = 4 ]
 check "the server took both at once and verified all 32 batches (exit $(cat "$out/many-server.rc" 2>/dev/null))" \
     bash -c "[ \"\$(cat '$out/many-server.rc')\" = 0 ] && grep -q '^server: 32 batches verified here$' '$out/many-server.out' && grep -q '^record side=server clients=2 bytes=8388608 ' '$out/many-server.out'"
 finish

@@ -33,6 +33,8 @@ std::string status_of(const ibv_wc& wc) {
 Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
     : settings_(settings),
       rail_states_(rails.size(), settings.policy, settings.max_in_flight, settings.retry) {
+    if (settings.qps_per_rail == 0 || settings.qps_per_rail > kMaxQpsPerRail)
+        fail(fmt::format("{} QPs a rail (1 to {})", settings.qps_per_rail, kMaxQpsPerRail));
     for (const RailDevice& device : rails) {
         Rail rail;
         rail.device = device.device;
@@ -48,14 +50,17 @@ Engine::Engine(std::vector<RailDevice> rails, const Settings& settings)
         const int depth = static_cast<int>(settings.max_in_flight + kReceives + 8);
         rail.cq.reset(check_ptr(ibv_create_cq(rail.context.get(), depth, nullptr, nullptr, 0),
                                 "ibv_create_cq"));
-        create_qp(rail);
+        create_qps(rail);
         rails_.push_back(std::move(rail));
     }
 }
 
-// A rail's QP, in INIT, with a fresh first PSN: at start, and again when the rail is renewed.
-void Engine::create_qp(Rail& rail) {
-    rail.qp.reset();  // the old one first: its flushed work requests are already accounted for
+// A rail's QPs, in INIT, each with a fresh first PSN: at start, and again when the rail is
+// renewed.
+void Engine::create_qps(Rail& rail) {
+    rail.qps.clear();  // the old ones first: their flushed work requests are accounted for
+    rail.psns.clear();
+    rail.next_qp = 0;
     ibv_qp_init_attr init{};
     init.send_cq = rail.cq.get();
     init.recv_cq = rail.cq.get();
@@ -65,18 +70,22 @@ void Engine::create_qp(Rail& rail) {
                 .max_send_sge = 1,
                 .max_recv_sge = 1,
                 .max_inline_data = 0};
-    rail.qp.reset(check_ptr(ibv_create_qp(rail.pd.get(), &init), "ibv_create_qp(RC)"));
-    // INIT now, so its endpoint can be sent: the port, and what the peer may do through this QP
-    // (each segment's registration narrows it further).
-    ibv_qp_attr attr{};
-    attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
-    attr.port_num = rail.port.port;
-    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-              "ibv_modify_qp(RESET -> INIT)");
-    rail.psn = random_psn();
+    for (std::uint32_t i = 0; i < settings_.qps_per_rail; ++i) {
+        QueuePair qp{check_ptr(ibv_create_qp(rail.pd.get(), &init), "ibv_create_qp(RC)")};
+        // INIT now, so its endpoint can be sent: the port, and what the peer may do through this
+        // QP (each segment's registration narrows it further).
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_INIT;
+        attr.pkey_index = 0;
+        attr.port_num = rail.port.port;
+        attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+        check_ibv(
+            ibv_modify_qp(qp.get(), &attr,
+                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+            "ibv_modify_qp(RESET -> INIT)");
+        rail.qps.push_back(std::move(qp));
+        rail.psns.push_back(random_psn());
+    }
 }
 
 std::string Engine::provider(std::size_t rail) const {
@@ -116,38 +125,56 @@ SegmentDescriptor Engine::describe(SegmentId id) const {
     return descriptor;
 }
 
-RailEndpoint Engine::endpoint_of(std::size_t index) const {
+std::vector<RailEndpoint> Engine::endpoints_of(std::size_t index) const {
     const Rail& rail = rails_[index];
-    RailEndpoint endpoint{.rail = static_cast<std::uint8_t>(index),
-                          .mtu = static_cast<std::uint16_t>(mtu_bytes(rail.port.active_mtu)),
-                          .qpn = rail.qp->qp_num,
-                          .psn = rail.psn,
-                          .gid = {}};
-    std::memcpy(endpoint.gid.data(), rail.port.gid.raw, endpoint.gid.size());
-    return endpoint;
+    std::vector<RailEndpoint> endpoints;
+    for (std::size_t i = 0; i < rail.qps.size(); ++i) {
+        RailEndpoint endpoint{.rail = static_cast<std::uint8_t>(index),
+                              .mtu = static_cast<std::uint16_t>(mtu_bytes(rail.port.active_mtu)),
+                              .qp = static_cast<std::uint8_t>(i),
+                              .qpn = rail.qps[i]->qp_num,
+                              .psn = rail.psns[i],
+                              .gid = {}};
+        std::memcpy(endpoint.gid.data(), rail.port.gid.raw, endpoint.gid.size());
+        endpoints.push_back(endpoint);
+    }
+    return endpoints;
 }
 
 std::vector<RailEndpoint> Engine::endpoints() const {
     std::vector<RailEndpoint> endpoints;
     for (std::size_t index = 0; index < rails_.size(); ++index)
-        endpoints.push_back(endpoint_of(index));
+        for (const RailEndpoint& endpoint : endpoints_of(index)) endpoints.push_back(endpoint);
     return endpoints;
 }
 
 void Engine::connect(std::span<const RailEndpoint> peer) {
-    if (peer.size() != rails_.size())
-        fail(fmt::format("the peer has {} rails, this side {}", peer.size(), rails_.size()));
+    const std::size_t qps = settings_.qps_per_rail;
+    if (peer.size() != rails_.size() * qps)
+        fail(fmt::format("the peer sent {} endpoints; this side has {} rails of {} QPs",
+                         peer.size(), rails_.size(), qps));
     for (std::size_t index = 0; index < rails_.size(); ++index) {
-        if (peer[index].rail != index)
-            fail(fmt::format("the peer's endpoint {} is for rail {}", index + 1,
-                             peer[index].rail + 1));
         post_receives(index, kReceives);
-        bring_up(rails_[index], index, peer[index]);
+        bring_up(rails_[index], index, peer.subspan(index * qps, qps));
     }
     connected_ = true;
 }
 
-void Engine::bring_up(Rail& rail, std::size_t index, const RailEndpoint& peer) {
+// Each of the rail's QPs to the peer's QP of the same rail and index (checked: the peer's
+// endpoints come in that order).
+void Engine::bring_up(Rail& rail, std::size_t index, std::span<const RailEndpoint> peer) {
+    if (peer.size() != rail.qps.size())
+        fail(fmt::format("rail {}: the peer has {} QPs, this side {}", index + 1, peer.size(),
+                         rail.qps.size()));
+    for (std::size_t i = 0; i < peer.size(); ++i) {
+        if (peer[i].rail != index || peer[i].qp != i)
+            fail(fmt::format("rail {}: the peer's endpoint {} is for rail {} QP {}", index + 1,
+                             i + 1, peer[i].rail + 1, peer[i].qp + 1));
+        connect_qp(rail, index, i, peer[i]);
+    }
+}
+
+void Engine::connect_qp(Rail& rail, std::size_t index, std::size_t qp, const RailEndpoint& peer) {
     // INIT -> RTR: the peer's QP, its first PSN, the path MTU, and the address of its port.
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_RTR;
@@ -163,22 +190,22 @@ void Engine::bring_up(Rail& rail, std::size_t index, const RailEndpoint& peer) {
     attr.ah_attr.grh.hop_limit = 64;
     attr.ah_attr.grh.traffic_class = rail.port.traffic_class;
     attr.ah_attr.port_num = rail.port.port;
-    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+    check_ibv(ibv_modify_qp(rail.qps[qp].get(), &attr,
                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-              fmt::format("ibv_modify_qp(rail {}: INIT -> RTR)", index + 1));
+              fmt::format("ibv_modify_qp(rail {} QP {}: INIT -> RTR)", index + 1, qp + 1));
     // RTR -> RTS: our first PSN, and how long a dead path takes to be given up on.
     attr = {};
     attr.qp_state = IBV_QPS_RTS;
-    attr.sq_psn = rail.psn;
+    attr.sq_psn = rail.psns[qp];
     attr.timeout = settings_.timeout;
     attr.retry_cnt = settings_.retry_cnt;
     attr.rnr_retry = 6;
     attr.max_rd_atomic = rail.responder_depth;
-    check_ibv(ibv_modify_qp(rail.qp.get(), &attr,
+    check_ibv(ibv_modify_qp(rail.qps[qp].get(), &attr,
                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC),
-              fmt::format("ibv_modify_qp(rail {}: RTR -> RTS)", index + 1));
+              fmt::format("ibv_modify_qp(rail {} QP {}: RTR -> RTS)", index + 1, qp + 1));
 }
 
 void Engine::add_remote_segment(const SegmentDescriptor& segment) {
@@ -188,26 +215,23 @@ void Engine::add_remote_segment(const SegmentDescriptor& segment) {
     remote_segments_[segment.id] = segment;
 }
 
-RailEndpoint Engine::renew_rail(std::size_t rail) {
+std::vector<RailEndpoint> Engine::renew_rail(std::size_t rail) {
     if (rail >= rails_.size())
         fail(fmt::format("a renewal of rail {}; there are {}", rail + 1, rails_.size()));
-    // What the old QP left in the CQ first (a notification, flushed receives): polled while the
-    // QP that posted them still exists. Then the port's address afresh — a link that flapped may
+    // What the old QPs left in the CQ first (a notification, flushed receives): polled while the
+    // QPs that posted them still exist. Then the port's address afresh — a link that flapped may
     // have its address, and so its GID, back at another index.
     drain_completions(rail);
     Rail& renewed = rails_[rail];
     renewed.port =
         choose_port_address(renewed.context.get(), renewed.port_number, renewed.gid_index_asked);
-    create_qp(renewed);
-    return endpoint_of(rail);
+    create_qps(renewed);
+    return endpoints_of(rail);
 }
 
-void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool probe) {
+void Engine::reconnect_rail(std::size_t rail, std::span<const RailEndpoint> peer, bool probe) {
     if (rail >= rails_.size())
         fail(fmt::format("a reconnection of rail {}; there are {}", rail + 1, rails_.size()));
-    if (peer.rail != rail)
-        fail(fmt::format("the peer's endpoint for rail {} came for rail {}", rail + 1,
-                         peer.rail + 1));
     post_receives(rail, kReceives);
     bring_up(rails_[rail], rail, peer);
     if (probe && !remote_segments_.empty()) {
@@ -218,16 +242,15 @@ void Engine::reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool pro
     }
 }
 
-// A WRITE of no bytes on the fresh QP: it completes once the peer's NIC acknowledges it, so the
-// path works again; if the path is still dead, it fails after the QP's retries, and no slice
-// waited behind it. (No bytes: the target checks neither address nor key, C9-88.)
+// A WRITE of no bytes on the rail's first fresh QP: it completes once the peer's NIC acknowledges
+// it, so the path works again; if the path is still dead, it fails after the QP's retries, and no
+// slice waited behind it. (No bytes: the target checks neither address nor key, C9-88.)
 void Engine::post_probe(std::size_t rail) {
     const auto now = Clock::now();
     rail_states_.posted(rail, 0, now);
     if (const int rc = post_empty_write(rail, kProbeWrId, remote_segments_.begin()->second);
         rc != 0)
-        rail_states_.failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)),
-                            now);
+        rail_failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)), now);
 }
 
 // A signaled WRITE of no bytes on `rail` to `remote` — with an immediate, a notification; without,
@@ -244,17 +267,37 @@ int Engine::post_empty_write(std::size_t rail, std::uint64_t wr_id, const Segmen
     wr.wr.rdma.remote_addr = remote.address;
     wr.wr.rdma.rkey = remote.rkeys[rail];
     ibv_send_wr* bad = nullptr;
-    return ibv_post_send(rails_[rail].qp.get(), &wr, &bad);
+    return ibv_post_send(rails_[rail].qps.front().get(), &wr, &bad);
+}
+
+// A work request on the rail failed: the rail is down, and if it was up until now, so are all
+// its QPs.
+void Engine::rail_failed(std::size_t rail, std::uint32_t length, const std::string& why,
+                         Clock::time_point now) {
+    const bool was_up = rail_states_[rail].up;
+    rail_states_.failed(rail, length, why, now);
+    if (was_up) stop_rail(rail);
+}
+
+// The rail is down: its other QPs go to ERROR too, so that what they hold flushes now and is
+// posted on another rail, rather than waiting for each to fail by itself (one failure domain).
+void Engine::stop_rail(std::size_t rail) {
+    for (QueuePair& qp : rails_[rail].qps) {
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_ERR;
+        // A QP already in ERROR takes this too; a failure here leaves it to fail by itself.
+        (void)ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
+    }
 }
 
 // #region retry
-// A down rail whose back-off has passed: a fresh QP here and at the peer (the application carries
+// A down rail whose back-off has passed: fresh QPs here and at the peer (the application carries
 // the endpoints), then the probe. A renewal that fails leaves the rail down, its back-off doubled.
 void Engine::retry_due_rails() {
     if (!renew_) return;
     for (const std::size_t rail : rail_states_.due_for_retry(Clock::now())) {
         try {
-            const RailEndpoint ours = renew_rail(rail);
+            const std::vector<RailEndpoint> ours = renew_rail(rail);
             reconnect_rail(rail, renew_(ours), true);
         } catch (const Error& error) {
             rail_states_.retry_failed(rail, fmt::format("retry: {}", error.what()), Clock::now());
@@ -264,12 +307,13 @@ void Engine::retry_due_rails() {
 // #endregion retry
 
 void Engine::post_receives(std::size_t rail, std::uint32_t count) {
-    // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer.
+    // A notification is a WRITE WITH IMMEDIATE of no bytes: its receive needs no buffer. It comes
+    // on the peer's first QP of the rail, so to ours.
     for (std::uint32_t i = 0; i < count; ++i) {
         ibv_recv_wr receive{
             .wr_id = kReceiveWrId, .next = nullptr, .sg_list = nullptr, .num_sge = 0};
         ibv_recv_wr* bad = nullptr;
-        check_ibv(ibv_post_recv(rails_[rail].qp.get(), &receive, &bad), "ibv_post_recv");
+        check_ibv(ibv_post_recv(rails_[rail].qps.front().get(), &receive, &bad), "ibv_post_recv");
     }
 }
 
@@ -317,10 +361,12 @@ void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size
     ibv_send_wr* bad = nullptr;
     batch.progress.posted(index, rail);
     rail_states_.posted(rail, slice.length, Clock::now());
-    if (const int rc = ibv_post_send(rails_[rail].qp.get(), &wr, &bad); rc != 0) {
+    Rail& on = rails_[rail];
+    QueuePair& qp = on.qps[on.next_qp++ % on.qps.size()];  // the rail's QPs in turn
+    if (const int rc = ibv_post_send(qp.get(), &wr, &bad); rc != 0) {
         // A QP that cannot take the post (in the error state) is a rail that is down.
-        rail_states_.failed(rail, slice.length, fmt::format("ibv_post_send: {}", std::strerror(rc)),
-                            Clock::now());
+        rail_failed(rail, slice.length, fmt::format("ibv_post_send: {}", std::strerror(rc)),
+                    Clock::now());
         batch.progress.failed(index);
     }
 }
@@ -388,7 +434,7 @@ void Engine::drain_completions(std::size_t rail) {
                     notifications_.push_back(from_be32(wc.imm_data));
                     // Its receive again, on the QP that took it (not a renewed rail's fresh one,
                     // which has its own).
-                    if (wc.qp_num == rails_[rail].qp->qp_num) post_receives(rail, 1);
+                    if (wc.qp_num == rails_[rail].qps.front()->qp_num) post_receives(rail, 1);
                 }
                 continue;
             }
@@ -397,7 +443,7 @@ void Engine::drain_completions(std::size_t rail) {
                     rail_states_.completed(rail, 0, now);
                     rail_states_.restored(rail, now);
                 } else {
-                    rail_states_.failed(rail, 0, fmt::format("probe: {}", status_of(wc)), now);
+                    rail_failed(rail, 0, fmt::format("probe: {}", status_of(wc)), now);
                 }
                 continue;
             }
@@ -411,7 +457,7 @@ void Engine::drain_completions(std::size_t rail) {
                     rail_states_.completed(rail, 0, now);
                     batch.progress.notification_completed();
                 } else {
-                    rail_states_.failed(rail, 0, status_of(wc), now);
+                    rail_failed(rail, 0, status_of(wc), now);
                     batch.progress.notification_failed();
                 }
                 continue;
@@ -424,7 +470,7 @@ void Engine::drain_completions(std::size_t rail) {
             } else {
                 // The first failure takes the rail down; the flushes after it bring back the
                 // rail's other slices. Each goes to another rail.
-                rail_states_.failed(rail, length, status_of(wc), now);
+                rail_failed(rail, length, status_of(wc), now);
                 batch.progress.failed(index);
             }
             // #endregion failover

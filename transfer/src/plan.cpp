@@ -28,7 +28,7 @@ std::vector<std::byte> encode(const RailEndpoint& endpoint) {
     writer.u32(kRailMagic);
     writer.u8(endpoint.rail);
     writer.u16(endpoint.mtu);
-    writer.zeros(1);
+    writer.u8(endpoint.qp);
     writer.u32(endpoint.qpn);
     writer.u32(endpoint.psn);
     writer.bytes(std::as_bytes(std::span(endpoint.gid)));
@@ -56,7 +56,7 @@ std::variant<RailEndpoint, std::string> decode_rail_endpoint(std::span<const std
     RailEndpoint endpoint;
     endpoint.rail = reader.u8();
     endpoint.mtu = reader.u16();
-    const std::uint8_t reserved = reader.u8();
+    endpoint.qp = reader.u8();
     endpoint.qpn = reader.u32();
     endpoint.psn = reader.u32();
     auto gid = reader.bytes(16);
@@ -68,9 +68,9 @@ std::variant<RailEndpoint, std::string> decode_rail_endpoint(std::span<const std
     if (!is_ib_mtu(endpoint.mtu))
         return fmt::format("rail {}: an MTU of {} bytes is no InfiniBand MTU", endpoint.rail + 1,
                            endpoint.mtu);
-    if (reserved != 0)
-        return fmt::format("rail {}: its endpoint's reserved byte is {:#x}, not 0",
-                           endpoint.rail + 1, reserved);
+    if (endpoint.qp >= kMaxQpsPerRail)
+        return fmt::format("rail {}: an endpoint for its QP {} (at most {} QPs a rail)",
+                           endpoint.rail + 1, endpoint.qp + 1, kMaxQpsPerRail);
     if (endpoint.qpn > 0xffffff || endpoint.psn > 0xffffff)
         return fmt::format("rail {}: a QPN ({:#x}) or PSN ({:#x}) wider than 24 bits",
                            endpoint.rail + 1, endpoint.qpn, endpoint.psn);

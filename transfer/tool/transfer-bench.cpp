@@ -10,18 +10,24 @@
 // or a GPU (--near numa:N, --near gpu:BUS:DEV.FN; transfer/rail_choice.hpp), or the devices named.
 //   transfer-bench server [--devices auto|rxe0,rxe1] [--near numa:N|gpu:PCI] [--clients N]
 //   transfer-bench client ADDR [--devices ...] [--near ...] [--op write|read] [-s BLOCK]
-//                  [--batch N] [--batches N] [--slice SIZE] [--policy score|round-robin]
+//                  [--batch N] [--batches N] [--slice SIZE] [--qps N] [--policy score|round-robin]
 //                  [--check] [--json FILE] [--retry N] [--ack-timeout N] [--rail-retry MS]
 //                  [--rail-retry-max MS]
+//   transfer-bench job --hosts H0,H1,... [--rank R] [--pattern pairwise|many-to-one] [client
+//                  options] [--json FILE]: one rank of a job under mpirun or srun (the rank from
+//                  the launcher), a target or an initiator as transfer/job.hpp lays them out;
+//                  "{rank}" in FILE becomes the rank.
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/percentile.hpp"
 #include "rdmalab/port_address.hpp"
+#include "rdmalab/rank_hosts.hpp"
 #include "rdmalab/records/transfer.hpp"
 #include "rdmalab/tcp_exchange.hpp"
 #include "rdmalab/transfer/engine.hpp"
+#include "rdmalab/transfer/job.hpp"
 #include "rdmalab/transfer/rail_choice.hpp"
 #include "rdmalab/verbs.hpp"
 
@@ -65,14 +71,19 @@ struct BenchOptions : ConnectionOptions {
     int rail_retry_ms = 1000;
     int rail_retry_max_ms = 30000;
     std::uint32_t clients = 1;  // the server's initiators, at once
+    std::uint32_t qps = 1;      // RC QPs per rail
+    std::string hosts;          // job: every rank's host, in rank order
+    int rank = -1;              // job: -1, from the launcher
+    std::string pattern = "pairwise";
 };
 
-// What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | 0 (1) |
+// What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | QPs per rail (1) |
 // block (4) | batch (4) | batches (4).
 struct Plan {
     Opcode op = Opcode::kWrite;
     bool check = false;
     std::uint8_t rails = 0;
+    std::uint8_t qps = 1;
     std::uint32_t block = 0;
     std::uint32_t batch = 0;
     std::uint32_t batches = 0;
@@ -105,9 +116,14 @@ std::vector<std::byte> refusal(std::string_view reason) {
     return bytes;
 }
 
-// The server's answer to a renewal: its endpoint for the rail, or why it could not renew it.
+bool is_refusal(std::span<const std::byte> bytes) {
+    return bytes.size() >= 4 && load_be32(bytes.first(4)) == kRefused;
+}
+
+// One of the server's answers to a renewal: its endpoint for a QP of the rail, or why it could
+// not renew the rail.
 RailEndpoint renewal_answer(std::span<const std::byte> bytes) {
-    if (bytes.size() >= 4 && load_be32(bytes.first(4)) == kRefused) {
+    if (is_refusal(bytes)) {
         std::string reason;
         for (std::byte b : bytes.subspan(4, std::min(bytes.size() - 4, kMaxReason))) {
             const auto c = static_cast<char>(b);
@@ -127,7 +143,7 @@ std::vector<std::byte> encode_plan(const Plan& plan) {
     writer.u8(plan.op == Opcode::kWrite ? 1 : 2);
     writer.u8(plan.check ? 1 : 0);
     writer.u8(plan.rails);
-    writer.zeros(1);
+    writer.u8(plan.qps);
     writer.u32(plan.block);
     writer.u32(plan.batch);
     writer.u32(plan.batches);
@@ -145,12 +161,15 @@ Plan decode_plan(std::span<const std::byte> bytes, std::size_t rails) {
     plan.op = op == 1 ? Opcode::kWrite : Opcode::kRead;
     plan.check = reader.u8() != 0;
     plan.rails = reader.u8();
-    reader.u8();
+    plan.qps = reader.u8();
     plan.block = reader.u32();
     plan.batch = reader.u32();
     plan.batches = reader.u32();
     if (plan.rails != rails)
         fail(fmt::format("the client has {} rails, this server {}", plan.rails, rails));
+    if (plan.qps == 0 || plan.qps > kMaxQpsPerRail)
+        fail(fmt::format("the client's plan asks for {} QPs a rail (1 to {})", plan.qps,
+                         kMaxQpsPerRail));
     if (plan.block == 0 || plan.batch == 0 || plan.batches == 0 ||
         std::size_t{plan.block} * plan.batch > kMaxBytes ||
         std::size_t{plan.block} * plan.batch * plan.batches > kMaxBytes)
@@ -231,7 +250,7 @@ void exchange_endpoints(Engine& engine, TcpExchange& tcp, bool server) {
     };
     std::vector<RailEndpoint> peer;
     auto receive_endpoints = [&] {
-        for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
+        for (std::size_t i = 0; i < engine.rails() * engine.qps_per_rail(); ++i) {
             auto decoded = decode_rail_endpoint(receive_record(tcp, "rail endpoint"));
             if (auto* why = std::get_if<std::string>(&decoded)) fail("the peer's " + *why);
             peer.push_back(std::get<RailEndpoint>(decoded));
@@ -262,8 +281,10 @@ struct Initiator {
 Initiator accept_initiator(const BenchOptions& options, TcpListener& listener,
                            const std::vector<RailDevice>& rail_list) {
     auto tcp = listener.accept(options.accept_timeout());
-    auto engine = std::make_unique<Engine>(rail_list, Settings{});
-    const Plan plan = decode_plan(receive_record(tcp, "plan"), engine->rails());
+    const Plan plan = decode_plan(receive_record(tcp, "plan"), rail_list.size());
+    Settings settings;
+    settings.qps_per_rail = plan.qps;
+    auto engine = std::make_unique<Engine>(rail_list, settings);
     Buffer target(plan.bytes());
     // WRITE: the client writes into it (REMOTE_WRITE); READ: it reads from it (REMOTE_READ).
     const bool writes = plan.op == Opcode::kWrite;
@@ -272,8 +293,8 @@ Initiator accept_initiator(const BenchOptions& options, TcpListener& listener,
         target.bytes(), writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, false);
     send_record(tcp, encode(engine->describe(segment)));
     exchange_endpoints(*engine, tcp, true);
-    fmt::print("server: initiator {}: {} rails connected, {} bytes registered for {}\n",
-               format_ip(tcp.peer_address()), engine->rails(), target.size(),
+    fmt::print("server: initiator {}: {} rails of {} QP(s) connected, {} bytes registered for {}\n",
+               format_ip(tcp.peer_address()), engine->rails(), plan.qps, target.size(),
                writes ? "WRITEs" : "READs");
     return {std::move(tcp), plan, std::move(target), std::move(engine),
             std::vector<bool>(plan.batches, false)};
@@ -298,8 +319,8 @@ void on_notification(Initiator& from, std::uint32_t id) {
     ++from.verified;
 }
 
-// A control message: the client's end of its run, or its fresh QP for a rail it renews (ours
-// goes back once our fresh QP is connected to it, or why not).
+// A control message: the client's end of its run, or its fresh QPs for a rail it renews, one
+// record each (ours go back once our fresh QPs are connected to them, or why not).
 void on_control(Initiator& from) {
     const auto message = receive_record(from.tcp, "control message");
     if (message.size() == 4 && load_be32(message) == kDone) {
@@ -310,18 +331,26 @@ void on_control(Initiator& from) {
         from.done = true;
         return;
     }
-    auto decoded = decode_rail_endpoint(message);
-    if (auto* why = std::get_if<std::string>(&decoded)) fail("the client's renewal: " + *why);
-    const RailEndpoint peer = std::get<RailEndpoint>(decoded);
+    std::vector<RailEndpoint> peer;
+    for (std::uint32_t qp = 0; qp < from.engine->qps_per_rail(); ++qp) {
+        auto decoded = decode_rail_endpoint(qp == 0 ? std::span<const std::byte>(message)
+                                                    : receive_record(from.tcp, "renewal"));
+        if (auto* why = std::get_if<std::string>(&decoded)) fail("the client's renewal: " + *why);
+        peer.push_back(std::get<RailEndpoint>(decoded));
+        if (peer.back().rail != peer.front().rail)
+            fail(fmt::format("the client's renewal of rail {} has an endpoint for rail {}",
+                             peer.front().rail + 1, peer.back().rail + 1));
+    }
+    const std::size_t rail = peer.front().rail;
     try {
-        const RailEndpoint ours = from.engine->renew_rail(peer.rail);
-        from.engine->reconnect_rail(peer.rail, peer, false);
-        send_record(from.tcp, encode(ours));
-        fmt::print("server: rail {} renewed at the client's request\n", peer.rail + 1);
+        const std::vector<RailEndpoint> ours = from.engine->renew_rail(rail);
+        from.engine->reconnect_rail(rail, peer, false);
+        for (const RailEndpoint& endpoint : ours) send_record(from.tcp, encode(endpoint));
+        fmt::print("server: rail {} renewed at the client's request\n", rail + 1);
     } catch (const Error& error) {
         // Not this run's end: the rail stays down, and the client tries again later.
         send_record(from.tcp, refusal(error.what()));
-        fmt::print("server: rail {} not renewed: {}\n", peer.rail + 1, error.what());
+        fmt::print("server: rail {} not renewed: {}\n", rail + 1, error.what());
     }
 }
 
@@ -397,7 +426,8 @@ records::TransferRecord transfer_record(const BenchOptions& options, const Engin
                      .ack_timeout = options.ack_timeout,
                      .rail_retry_ms = options.rail_retry_ms,
                      .rail_retry_max_ms = options.rail_retry_max_ms,
-                     .check = plan.check};
+                     .check = plan.check,
+                     .qps_per_rail = plan.qps};
     record.result = {.bytes = plan.bytes(),
                      .seconds = run.seconds,
                      .gbit_per_s = plan.bytes() * 8 / run.seconds / 1e9,
@@ -465,13 +495,46 @@ void report_run(const BenchOptions& options, const records::TransferRecord& reco
         r.batch_p99_ms, r.batch_p999_ms, r.reposted,
         c.check ? "every byte verified" : "not verified (--check verifies)");
     fmt::print(
-        "record op={} rails={} block={} batch={} batches={} bytes={} seconds={:.6f} "
+        "record op={} rails={} qps={} block={} batch={} batches={} bytes={} seconds={:.6f} "
         "gbit={:.4f} p50_ms={:.3f} p99_ms={:.3f} p999_ms={:.3f} reposted={} verified={}{}\n",
-        c.op, c.rails, c.block, c.batch, c.batches, r.bytes, r.seconds, r.gbit_per_s,
-        r.batch_p50_ms, r.batch_p99_ms, r.batch_p999_ms, r.reposted, c.check ? 1 : 0,
+        c.op, c.rails, c.qps_per_rail, c.block, c.batch, c.batches, r.bytes, r.seconds,
+        r.gbit_per_s, r.batch_p50_ms, r.batch_p99_ms, r.batch_p999_ms, r.reposted, c.check ? 1 : 0,
         per_rail_fields);
     std::fflush(stdout);
     if (!options.json.empty()) records::write_transfer_records(options.json, record);
+}
+
+// One rank of a job: its role from its rank (the launcher's, unless --rank), the hosts and the
+// pattern, made into the server's or the client's options; or why it has none.
+std::optional<std::string> take_job_role(BenchOptions& options) {
+    const std::vector<std::string> hosts = split_hosts(options.hosts);
+    for (const std::string& host : hosts)
+        if (host.empty()) return fmt::format("--hosts '{}': an empty host name", options.hosts);
+    const int rank = options.rank >= 0 ? options.rank : launcher_rank();
+    if (rank < 0) return "no rank: give --rank, or run under mpirun or srun";
+    const JobPattern pattern =
+        options.pattern == "pairwise" ? JobPattern::kPairwise : JobPattern::kManyToOne;
+    auto role = job_role(pattern, rank, static_cast<int>(hosts.size()), options.port);
+    if (auto* why = std::get_if<std::string>(&role)) return "--hosts: " + *why;
+    const JobRole& r = std::get<JobRole>(role);
+    const std::size_t initiators =
+        pattern == JobPattern::kManyToOne ? hosts.size() - 1 : hosts.size() / 2;
+    if (!options.json.empty() && initiators > 1 && options.json.find("{rank}") == std::string::npos)
+        return fmt::format("--json {}: {} initiators would each write it; put {{rank}} in the name",
+                           options.json, initiators);
+    options.server = r.target;
+    options.server_address = hosts[static_cast<std::size_t>(r.peer)];
+    options.port = r.port;
+    options.clients = r.target ? r.initiators : 1;
+    options.json = with_rank(options.json, rank);
+    if (r.target)
+        fmt::print("rank {} of {}: the target of {} initiator(s), on port {}\n", rank, hosts.size(),
+                   r.initiators, r.port);
+    else
+        fmt::print("rank {} of {}: an initiator into rank {} ({}), port {}\n", rank, hosts.size(),
+                   r.peer, options.server_address, r.port);
+    std::fflush(stdout);
+    return std::nullopt;
 }
 
 int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
@@ -482,10 +545,12 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     settings.timeout = static_cast<std::uint8_t>(options.ack_timeout);
     settings.retry.first = std::chrono::milliseconds(options.rail_retry_ms);
     settings.retry.longest = std::chrono::milliseconds(options.rail_retry_max_ms);
+    settings.qps_per_rail = options.qps;
     Engine engine(std::move(rail_list), settings);
     const Plan plan{.op = options.op == "write" ? Opcode::kWrite : Opcode::kRead,
                     .check = options.check,
                     .rails = static_cast<std::uint8_t>(engine.rails()),
+                    .qps = static_cast<std::uint8_t>(options.qps),
                     .block = static_cast<std::uint32_t>(options.size),
                     .batch = options.batch,
                     .batches = options.batches};
@@ -507,23 +572,28 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     // Ready; the server answers once every client it waits for is (their batches start together).
     send_word(tcp, kDone);
     expect_word(tcp, kDone, "the server's word that every client is connected");
-    // A rail that went down is tried again after its back-off: our fresh QP's endpoint to the
-    // server, which makes a fresh QP of its own, connects it and answers with its endpoint.
+    // A rail that went down is tried again after its back-off: our fresh QPs' endpoints to the
+    // server, which makes fresh QPs of its own, connects them and answers with their endpoints.
     // A renewal whose exchange broke (no answer within the exchange's time limit) leaves the
     // stream out of step: a late answer would be read as the next one. No renewal after it.
     bool exchange_broken = false;
     if (options.rail_retry_ms > 0)
-        engine.on_rail_renewal([&](const RailEndpoint& ours) {
+        engine.on_rail_renewal([&](std::span<const RailEndpoint> ours) {
             if (exchange_broken) fail("no renewal: an earlier one's exchange broke");
-            std::vector<std::byte> answer;
+            std::vector<std::vector<std::byte>> answers;
             try {
-                send_record(tcp, encode(ours));
-                answer = receive_record(tcp, "answer to a renewal");
+                for (const RailEndpoint& endpoint : ours) send_record(tcp, encode(endpoint));
+                // An endpoint per QP, or one refusal.
+                do {
+                    answers.push_back(receive_record(tcp, "answer to a renewal"));
+                } while (!is_refusal(answers.back()) && answers.size() < ours.size());
             } catch (const Error&) {
                 exchange_broken = true;
                 throw;
             }
-            return renewal_answer(answer);
+            std::vector<RailEndpoint> theirs;
+            for (const auto& answer : answers) theirs.push_back(renewal_answer(answer));
+            return theirs;
         });
 
     // READ: the server filled its segment from seed 1; what each batch read is checked
@@ -601,6 +671,10 @@ int main(int argc, char** argv) {
         cli.option("--slice", options.slice, "bytes per slice: a request is cut into slices")
             .is_size()
             .show_default();
+        cli.option("--qps", options.qps,
+                   "RC QPs per rail (the client's choice; slices take a rail's QPs in turn)")
+            .range(1U, kMaxQpsPerRail)
+            .show_default();
         cli.option("--policy", options.policy, "how a slice's rail is chosen")
             .choices({"score", "round-robin"})
             .show_default();
@@ -627,7 +701,24 @@ int main(int argc, char** argv) {
         cli.subcommand("client").option(
             "--json", options.json,
             "write the run as a record to FILE (rdma-bench records and plot read it)");
+        CommandLine job = cli.add_subcommand(
+            "job", "one rank of a job under mpirun or srun: a target or an initiator, by rank");
+        job.option("--hosts", options.hosts, "every rank's host (its address), in rank order")
+            .required();
+        job.option("--rank", options.rank, "this rank (default: from mpirun or srun)")
+            .range(0, 4095);
+        job.option("--pattern", options.pattern,
+                   "pairwise: ranks 2k and 2k+1 (the initiator); many-to-one: every rank into 0")
+            .choices({"pairwise", "many-to-one"})
+            .show_default();
+        job.option("--json", options.json,
+                   "an initiator writes its record to FILE; {rank} in FILE becomes the rank");
         cli.parse_or_exit(argc, argv);
+        if (cli.chose("job"))
+            if (auto why = take_job_role(options)) {
+                fmt::print(stderr, "transfer-bench: {} (run with --help for usage)\n", *why);
+                return 2;
+            }
         const std::size_t total = options.size * options.batch * std::size_t{options.batches};
         if (options.size > UINT32_MAX || total > kMaxBytes) {
             fmt::print(stderr,

@@ -13,8 +13,8 @@
 # Outputs in OUT_DIR: server.{out,rc}, client.{out,rc}, killed-at-ms (when the signal was
 # given, from the batches' start). Then the peer vanishes: a second run on rail 1 alone, whose
 # server host 1 kills (SIGKILL) once the batches are under way: vanished-{server,client}.{out,rc}.
-# Last, many-to-one: a server for two clients at once, both on host 2, over rail 1:
-# many-server.{out,rc}, many-client-{1,2}.{out,rc}.
+# Last, many-to-one: a server for two clients at once, both on host 2, over rail 1, each with two
+# QPs on it: many-server.{out,rc}, many-client-{1,2}.{out,rc,json}.
 #   tests/vm/transfer/hosts.sh BUILD_BIN_DIR OUT_DIR SEED
 set -uo pipefail
 bin=${1:?usage: hosts.sh BUILD_BIN_DIR OUT_DIR SEED}
@@ -88,13 +88,14 @@ case $RDMALAB_HOST in
         touch "$RDMALAB_SHARED/second-batches"
         wait $client
         echo $? >"$out/vanished-client.rc"
-        # Many-to-one: two initiators at once into the one target, on rail 1 (rail 2 stays down);
-        # 268 ms per ACK wait, as in the returns run: two QPs share one rate-held queue.
+        # Many-to-one: two initiators at once into the one target, on rail 1 (rail 2 stays down),
+        # each with two QPs on the rail (--qps 2); 268 ms per ACK wait, as in the returns run:
+        # four QPs share one rate-held queue.
         many=()
         for c in 1 2; do
             timeout -k 2 120 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" \
-                --devices "$RDMALAB_RAIL_DEV_1" -s 64K --batch 4 --batches 16 --check \
-                --ack-timeout 16 --timeout 60 \
+                --devices "$RDMALAB_RAIL_DEV_1" -s 64K --batch 4 --batches 16 --check --qps 2 \
+                --ack-timeout 16 --timeout 60 --json "$out/many-client-$c.json" \
                 >"$out/many-client-$c.out" 2>&1 &
             many+=($!)
         done

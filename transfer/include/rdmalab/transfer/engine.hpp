@@ -1,12 +1,14 @@
-// The transfer engine on verbs: one RDMA device per rail (its own PD, CQ and RC QP to the peer's
-// device on that rail), memory registered on every rail, batches of READs and WRITEs cut into
-// slices that go to whichever healthy rail the policy picks, and a notification to the target
-// once every slice has landed. A failed completion takes its rail down: the rail's other slices
-// flush, and every slice that had not landed is posted again on a rail still up (WRITE and READ
-// of the same bytes are idempotent). A rail that went down is tried again after a back-off: a
-// fresh QP on both sides (the application carries the two endpoints, as it did at connect), then
-// a WRITE of no bytes as a probe; only when the probe completes does the rail take slices again.
-// A batch fails only when no rail is up, and says why.
+// The transfer engine on verbs: one RDMA device per rail (its own PD, CQ and one or more RC QPs
+// to the peer's device on that rail; slices take the rail's QPs in turn), memory registered on
+// every rail, batches of READs and WRITEs cut into slices that go to whichever healthy rail the
+// policy picks, and a notification to the target once every slice has landed. A failed completion
+// takes its rail down: the rail's other slices flush, and every slice that had not landed is posted
+// again on a rail still up (WRITE and READ of the same bytes are idempotent); the rail's other QPs
+// are put in ERROR, so that their work flushes and goes too (a rail is one failure domain). A rail
+// that went down is tried again after a back-off: a fresh set of QPs on both sides (the application
+// carries the endpoints, as it did at connect), then a WRITE of no bytes on the first as a probe;
+// only when the probe completes does the rail take slices again. A batch fails only when no rail is
+// up, and says why.
 //
 // The verbs are called here, in the open: ibv_open_device, ibv_alloc_pd, ibv_reg_mr,
 // ibv_create_cq, ibv_create_qp, ibv_modify_qp, ibv_post_send, ibv_post_recv, ibv_poll_cq.
@@ -38,7 +40,10 @@ struct RailDevice {
 struct Settings {
     std::uint32_t slice_bytes = 64 * 1024;
     RailPolicy policy = RailPolicy::kScore;
-    std::uint32_t max_in_flight = 16;  // slices per rail
+    std::uint32_t max_in_flight = 16;  // slices per rail, over all its QPs
+    // RC QPs per rail, 1 to kMaxQpsPerRail: a NIC works on QPs in parallel, and each has its own
+    // UDP source port, which an ECMP fabric hashes (one QP's packets all take one path).
+    std::uint32_t qps_per_rail = 1;
     // How long a dead rail takes to be noticed: (retry_cnt + 1) × 4.096 µs × 2^timeout. 14 and
     // 3: 0.27 s. (NCCL's 20 and 7 would be 34 s; and rxe retries forever at retry_cnt 7.)
     std::uint8_t timeout = 14;
@@ -46,10 +51,10 @@ struct Settings {
     RailRetry retry{};  // when a down rail is tried again (with a renewal callback)
 };
 
-// How a rail's fresh QP reaches the peer: given this side's new endpoint for the rail, the
-// peer's (which has made a fresh QP of its own and connected it to ours, through
+// How a rail's fresh QPs reach the peer: given this side's new endpoints for the rail (one per
+// QP), the peer's (which has made fresh QPs of its own and connected them to ours, through
 // Engine::renew_rail and Engine::reconnect_rail); throws when the peer cannot be reached.
-using RenewRail = std::function<RailEndpoint(const RailEndpoint& ours)>;
+using RenewRail = std::function<std::vector<RailEndpoint>(std::span<const RailEndpoint> ours)>;
 
 using SegmentId = std::uint32_t;
 using BatchId = std::uint32_t;
@@ -71,6 +76,7 @@ class Engine {
     ~Engine();
 
     std::size_t rails() const { return rails_.size(); }
+    std::uint32_t qps_per_rail() const { return settings_.qps_per_rail; }
     const PortAddress& port(std::size_t rail) const { return rails_[rail].port; }
     const std::string& device(std::size_t rail) const { return rails_[rail].device; }
     // The provider behind the rail's device, for records ("rxe", "mlx5").
@@ -83,17 +89,18 @@ class Engine {
                                bool local_write);
     SegmentDescriptor describe(SegmentId segment) const;
 
-    // This side's QP on every rail, for the peer; then the peer's, to connect to (one per rail).
+    // This side's QPs on every rail, for the peer (rail by rail, each rail's QPs in order); then
+    // the peer's, in the same order, to connect to.
     std::vector<RailEndpoint> endpoints() const;
     void connect(std::span<const RailEndpoint> peer);
     // A down rail is tried again only with this set (the initiator's side).
     void on_rail_renewal(RenewRail renew) { renew_ = std::move(renew); }
-    // The peer's side of a renewal: a fresh QP for `rail` (the old one, and whatever it still
-    // held, destroyed), its endpoint to send back once it is connected with reconnect_rail.
-    RailEndpoint renew_rail(std::size_t rail);
-    // The fresh QP of `rail` connected to the peer's; with `probe`, the rail is up once a WRITE
-    // of no bytes completes, else at once.
-    void reconnect_rail(std::size_t rail, const RailEndpoint& peer, bool probe);
+    // The peer's side of a renewal: fresh QPs for `rail` (the old ones, and whatever they still
+    // held, destroyed), their endpoints to send back once connected with reconnect_rail.
+    std::vector<RailEndpoint> renew_rail(std::size_t rail);
+    // The fresh QPs of `rail` connected to the peer's; with `probe`, the rail is up once a WRITE
+    // of no bytes completes on its first QP, else at once.
+    void reconnect_rail(std::size_t rail, std::span<const RailEndpoint> peer, bool probe);
     // A segment of the peer's, described out of band: checked, then usable in requests.
     void add_remote_segment(const SegmentDescriptor& segment);
 
@@ -121,8 +128,9 @@ class Engine {
         PortAddress port;
         ProtectionDomain pd;
         CompletionQueue cq;
-        QueuePair qp;
-        std::uint32_t psn = 0;
+        std::vector<QueuePair> qps;  // the first also carries notifications and probes
+        std::vector<std::uint32_t> psns;
+        std::uint32_t next_qp = 0;  // the QP the rail's next slice takes
         std::uint8_t responder_depth = 1;
     };
     struct Segment {
@@ -135,9 +143,13 @@ class Engine {
         std::optional<std::size_t> notified_on;  // the rail the notification went out on
     };
 
-    void create_qp(Rail& rail);
-    void bring_up(Rail& rail, std::size_t index, const RailEndpoint& peer);
-    RailEndpoint endpoint_of(std::size_t index) const;
+    void create_qps(Rail& rail);
+    void bring_up(Rail& rail, std::size_t index, std::span<const RailEndpoint> peer);
+    std::vector<RailEndpoint> endpoints_of(std::size_t index) const;
+    void connect_qp(Rail& rail, std::size_t index, std::size_t qp, const RailEndpoint& peer);
+    void rail_failed(std::size_t rail, std::uint32_t length, const std::string& why,
+                     Clock::time_point now);
+    void stop_rail(std::size_t rail);
     void retry_due_rails();
     void post_probe(std::size_t rail);
     int post_empty_write(std::size_t rail, std::uint64_t wr_id, const SegmentDescriptor& remote,

@@ -20,13 +20,18 @@ namespace rdmalab::transfer {
 using Clock = std::chrono::steady_clock;
 
 inline constexpr std::uint32_t kMaxRails = 8;
+// QPs on one rail to the same peer: each its own UDP source port (RoCE v2 takes it from the QP),
+// so a fabric that hashes ports spreads them over its paths, and a NIC works on them in parallel.
+inline constexpr std::uint32_t kMaxQpsPerRail = 8;
 
 // ---- What the peer is told (big-endian, through codec.hpp; checked on arrival).
 
-// One rail's QP: "TRRL" | rail (1) | MTU bytes (2) | reserved (1) | QPN (4) | PSN (4) | GID (16)
+// One QP of a rail: "TRRL" | rail (1) | MTU bytes (2) | QP of the rail (1) | QPN (4) | PSN (4) |
+// GID (16)
 struct RailEndpoint {
     std::uint8_t rail = 0;
     std::uint16_t mtu = 1024;
+    std::uint8_t qp = 0;  // which of the rail's QPs, from 0
     std::uint32_t qpn = 0;
     std::uint32_t psn = 0;
     std::array<std::uint8_t, 16> gid{};
@@ -45,7 +50,8 @@ struct SegmentDescriptor {
 std::vector<std::byte> encode(const RailEndpoint& endpoint);
 std::vector<std::byte> encode(const SegmentDescriptor& segment);
 // The record, or why it was refused: wrong size or magic, a QPN or PSN wider than 24 bits, an
-// MTU that is no IB MTU; a segment of length 0, one that wraps, no rails or more than kMaxRails.
+// MTU that is no IB MTU, a QP index of kMaxQpsPerRail or more; a segment of length 0, one that
+// wraps, no rails or more than kMaxRails.
 std::variant<RailEndpoint, std::string> decode_rail_endpoint(std::span<const std::byte> bytes);
 std::variant<SegmentDescriptor, std::string> decode_segment(std::span<const std::byte> bytes);
 
