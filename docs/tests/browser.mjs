@@ -11,6 +11,7 @@
 // "browser: N passed, M failed"; exits non-zero on any failure.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
 // (--page: one more page to visit; with --screenshots, also a PNG of it whole)
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,13 +48,29 @@ function parseArguments(argv) {
   return options;
 }
 
+// Parts, as the shell tests have them (tests/checks.sh): where RDMALAB_CHECK_RECORDS names a
+// file, every check appends "PART<TAB>ok|FAIL<TAB>TEXT" to it and a run that completed ends it
+// with "#complete"; CTest's docs.browser.PART tests read them (tests/part-verdict.sh), so CTest
+// counts the site's checks part by part. tests/CMakeLists.txt reads the part names from the
+// `part('NAME');` lines below: a part is a literal word there.
+const RECORDS = process.env.RDMALAB_CHECK_RECORDS || '';
+let currentPart = 'start';
+function part(name) {
+  currentPart = name;
+}
+function record(verdict, text) {
+  if (RECORDS) appendFileSync(RECORDS, `${currentPart}\t${verdict}\t${text.replace(/[\t\n]/g, ' ')}\n`);
+}
+
 const results = { passed: 0, failed: 0 };
 function pass(text) {
   results.passed += 1;
+  record('ok', text);
   console.log(`PASS ${text}`);
 }
 function fail(text) {
   results.failed += 1;
+  record('FAIL', text);
   console.log(`FAIL ${text}`);
 }
 function skip(text) {
@@ -79,6 +96,8 @@ function isLocalUrl(url) {
 
 async function main() {
   const options = parseArguments(process.argv.slice(2));
+  if (RECORDS) writeFileSync(RECORDS, '');
+  let completed = false;
   const server = await startServer(DIST_DIR, 0);
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'rdmalab-docs-chromium-'));
   let context = null;
@@ -111,6 +130,7 @@ async function main() {
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
     context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
     await runChecks(context, server.url, options);
+    completed = true;
   } catch (error) {
     fail(`browser tests stopped: ${error.message.split('\n')[0]}`);
   } finally {
@@ -118,7 +138,13 @@ async function main() {
     await cleanUp();
   }
   console.log(`browser: ${results.passed} passed, ${results.failed} failed`);
-  process.exitCode = results.failed === 0 ? 0 : 1;
+  if (completed && RECORDS) {
+    // In parts: each part's CTest test gives the verdict; this run passes if it came to its end.
+    appendFileSync(RECORDS, '#complete\n');
+    process.exitCode = 0;
+  } else {
+    process.exitCode = results.failed === 0 ? 0 : 1;
+  }
 }
 
 async function runChecks(context, baseUrl, options) {
@@ -144,6 +170,7 @@ async function runChecks(context, baseUrl, options) {
   page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
 
   // 1. Every chapter (and every extra page asked for) renders.
+  part('pages');
   const sources = sourceFiles();
   const sourcePages = ['/source/', ...sources.map((source) => `/source/${source.slug}`)];
   // The per-call pages come from one template (tests/verbs.test.mjs checks every one's links
@@ -177,14 +204,17 @@ async function runChecks(context, baseUrl, options) {
 
   // 1b. Code that fits (at 1280 px, the viewport of the loop above), labelled
   // imports, complete programs with their regions.
+  part('code');
   checkFit(visited);
   checkImportLabels(visited);
   checkSourcePages(visited, sources);
   // 1c. The course: the door, each chapter's frame and length, excerpts, glossary links.
+  part('course');
   checkCourse(visited, pass, fail, pageKey);
 
   // 2. Internal links and anchors resolve: the navigation bar and sidebar
   // (the same on every page) once, then each page's own content.
+  part('links');
   const origin = new URL(baseUrl).origin;
   const resolveLink = async (link) => {
     const target = new URL(link.href);
@@ -228,6 +258,7 @@ async function runChecks(context, baseUrl, options) {
   }
 
   // 3. The QP state-machine explorer.
+  part('explorer');
   const explorerKey = [...visited].find(([, info]) => info.hasExplorer)?.[0];
   if (!explorerKey) {
     fail('explorer: no page contains <QpExplorer /> (docs/queue-pairs.md should)');
@@ -237,6 +268,7 @@ async function runChecks(context, baseUrl, options) {
   }
 
   // 3b. The trace viewer: every recorded trace the chapters show.
+  part('traces');
   const tracePages = [...visited].filter(([, info]) => info.traceViewers > 0).map(([key]) => key);
   if (!tracePages.length) fail('trace viewer: no page contains <TraceViewer /> (docs/operations.md should)');
   const tracesStarted = Date.now();
@@ -246,11 +278,13 @@ async function runChecks(context, baseUrl, options) {
   if (tracePages.length) await checkTraceViewerOnPhone(page, baseUrl, tracePages[0]);
 
   // 3c. The rate-per-flow figures (docs/congestion.md).
+  part('rates');
   const ratePages = [...visited].filter(([, info]) => info.rateTimelines > 0).map(([key]) => key);
   if (!ratePages.length) fail('rate figures: no page contains <RateTimeline /> (docs/congestion.md should)');
   else await checkRateTimelines(page, baseUrl, ratePages);
 
-  // 4. Mermaid diagrams render to SVG.
+  // 4. Mermaid diagrams render to SVG; the reference tables (4a); diagrams at their size (4b).
+  part('diagrams');
   const mermaidKey = [...visited].find(([, info]) => info.mermaidCount > 0)?.[0];
   if (!mermaidKey) {
     skip('mermaid: no page has a ```mermaid block yet; nothing to check');
@@ -267,15 +301,19 @@ async function runChecks(context, baseUrl, options) {
   if (!diagramPages.length) fail('diagrams: no page has a <SiteDiagram> or mermaid diagram');
   const measuredAt1280 = new Map([...visited].filter(([, info]) => info.diagrams).map(([key, info]) => [key, info.diagrams]));
   await checkDiagrams(page, baseUrl, diagramPages, 1280, measuredAt1280);
+  part('phone');
   // 4c. On a phone, diagrams again, and every box wider than the screen says that it scrolls: one
   // visit a page for both (the two checks visited 13 and 35 pages, 97 s of the run, 2026-11-27).
   await checkPhone(page, baseUrl, diagramPages, ['/', ...courseChapters().map((chapter) => chapter.link)]);
   // 4d. An exercise's hints open one at a time, on a phone and on a laptop.
+  part('hints');
   await checkHintsOneAtATime(page, baseUrl, { pass, fail, visitPage, waitForCondition });
   // 4e. The source download: on screen at both widths, and it answers.
+  part('download');
   await checkSourceDownload(page, baseUrl, DIST_DIR, { pass, fail, skip, visitPage });
 
   // 5. Nothing was fetched from anywhere but this machine.
+  part('network');
   if (outsideRequests.size) {
     fail(`network: ${outsideRequests.size} request(s) left 127.0.0.1: ${[...outsideRequests].slice(0, 5).join(', ')}`);
   } else {

@@ -1,6 +1,7 @@
 # Runs on the two hosts of `lab.sh --hosts 2 --rails 2` for tests/vm/transfer.sh, the multi-rail
 # lesson over the two rails (lesson-{server,client}.{out,rc}), then three runs in turn. First the
-# rail comes back: host 2 takes its own rail 2 down 1 s into the batches (the lab's
+# rail comes back (two QPs on each rail, --qps 2): host 2 takes its own rail 2 down 1 s into the
+# batches (the lab's
 # --link-down 2.2@signal+2 brings it back 2 s later), and the client, retrying the rail after
 # 0.5 s, then every 1 s (the guest's 2 s have lasted 4.4 under emulation), renews it: returns-{server,client}.{out,rc}. (Its own link's death fails its
 # work requests at once, so its QPs wait 268 ms for an ACK, not 67: the emulated hosts, with both
@@ -56,7 +57,7 @@ case $RDMALAB_HOST in
         echo $? >"$out/lesson-client.rc"
         timeout -k 2 150 "$bin/transfer-bench" client "$RDMALAB_ADDR_1" --devices "$devices" \
             -s 64K --batch 8 --batches 96 --check --retry 3 --ack-timeout 16 --rail-retry 500 \
-            --rail-retry-max 1000 \
+            --rail-retry-max 1000 --qps 2 \
             --timeout 60 >"$out/returns-client.out" 2>&1 &
         client=$!
         wait_for_line "$out/returns-client.out" 'the batches start' 60 $client
