@@ -81,33 +81,34 @@ Json to_json(const TransferRecord& record) {
     const TransferResult& r = record.result;
     Json rails = Json::array();
     for (const TransferRail& rail : r.rails) rails.push_back(rail_json(rail));
-    return Json{{"tool", record.tool},
-                {"config",
-                 {{"op", c.op},
-                  {"rails", c.rails},
-                  {"devices", c.devices},
-                  {"block", c.block},
-                  {"batch", c.batch},
-                  {"batches", c.batches},
-                  {"slice", c.slice},
-                  {"policy", c.policy},
-                  {"retry_cnt", c.retry_cnt},
-                  {"ack_timeout", c.ack_timeout},
-                  {"rail_retry_ms", c.rail_retry_ms},
-                  {"rail_retry_max_ms", c.rail_retry_max_ms},
-                  {"check", c.check},
-                  {"qps_per_rail", c.qps_per_rail}}},
-                {"result",
-                 {{"bytes", r.bytes},
-                  {"seconds", r.seconds},
-                  {"gbit_per_s", r.gbit_per_s},
-                  {"batch_p50_ms", r.batch_p50_ms},
-                  {"batch_p99_ms", r.batch_p99_ms},
-                  {"batch_p999_ms", r.batch_p999_ms},
-                  {"reposted", r.reposted},
-                  {"verified", r.verified},
-                  {"rails", std::move(rails)}}},
-                {"environment", to_json(record.environment)}};
+    Json json{{"tool", record.tool},
+              {"config",
+               {{"op", c.op},
+                {"rails", c.rails},
+                {"devices", c.devices},
+                {"block", c.block},
+                {"batch", c.batch},
+                {"batches", c.batches},
+                {"slice", c.slice},
+                {"policy", c.policy},
+                {"retry_cnt", c.retry_cnt},
+                {"ack_timeout", c.ack_timeout},
+                {"rail_retry_ms", c.rail_retry_ms},
+                {"rail_retry_max_ms", c.rail_retry_max_ms},
+                {"check", c.check}}},
+              {"result",
+               {{"bytes", r.bytes},
+                {"seconds", r.seconds},
+                {"gbit_per_s", r.gbit_per_s},
+                {"batch_p50_ms", r.batch_p50_ms},
+                {"batch_p99_ms", r.batch_p99_ms},
+                {"batch_p999_ms", r.batch_p999_ms},
+                {"reposted", r.reposted},
+                {"verified", r.verified},
+                {"rails", std::move(rails)}}},
+              {"environment", to_json(record.environment)}};
+    if (c.qps_per_rail) json["config"]["qps_per_rail"] = *c.qps_per_rail;
+    return json;
 }
 
 TransferRecord transfer_from_json(const Json& o, const std::string& where) {
@@ -128,7 +129,7 @@ TransferRecord transfer_from_json(const Json& o, const std::string& where) {
                                      .rail_retry_ms = c["rail_retry_ms"].get<int>(),
                                      .rail_retry_max_ms = c["rail_retry_max_ms"].get<int>(),
                                      .check = c["check"].get<bool>(),
-                                     .qps_per_rail = c.value("qps_per_rail", 1U)},
+                                     .qps_per_rail = {}},
                           .result = {.bytes = r["bytes"].get<std::uint64_t>(),
                                      .seconds = r["seconds"].get<double>(),
                                      .gbit_per_s = r["gbit_per_s"].get<double>(),
@@ -139,6 +140,8 @@ TransferRecord transfer_from_json(const Json& o, const std::string& where) {
                                      .verified = r["verified"].get<bool>(),
                                      .rails = {}},
                           .environment = environment_from_json(o["environment"])};
+    if (c.contains("qps_per_rail"))
+        record.config.qps_per_rail = c["qps_per_rail"].get<std::uint32_t>();
     for (const Json& rail : r["rails"]) record.result.rails.push_back(rail_from_json(rail));
     return record;
 }

@@ -38,7 +38,8 @@ TransferRecord failover_record() {
                      .ack_timeout = 14,
                      .rail_retry_ms = 1000,
                      .rail_retry_max_ms = 30000,
-                     .check = true};
+                     .check = true,
+                     .qps_per_rail = 2};
     record.result = {.bytes = 50'331'648,
                      .seconds = 10.5,
                      .gbit_per_s = 0.0383,

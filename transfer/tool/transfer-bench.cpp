@@ -497,7 +497,7 @@ void report_run(const BenchOptions& options, const records::TransferRecord& reco
     fmt::print(
         "record op={} rails={} qps={} block={} batch={} batches={} bytes={} seconds={:.6f} "
         "gbit={:.4f} p50_ms={:.3f} p99_ms={:.3f} p999_ms={:.3f} reposted={} verified={}{}\n",
-        c.op, c.rails, c.qps_per_rail, c.block, c.batch, c.batches, r.bytes, r.seconds,
+        c.op, c.rails, c.qps_per_rail.value_or(1), c.block, c.batch, c.batches, r.bytes, r.seconds,
         r.gbit_per_s, r.batch_p50_ms, r.batch_p99_ms, r.batch_p999_ms, r.reposted, c.check ? 1 : 0,
         per_rail_fields);
     std::fflush(stdout);

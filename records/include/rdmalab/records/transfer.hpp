@@ -35,7 +35,8 @@ struct TransferConfig {
     int retry_cnt = 0, ack_timeout = 0;
     int rail_retry_ms = 0, rail_retry_max_ms = 0;  // a down rail's back-off: first, longest
     bool check = false;
-    std::uint32_t qps_per_rail = 1;  // RC QPs per rail
+    // RC QPs per rail; absent in records written before --qps (they had 1).
+    std::optional<std::uint32_t> qps_per_rail{};
     bool operator==(const TransferConfig&) const = default;
 };
 // "result.rails[]": what one rail carried, and whether it lasted.
