@@ -79,7 +79,8 @@ check "full: CSV has 12 pairs + header" count_is 13 "$scratch/full/mesh.csv" '.'
 for m in bw-gbps rate-mops lat-us lat-p99-us; do
     check "full: heatmap $m" has_line "$scratch/full/mesh-$m.svg" '^</svg>$'
 done
-check "full: a verdict line" has_line "$scratch/full.out" '^rdma-mesh: verdict: '
+culprits=$(json_get "$j" --count culprits 2>&1)
+check "full: the record holds its verdict: culprits, a list ($culprits)" [ "$culprits" -ge 0 ]
 
 part broken
 # ---- Two failures in one run: rank 2 never answers, rank 3 has no device (local rank 3 takes
@@ -104,7 +105,6 @@ part ring
 run_mesh ring 4 --quick -D 0.1 -n 100 --serial --pairs ring:1
 j=$scratch/ring/mesh.json
 check "ring: exits 0 (nothing flagged) or 1 (flagged)" rc_in "$scratch/ring.rc" "0 1"
-check "ring: says 4 of 6 pairs" has_line "$scratch/ring.out" '^rdma-mesh: 4 ranks, 2 rounds, 4 of 6 pairs \(--pairs ring:1\)'
 check "ring: 2 rounds, 4 planned pairs, none failed" \
     is "$(json_get "$j" --get rounds --get planned_pairs --count failed --get settings/pairs | lines)" "2 4 0 ring:1"
 check "ring: the heatmap draws 0-2 and 1-3 as not planned, not failed" \
