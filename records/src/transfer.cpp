@@ -26,6 +26,9 @@ std::vector<Field> transfer_fields() {
         {"config.rail_retry_max_ms", "integer", true, "the longest wait between tries, ms"},
         {"config.check", "boolean", true, "every byte verified (--check)"},
         {"config.qps_per_rail", "integer", false, "RC QPs per rail (--qps; absent: 1)"},
+        {"config.mem", "string", false, "the client's memory (--mem: host, cuda:N, rocm:N)"},
+        {"config.registration", "string", false,
+         "the rung that registered it: host, dma-buf or peer memory"},
         {"result", "object", true, "what the client measured"},
         {"result.bytes", "integer", true, "bytes moved: block x batch x batches"},
         {"result.seconds", "number", true, "the batches' time, s"},
@@ -108,6 +111,8 @@ Json to_json(const TransferRecord& record) {
                 {"rails", std::move(rails)}}},
               {"environment", to_json(record.environment)}};
     if (c.qps_per_rail) json["config"]["qps_per_rail"] = *c.qps_per_rail;
+    if (c.mem) json["config"]["mem"] = *c.mem;
+    if (c.registration) json["config"]["registration"] = *c.registration;
     return json;
 }
 
@@ -142,6 +147,9 @@ TransferRecord transfer_from_json(const Json& o, const std::string& where) {
                           .environment = environment_from_json(o["environment"])};
     if (c.contains("qps_per_rail"))
         record.config.qps_per_rail = c["qps_per_rail"].get<std::uint32_t>();
+    if (c.contains("mem")) record.config.mem = c["mem"].get<std::string>();
+    if (c.contains("registration"))
+        record.config.registration = c["registration"].get<std::string>();
     for (const Json& rail : r["rails"]) record.result.rails.push_back(rail_from_json(rail));
     return record;
 }

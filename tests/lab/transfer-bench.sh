@@ -1,10 +1,10 @@
 # Lab test: transfer-bench, the transfer engine's bench, on the lab host's one device (one rail):
 # WRITE and READ batches with every byte checked (the client's record read through its type),
-# four QPs on the rail (--qps 4), two initiators at once into one target (--clients 2), ranks
-# under mpirun (job: pairs, and many-to-one), and what a peer may send it that it must refuse —
-# a plan that is not one, a client that leaves mid-run — each ended with one line and a non-zero
-# exit, within its limit. The sanitizer shard runs this on its ASan build too: nothing leaked on
-# any of these paths.
+# four QPs on the rail (--qps 4), the bytes through the GPU memory layer (--mem host), two
+# initiators at once into one target (--clients 2), ranks under mpirun (job: pairs, and
+# many-to-one), and what a peer may send it that it must refuse — a plan that is not one, a
+# client that leaves mid-run — each ended with one line and a non-zero exit, within its limit.
+# The sanitizer shard runs this on its ASan build too: nothing leaked on any of these paths.
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/../../lab/guest-wait.sh"  # wait_for_line
 # transfer NAME RECORD_CHECKS -- CLIENT_ARGS: one pairwise run, the client's record in NAME/run.json;
@@ -40,6 +40,22 @@ check "many: both clients verified their batches" \
 check "many: the server took both at once: 16 batches verified, 4 MiB in" \
     bash -c "[ \"\$(cat '$scratch/many/server.rc')\" = 0 ] && grep -q '^record side=server clients=2 bytes=4194304 .* verified=16$' '$scratch/many/server.out'"
 show_on_failure "$scratch/many"
+
+part memory
+# The bytes through the GPU memory layer's registration ladder (--mem, --path; gpu/memory.hpp):
+# host memory here, and the rung that took it in the record. The staging rung is refused (a
+# bounce buffer per rail would move other bytes); a GPU the host lacks is one line.
+transfer mem-host config/mem='^host$' config/registration='^host$' result/verified='^true$' \
+    -- -s 64K --batch 4 --batches 4 --check --mem host
+expect_failure staging 1 'the staging rung copies through a bounce buffer per rail' \
+    "$bin/transfer-bench" client "$addr" --path staging --timeout 5
+timeout -k 2 30 "$bin/transfer-bench" client "$addr" --mem cuda --timeout 5 \
+    >"$scratch/no-gpu.out" 2>"$scratch/no-gpu.err"
+echo $? >"$scratch/no-gpu.rc"
+check "no GPU: --mem cuda exits 1 or 2 ($(cat "$scratch/no-gpu.rc")), not by its time limit" \
+    bash -c "[ \"\$(cat '$scratch/no-gpu.rc')\" = 1 ] || [ \"\$(cat '$scratch/no-gpu.rc')\" = 2 ]"
+check "no GPU: one line, naming --mem cuda: $(head -c 120 "$scratch/no-gpu.err")" \
+    bash -c "[ \$(wc -l <'$scratch/no-gpu.err') = 1 ] && grep -q -- '--mem cuda' '$scratch/no-gpu.err'"
 
 part job
 # Under mpirun, in this guest: four ranks as two pairs (each target its own port), then three

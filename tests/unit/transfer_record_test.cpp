@@ -39,7 +39,9 @@ TransferRecord failover_record() {
                      .rail_retry_ms = 1000,
                      .rail_retry_max_ms = 30000,
                      .check = true,
-                     .qps_per_rail = 2};
+                     .qps_per_rail = 2,
+                     .mem = "cuda:0",
+                     .registration = "dma-buf"};
     record.result = {.bytes = 50'331'648,
                      .seconds = 10.5,
                      .gbit_per_s = 0.0383,

@@ -103,12 +103,43 @@ SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_a
     unsigned access = remote_access;
     if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
         access |= static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE);
-    Segment segment{bytes, {}};
+    Segment segment{.address = reinterpret_cast<std::uintptr_t>(bytes.data()),
+                    .length = bytes.size(),
+                    .lkeys = {},
+                    .rkeys = {},
+                    .owned = {}};
     for (Rail& rail : rails_) {
         MemoryRegion mr{
             ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(), static_cast<int>(access))};
         check_ptr(mr.get(), "ibv_reg_mr(segment)");
-        segment.mrs.push_back(std::move(mr));
+        segment.lkeys.push_back(mr->lkey);
+        segment.rkeys.push_back(mr->rkey);
+        segment.owned.push_back(std::move(mr));
+    }
+    const SegmentId id = next_segment_++;
+    segments_.emplace(id, std::move(segment));
+    return id;
+}
+
+SegmentId Engine::add_registered_segment(std::uint64_t nic_address, std::size_t length,
+                                         std::span<ibv_mr* const> per_rail) {
+    if (length == 0) fail("add_registered_segment: an empty segment");
+    if (per_rail.size() != rails_.size())
+        fail(fmt::format("add_registered_segment: {} MRs for {} rails", per_rail.size(),
+                         rails_.size()));
+    Segment segment{
+        .address = nic_address, .length = length, .lkeys = {}, .rkeys = {}, .owned = {}};
+    for (std::size_t rail = 0; rail < rails_.size(); ++rail) {
+        const ibv_mr* mr = per_rail[rail];
+        // Each MR on its own rail's protection domain, and long enough: else the NIC refuses
+        // every slice with a protection error, far from here.
+        if (mr == nullptr || mr->pd != rails_[rail].pd.get() || mr->length < length)
+            fail(
+                fmt::format("add_registered_segment: rail {}'s MR is not of its protection "
+                            "domain, or shorter than {} bytes",
+                            rail + 1, length));
+        segment.lkeys.push_back(mr->lkey);
+        segment.rkeys.push_back(mr->rkey);
     }
     const SegmentId id = next_segment_++;
     segments_.emplace(id, std::move(segment));
@@ -117,12 +148,8 @@ SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_a
 
 SegmentDescriptor Engine::describe(SegmentId id) const {
     const Segment& segment = segments_.at(id);
-    SegmentDescriptor descriptor{.id = id,
-                                 .address = reinterpret_cast<std::uintptr_t>(segment.bytes.data()),
-                                 .length = segment.bytes.size(),
-                                 .rkeys = {}};
-    for (const MemoryRegion& mr : segment.mrs) descriptor.rkeys.push_back(mr->rkey);
-    return descriptor;
+    return SegmentDescriptor{
+        .id = id, .address = segment.address, .length = segment.length, .rkeys = segment.rkeys};
 }
 
 std::vector<RailEndpoint> Engine::endpoints_of(std::size_t index) const {
@@ -328,7 +355,7 @@ BatchId Engine::submit(std::span<const Request> requests, bool notify) {
         if (remote == remote_segments_.end())
             fail(fmt::format("submit: no remote segment {} (describe it first)",
                              request.remote_segment));
-        if (auto why = refuse_request(request, local->second.bytes.size(), remote->second.length))
+        if (auto why = refuse_request(request, local->second.length, remote->second.length))
             fail(fmt::format("submit: {}", *why));
     }
     const BatchId id = next_batch_++;
@@ -346,10 +373,9 @@ void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size
     const Request& request = batch.requests[slice.request];
     const Segment& local = segments_.at(request.local_segment);
     const SegmentDescriptor& remote = remote_segments_.at(request.remote_segment);
-    ibv_sge sge{.addr = reinterpret_cast<std::uintptr_t>(local.bytes.data()) +
-                        request.local_offset + slice.offset,
+    ibv_sge sge{.addr = local.address + request.local_offset + slice.offset,
                 .length = slice.length,
-                .lkey = local.mrs[rail]->lkey};
+                .lkey = local.lkeys[rail]};
     ibv_send_wr wr{};
     wr.wr_id = wr_id_of(id, index);
     wr.sg_list = &sge;

@@ -13,12 +13,16 @@
 //                  [--batch N] [--batches N] [--slice SIZE] [--qps N] [--policy score|round-robin]
 //                  [--check] [--json FILE] [--retry N] [--ack-timeout N] [--rail-retry MS]
 //                  [--rail-retry-max MS]
+//   Either side: --mem host|cuda[:N]|rocm[:N] and --path auto|dma-buf|peer: its bytes in GPU
+//   memory, registered on every rail through the ladder (gpu/memory.hpp; not staging).
 //   transfer-bench job --hosts H0,H1,... [--rank R] [--pattern pairwise|many-to-one] [client
 //                  options] [--json FILE]: one rank of a job under mpirun or srun (the rank from
 //                  the launcher), a target or an initiator as transfer/job.hpp lays them out;
 //                  "{rank}" in FILE becomes the rank.
 #include "rdmalab/codec.hpp"
 #include "rdmalab/error.hpp"
+#include "rdmalab/gpu/memory.hpp"
+#include "rdmalab/gpu/options.hpp"
 #include "rdmalab/options.hpp"
 #include "rdmalab/pattern.hpp"
 #include "rdmalab/percentile.hpp"
@@ -75,6 +79,7 @@ struct BenchOptions : ConnectionOptions {
     std::string hosts;          // job: every rank's host, in rank order
     int rank = -1;              // job: -1, from the launcher
     std::string pattern = "pairwise";
+    gpu::MemoryOptions memory;  // --mem, --path: where this side's bytes live
 };
 
 // What the client tells the server: "TBPL" | op (1) | check (1) | rails (1) | QPs per rail (1) |
@@ -266,13 +271,73 @@ void exchange_endpoints(Engine& engine, TcpExchange& tcp, bool server) {
     engine.connect(peer);
 }
 
+// The bytes one side moves, in the memory --mem names, registered on every rail through the
+// registration ladder (gpu/memory.hpp: host memory as it is; GPU memory by dma-buf or peer
+// memory) and given to the engine as one segment. The staging rung is refused: it copies through
+// a bounce buffer of its own per registration, so each rail would move other bytes.
+class BenchSegment {
+  public:
+    BenchSegment(Engine& engine, const gpu::MemoryOptions& options, std::size_t bytes,
+                 unsigned remote_access, bool local_write, const char* side)
+        : memory_(options.memory, bytes) {
+        int access = static_cast<int>(remote_access);
+        if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
+            access |= IBV_ACCESS_LOCAL_WRITE;  // remote write needs local write (the verbs' rule)
+        std::vector<ibv_mr*> mrs;
+        for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
+            registered_.push_back(gpu::register_memory(engine.protection_domain(rail), memory_,
+                                                       access, options.path));
+            const gpu::RegisteredMemory& r = registered_.back();
+            if (r.path() == gpu::Path::kStaging)
+                fail(
+                    fmt::format("--mem {}: the staging rung copies through a bounce buffer per "
+                                "rail; transfer-bench needs the NIC to reach the memory itself "
+                                "(--path dma-buf or peer, where the host has them)",
+                                gpu::to_string(options.memory)));
+            if (r.nic_address() != registered_.front().nic_address())
+                fail("the rails' registrations address the memory differently");
+            mrs.push_back(r.mr());
+        }
+        id_ = engine.add_registered_segment(registered_.front().nic_address(), bytes, mrs);
+        fmt::print("{}: {} bytes of {}; {}, on each of {} rails\n", side, bytes,
+                   memory_.description(), registered_.front().report().back(), engine.rails());
+    }
+    SegmentId id() const { return id_; }
+    std::string memory() const { return gpu::to_string(memory_.spec()); }
+    const char* registration() const { return gpu::path_name(registered_.front().path()); }
+    // The pattern of `seed` into [offset, offset + length), ready for the NIC to read.
+    void fill(std::size_t offset, std::size_t length, std::uint64_t seed) {
+        Buffer pattern(length);
+        fill_pattern(pattern.bytes(), seed);
+        memory_.copy_from_host(pattern.bytes(), offset);
+        registered_.front().before_nic_reads(length, offset);
+    }
+    // What the NIC wrote into [offset, offset + destination's size), copied out.
+    void read(std::size_t offset, std::span<std::byte> destination) {
+        registered_.front().after_nic_writes(destination.size(), offset);
+        memory_.copy_to_host(destination, offset);
+    }
+    // The first byte of [offset, offset + length) that is not the pattern of `seed`, if any.
+    std::optional<std::size_t> mismatch(std::size_t offset, std::size_t length,
+                                        std::uint64_t seed) {
+        Buffer landed(length);
+        read(offset, landed.bytes());
+        return find_pattern_mismatch(landed.bytes(), seed);
+    }
+
+  private:
+    gpu::DeviceMemory memory_;
+    std::vector<gpu::RegisteredMemory> registered_;  // one per rail; released before memory_
+    SegmentId id_ = 0;
+};
+
 // One initiator as the target sees it: its exchange, its plan, the bytes it writes into (or
 // reads from), and an engine of its own joining this host's rails to the initiator's.
 struct Initiator {
     TcpExchange tcp;
     Plan plan;
-    Buffer target;
     std::unique_ptr<Engine> engine;
+    std::unique_ptr<BenchSegment> target;  // after the engine: its MRs go before the engine's PDs
     std::vector<bool> notified_batches;  // notifications are at least once: each batch counted once
     std::uint32_t notified = 0, verified = 0;
     bool done = false;
@@ -285,18 +350,18 @@ Initiator accept_initiator(const BenchOptions& options, TcpListener& listener,
     Settings settings;
     settings.qps_per_rail = plan.qps;
     auto engine = std::make_unique<Engine>(rail_list, settings);
-    Buffer target(plan.bytes());
     // WRITE: the client writes into it (REMOTE_WRITE); READ: it reads from it (REMOTE_READ).
     const bool writes = plan.op == Opcode::kWrite;
-    if (!writes) fill_pattern(target.bytes(), 1);
-    const SegmentId segment = engine->register_segment(
-        target.bytes(), writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, false);
-    send_record(tcp, encode(engine->describe(segment)));
+    auto target = std::make_unique<BenchSegment>(
+        *engine, options.memory, plan.bytes(),
+        writes ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, false, "server");
+    if (!writes) target->fill(0, plan.bytes(), 1);
+    send_record(tcp, encode(engine->describe(target->id())));
     exchange_endpoints(*engine, tcp, true);
     fmt::print("server: initiator {}: {} rails of {} QP(s) connected, {} bytes registered for {}\n",
-               format_ip(tcp.peer_address()), engine->rails(), plan.qps, target.size(),
+               format_ip(tcp.peer_address()), engine->rails(), plan.qps, plan.bytes(),
                writes ? "WRITEs" : "READs");
-    return {std::move(tcp), plan, std::move(target), std::move(engine),
+    return {std::move(tcp), plan, std::move(engine), std::move(target),
             std::vector<bool>(plan.batches, false)};
 }
 
@@ -313,8 +378,7 @@ void on_notification(Initiator& from, std::uint32_t id) {
     ++from.notified;
     if (!plan.check) return;
     const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
-    if (auto bad = find_pattern_mismatch(
-            from.target.bytes().subspan(index * batch_bytes, batch_bytes), index + 1))
+    if (auto bad = from.target->mismatch(index * batch_bytes, batch_bytes, index + 1))
         fail(fmt::format("batch {}: byte {} is not what the client wrote", id, *bad));
     ++from.verified;
 }
@@ -412,7 +476,8 @@ struct ClientRun {
 
 // The run as transfer-bench's typed record, with where it ran.
 records::TransferRecord transfer_record(const BenchOptions& options, const Engine& engine,
-                                        const Plan& plan, const ClientRun& run) {
+                                        const BenchSegment& local, const Plan& plan,
+                                        const ClientRun& run) {
     records::TransferRecord record;
     record.config = {.op = options.op,
                      .rails = static_cast<std::uint32_t>(engine.rails()),
@@ -427,7 +492,9 @@ records::TransferRecord transfer_record(const BenchOptions& options, const Engin
                      .rail_retry_ms = options.rail_retry_ms,
                      .rail_retry_max_ms = options.rail_retry_max_ms,
                      .check = plan.check,
-                     .qps_per_rail = plan.qps};
+                     .qps_per_rail = plan.qps,
+                     .mem = local.memory(),
+                     .registration = local.registration()};
     record.result = {.bytes = plan.bytes(),
                      .seconds = run.seconds,
                      .gbit_per_s = plan.bytes() * 8 / run.seconds / 1e9,
@@ -554,14 +621,14 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
                     .block = static_cast<std::uint32_t>(options.size),
                     .batch = options.batch,
                     .batches = options.batches};
-    Buffer local(plan.bytes());
     const bool writes = plan.op == Opcode::kWrite;
     const std::size_t batch_bytes = std::size_t{plan.block} * plan.batch;
+    // The source of WRITEs needs no access beyond the NIC reading it; READs land here.
+    BenchSegment local(engine, options.memory, plan.bytes(), 0, !writes, "client");
     if (writes)
         for (std::uint32_t b = 0; b < plan.batches; ++b)
-            fill_pattern(local.bytes().subspan(b * batch_bytes, batch_bytes), b + 1);
-    // The source of WRITEs needs no access beyond the NIC reading it; READs land here.
-    const SegmentId segment = engine.register_segment(local.bytes(), 0, !writes);
+            local.fill(b * batch_bytes, batch_bytes, b + 1);
+    const SegmentId segment = local.id();
     auto tcp = TcpExchange::connect_to(options.server_address, options.port, options.timeout());
     send_record(tcp, encode_plan(plan));
     auto described = decode_segment(receive_record(tcp, "segment descriptor"));
@@ -599,9 +666,11 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     // READ: the server filled its segment from seed 1; what each batch read is checked
     // against the same bytes made here.
     std::optional<Buffer> expected;
+    std::optional<Buffer> landed;  // a READ batch's bytes, copied here to be compared
     if (!writes && plan.check) {
         expected.emplace(plan.bytes());
         fill_pattern(expected->bytes(), 1);
+        landed.emplace(batch_bytes);
     }
     ClientRun run;
     run.per_rail.assign(engine.rails(), 0);
@@ -626,10 +695,11 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
         for (std::size_t rail = 0; rail < run.per_rail.size(); ++rail)
             run.per_rail[rail] += status.bytes_per_rail[rail];
         run.reposted += status.reposted;
-        if (!writes && plan.check &&
-            std::memcmp(local.data() + b * batch_bytes, expected->data() + b * batch_bytes,
-                        batch_bytes) != 0)
-            fail(fmt::format("batch {}: what was read is not what the server holds", id));
+        if (!writes && plan.check) {
+            local.read(b * batch_bytes, landed->bytes());
+            if (std::memcmp(landed->data(), expected->data() + b * batch_bytes, batch_bytes) != 0)
+                fail(fmt::format("batch {}: what was read is not what the server holds", id));
+        }
     }
     run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::array<std::byte, 4> done{};
@@ -639,7 +709,7 @@ int run_client(const BenchOptions& options, std::vector<RailDevice> rail_list) {
     if (writes && plan.check && verified != plan.batches)
         fail(fmt::format("the server verified {} of {} batches", verified, plan.batches));
 
-    report_run(options, transfer_record(options, engine, plan, run));
+    report_run(options, transfer_record(options, engine, local, plan, run));
     return 0;
 }
 
@@ -698,6 +768,7 @@ int main(int argc, char** argv) {
             .option("--clients", options.clients,
                     "initiators to take at once (many-to-one), their batches started together")
             .range(1U, 64U);
+        gpu::add_memory_options(cli, options.memory);
         cli.subcommand("client").option(
             "--json", options.json,
             "write the run as a record to FILE (rdma-bench records and plot read it)");

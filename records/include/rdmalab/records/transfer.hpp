@@ -37,6 +37,9 @@ struct TransferConfig {
     bool check = false;
     // RC QPs per rail; absent in records written before --qps (they had 1).
     std::optional<std::uint32_t> qps_per_rail{};
+    // The client's memory (--mem: "host", "cuda:0") and the rung that registered it ("host",
+    // "dma-buf", "peer memory"); absent in records written before --mem (host memory).
+    std::optional<std::string> mem{}, registration{};
     bool operator==(const TransferConfig&) const = default;
 };
 // "result.rails[]": what one rail carried, and whether it lasted.

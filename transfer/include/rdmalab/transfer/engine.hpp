@@ -87,6 +87,13 @@ class Engine {
     // where the NIC writes locally (a READ's destination, a WRITE's target). Nothing more.
     SegmentId register_segment(std::span<std::byte> bytes, unsigned remote_access,
                                bool local_write);
+    // Memory the caller registered itself, one MR per rail on that rail's protection domain
+    // (GPU memory through dma-buf or peer memory: the registration ladder, gpu/memory.hpp), at
+    // the address the NIC knows it by. The caller keeps the MRs and releases them before the
+    // engine goes (its protection domains go with it).
+    SegmentId add_registered_segment(std::uint64_t nic_address, std::size_t length,
+                                     std::span<ibv_mr* const> per_rail);
+    ibv_pd* protection_domain(std::size_t rail) const { return rails_[rail].pd.get(); }
     SegmentDescriptor describe(SegmentId segment) const;
 
     // This side's QPs on every rail, for the peer (rail by rail, each rail's QPs in order); then
@@ -134,8 +141,10 @@ class Engine {
         std::uint8_t responder_depth = 1;
     };
     struct Segment {
-        std::span<std::byte> bytes;
-        std::vector<MemoryRegion> mrs;  // one per rail
+        std::uint64_t address = 0;  // as the NIC addresses it: sge.addr here, remote_addr there
+        std::size_t length = 0;
+        std::vector<std::uint32_t> lkeys, rkeys;  // one each per rail
+        std::vector<MemoryRegion> owned;          // register_segment's MRs (none for the caller's)
     };
     struct Batch {
         std::vector<Request> requests;
