@@ -277,7 +277,8 @@ void Engine::post_probe(std::size_t rail) {
     rail_states_.posted(rail, 0, now);
     if (const int rc = post_empty_write(rail, kProbeWrId, remote_segments_.begin()->second);
         rc != 0)
-        rail_failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)), now);
+        rail_states_.failed(rail, 0, fmt::format("probe: ibv_post_send: {}", std::strerror(rc)),
+                            now);
 }
 
 // A signaled WRITE of no bytes on `rail` to `remote` — with an immediate, a notification; without,
@@ -295,26 +296,6 @@ int Engine::post_empty_write(std::size_t rail, std::uint64_t wr_id, const Segmen
     wr.wr.rdma.rkey = remote.rkeys[rail];
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(rails_[rail].qps.front().get(), &wr, &bad);
-}
-
-// A work request on the rail failed: the rail is down, and if it was up until now, so are all
-// its QPs.
-void Engine::rail_failed(std::size_t rail, std::uint32_t length, const std::string& why,
-                         Clock::time_point now) {
-    const bool was_up = rail_states_[rail].up;
-    rail_states_.failed(rail, length, why, now);
-    if (was_up) stop_rail(rail);
-}
-
-// The rail is down: its other QPs go to ERROR too, so that what they hold flushes now and is
-// posted on another rail, rather than waiting for each to fail by itself (one failure domain).
-void Engine::stop_rail(std::size_t rail) {
-    for (QueuePair& qp : rails_[rail].qps) {
-        ibv_qp_attr attr{};
-        attr.qp_state = IBV_QPS_ERR;
-        // A QP already in ERROR takes this too; a failure here leaves it to fail by itself.
-        (void)ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE);
-    }
 }
 
 // #region retry
@@ -391,8 +372,8 @@ void Engine::post_slice(BatchId id, Batch& batch, std::uint32_t index, std::size
     QueuePair& qp = on.qps[on.next_qp++ % on.qps.size()];  // the rail's QPs in turn
     if (const int rc = ibv_post_send(qp.get(), &wr, &bad); rc != 0) {
         // A QP that cannot take the post (in the error state) is a rail that is down.
-        rail_failed(rail, slice.length, fmt::format("ibv_post_send: {}", std::strerror(rc)),
-                    Clock::now());
+        rail_states_.failed(rail, slice.length, fmt::format("ibv_post_send: {}", std::strerror(rc)),
+                            Clock::now());
         batch.progress.failed(index);
     }
 }
@@ -469,7 +450,7 @@ void Engine::drain_completions(std::size_t rail) {
                     rail_states_.completed(rail, 0, now);
                     rail_states_.restored(rail, now);
                 } else {
-                    rail_failed(rail, 0, fmt::format("probe: {}", status_of(wc)), now);
+                    rail_states_.failed(rail, 0, fmt::format("probe: {}", status_of(wc)), now);
                 }
                 continue;
             }
@@ -483,7 +464,7 @@ void Engine::drain_completions(std::size_t rail) {
                     rail_states_.completed(rail, 0, now);
                     batch.progress.notification_completed();
                 } else {
-                    rail_failed(rail, 0, status_of(wc), now);
+                    rail_states_.failed(rail, 0, status_of(wc), now);
                     batch.progress.notification_failed();
                 }
                 continue;
@@ -496,7 +477,7 @@ void Engine::drain_completions(std::size_t rail) {
             } else {
                 // The first failure takes the rail down; the flushes after it bring back the
                 // rail's other slices. Each goes to another rail.
-                rail_failed(rail, length, status_of(wc), now);
+                rail_states_.failed(rail, length, status_of(wc), now);
                 batch.progress.failed(index);
             }
             // #endregion failover

@@ -2,13 +2,15 @@
 // to the peer's device on that rail; slices take the rail's QPs in turn), memory registered on
 // every rail, batches of READs and WRITEs cut into slices that go to whichever healthy rail the
 // policy picks, and a notification to the target once every slice has landed. A failed completion
-// takes its rail down: the rail's other slices flush, and every slice that had not landed is posted
-// again on a rail still up (WRITE and READ of the same bytes are idempotent); the rail's other QPs
-// are put in ERROR, so that their work flushes and goes too (a rail is one failure domain). A rail
-// that went down is tried again after a back-off: a fresh set of QPs on both sides (the application
-// carries the endpoints, as it did at connect), then a WRITE of no bytes on the first as a probe;
-// only when the probe completes does the rail take slices again. A batch fails only when no rail is
-// up, and says why.
+// takes its rail down: the QP's other slices flush, and every slice that had not landed is posted
+// again on a rail still up (WRITE and READ of the same bytes are idempotent). The rail's other QPs
+// keep what they hold until it completes or fails by their own retries (under ECMP a sibling's
+// path may still work; and moving them to ERROR at once, tried first, left slices with no
+// completion at all on Linux 6.1's rxe: a batch waited out its limit, one lab run in four). A rail
+// that went down is tried again after a back-off: a fresh set of QPs on both sides (the
+// application carries the endpoints, as it did at connect), then a WRITE of no bytes on the first
+// as a probe; only when the probe completes does the rail take slices again. A batch fails only
+// when no rail is up, and says why.
 //
 // The verbs are called here, in the open: ibv_open_device, ibv_alloc_pd, ibv_reg_mr,
 // ibv_create_cq, ibv_create_qp, ibv_modify_qp, ibv_post_send, ibv_post_recv, ibv_poll_cq.
@@ -156,9 +158,6 @@ class Engine {
     void bring_up(Rail& rail, std::size_t index, std::span<const RailEndpoint> peer);
     std::vector<RailEndpoint> endpoints_of(std::size_t index) const;
     void connect_qp(Rail& rail, std::size_t index, std::size_t qp, const RailEndpoint& peer);
-    void rail_failed(std::size_t rail, std::uint32_t length, const std::string& why,
-                     Clock::time_point now);
-    void stop_rail(std::size_t rail);
     void retry_due_rails();
     void post_probe(std::size_t rail);
     int post_empty_write(std::size_t rail, std::uint64_t wr_id, const SegmentDescriptor& remote,
