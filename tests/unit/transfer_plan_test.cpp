@@ -162,6 +162,32 @@ TEST(TransferBatch, SlicesOfADeadRailGoToTheOtherAndTheBatchLands) {
     EXPECT_EQ(batch.landed_on(1), 0U);
 }
 
+TEST(TransferBatch, ARailGivenUpOnHandsBackWhatItHeldAndGoesDown) {
+    std::vector<Request> requests{{.length = 4 * 64 * 1024}};
+    BatchProgress batch(cut_into_slices(requests, 64 * 1024), false);
+    Rails rails(2, RailPolicy::kRoundRobin, 8, RailRetry{.first = std::chrono::milliseconds(500)});
+    const auto now = Clock::now();
+    while (auto slice = batch.next_slice()) {
+        const std::size_t rail = *rails.choose(64 * 1024);
+        rails.posted(rail, 64 * 1024, now);
+        batch.posted(*slice, rail);
+    }
+    EXPECT_EQ(batch.in_flight_on(1), (std::vector<std::uint32_t>{1, 3}));
+    // Rail 2's QPs gave no completion at all: its slices go back to waiting, nothing is in flight
+    // on it, it is down, and (nothing left to account for) it can be renewed after its back-off.
+    for (const std::uint32_t slice : batch.in_flight_on(1)) batch.failed(slice);
+    rails.gave_up(1, "no completion", now);
+    EXPECT_TRUE(batch.in_flight_on(1).empty());
+    EXPECT_FALSE(rails[1].up);
+    EXPECT_EQ(rails[1].in_flight_slices, 0U);
+    EXPECT_EQ(rails[1].in_flight_bytes, 0U);
+    EXPECT_EQ(rails[1].down_because, "no completion");
+    EXPECT_EQ(rails.due_for_retry(now + std::chrono::milliseconds(500)),
+              std::vector<std::size_t>{1});
+    EXPECT_EQ(batch.reposted(), 2U);
+    EXPECT_EQ(*batch.next_slice(), 3U);  // first in line again
+}
+
 TEST(TransferBatch, NoRailLeftSaysWhy) {
     Rails rails(2, RailPolicy::kScore, 8);
     const auto now = Clock::now();

@@ -298,6 +298,35 @@ int Engine::post_empty_write(std::size_t rail, std::uint64_t wr_id, const Segmen
     return ibv_post_send(rails_[rail].qps.front().get(), &wr, &bad);
 }
 
+// A rail whose QPs have held work with no completion for twice the time a QP takes to fail by
+// itself ((retry_cnt + 1) x 4.096 us x 2^timeout): since it went down, or, up, since it last
+// completed anything (or became busy). A QP reports a dead path within that time; on Linux 6.1's
+// rxe, with two QPs on a rail whose own link went down, work was seen to get no completion at all
+// (vm.transfer's returns part: a batch waited out its 60 s, one run in four). What completed is
+// polled; the QPs are destroyed, so nothing more comes from them; what they held is posted
+// again elsewhere (idempotent), and the rail, down, is renewed after its back-off.
+void Engine::give_up_stuck_rails() {
+    const auto now = Clock::now();
+    const auto bound = 2 * (settings_.retry_cnt + 1) * std::chrono::nanoseconds(4096) *
+                       (std::int64_t{1} << settings_.timeout);
+    for (std::size_t rail = 0; rail < rails_.size(); ++rail) {
+        const RailState& state = rail_states_[rail];
+        const auto quiet_since =
+            state.up ? std::max(state.busy_since, state.last_completed) : state.down_since;
+        if (state.probing || state.in_flight_slices == 0 || now - quiet_since < bound) continue;
+        drain_completions(rail);
+        if (rail_states_[rail].in_flight_slices == 0) continue;
+        create_qps(rails_[rail]);
+        for (auto& [id, batch] : batches_) {
+            for (const std::uint32_t slice : batch.progress.in_flight_on(rail))
+                batch.progress.failed(slice);
+            if (batch.progress.state() == BatchState::kNotifying && batch.notified_on == rail)
+                batch.progress.notification_failed();
+        }
+        rail_states_.gave_up(rail, "no completion within twice the QP's retry time", now);
+    }
+}
+
 // #region retry
 // A down rail whose back-off has passed: fresh QPs here and at the peer (the application carries
 // the endpoints), then the probe. A renewal that fails leaves the rail down, its back-off doubled.
@@ -489,6 +518,7 @@ BatchStatus Engine::poll(BatchId id) {
     auto found = batches_.find(id);
     if (found == batches_.end()) fail(fmt::format("poll: no batch {}", id));
     for (std::size_t rail = 0; rail < rails_.size(); ++rail) drain_completions(rail);
+    give_up_stuck_rails();
     retry_due_rails();
     post_waiting();
     const BatchProgress& progress = found->second.progress;

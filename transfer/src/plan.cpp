@@ -229,6 +229,14 @@ void Rails::retry_failed(std::size_t rail, const std::string& why, Clock::time_p
     went_down(rails_[rail], why, now);
 }
 
+void Rails::gave_up(std::size_t rail, const std::string& why, Clock::time_point now) {
+    RailState& state = rails_[rail];
+    if (state.in_flight_slices > 0) state.busy += now - state.busy_since;
+    state.in_flight_slices = 0;
+    state.in_flight_bytes = 0;
+    if (state.up) went_down(state, why, now);
+}
+
 void Rails::probing(std::size_t rail) {
     rails_[rail].probing = true;
 }
@@ -295,6 +303,13 @@ void BatchProgress::failed(std::uint32_t slice) {
 void BatchProgress::fail(std::string why) {
     state_ = BatchState::kFailed;
     error_ = std::move(why);
+}
+
+std::vector<std::uint32_t> BatchProgress::in_flight_on(std::size_t rail) const {
+    std::vector<std::uint32_t> slices;
+    for (std::uint32_t s = 0; s < states_.size(); ++s)
+        if (states_[s] == SliceState::kInFlight && rails_[s] == rail) slices.push_back(s);
+    return slices;
 }
 
 std::optional<std::size_t> BatchProgress::landed_on(std::uint32_t slice) const {

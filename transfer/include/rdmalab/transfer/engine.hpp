@@ -5,8 +5,8 @@
 // takes its rail down: the QP's other slices flush, and every slice that had not landed is posted
 // again on a rail still up (WRITE and READ of the same bytes are idempotent). The rail's other QPs
 // keep what they hold until it completes or fails by their own retries (under ECMP a sibling's
-// path may still work; and moving them to ERROR at once, tried first, left slices with no
-// completion at all on Linux 6.1's rxe: a batch waited out its limit, one lab run in four). A rail
+// path may still work), or until twice that time has passed: then the engine gives up on them
+// (a QP's work with no completion at all was seen on Linux 6.1's rxe). A rail
 // that went down is tried again after a back-off: a fresh set of QPs on both sides (the
 // application carries the endpoints, as it did at connect), then a WRITE of no bytes on the first
 // as a probe; only when the probe completes does the rail take slices again. A batch fails only
@@ -159,6 +159,7 @@ class Engine {
     std::vector<RailEndpoint> endpoints_of(std::size_t index) const;
     void connect_qp(Rail& rail, std::size_t index, std::size_t qp, const RailEndpoint& peer);
     void retry_due_rails();
+    void give_up_stuck_rails();
     void post_probe(std::size_t rail);
     int post_empty_write(std::size_t rail, std::uint64_t wr_id, const SegmentDescriptor& remote,
                          std::optional<std::uint32_t> immediate = std::nullopt);

@@ -139,6 +139,9 @@ class Rails {
     std::vector<std::size_t> due_for_retry(Clock::time_point now) const;
     // A retry reached no peer (its new QP could not be connected): down again, back-off doubled.
     void retry_failed(std::size_t rail, const std::string& why, Clock::time_point now);
+    // A rail whose QPs held work with no completion long after they should have failed: they
+    // are gone (destroyed), what they held is no longer in flight, and the rail is down.
+    void gave_up(std::size_t rail, const std::string& why, Clock::time_point now);
     void probing(std::size_t rail);                          // a fresh QP's probe is in flight
     void restored(std::size_t rail, Clock::time_point now);  // the probe completed: up again
     bool any_up() const;
@@ -189,6 +192,8 @@ class BatchProgress {
     std::uint32_t reposted() const { return reposted_; }  // slices posted again after a failure
     // The rail each slice landed through (when it has): for the per-rail counts.
     std::optional<std::size_t> landed_on(std::uint32_t slice) const;
+    // The slices in flight on `rail`.
+    std::vector<std::uint32_t> in_flight_on(std::size_t rail) const;
 
   private:
     enum class SliceState : std::uint8_t { kWaiting, kInFlight, kLanded };
