@@ -8,7 +8,9 @@
 // complete-program page with its regions marked, and at 1280 and 390 px no
 // diagram text renders below 11 px or sticks out of its box. Prints one line
 // per check and a closing
-// "browser: N passed, M failed"; exits non-zero on any failure.
+// "browser: N passed, M failed"; exits non-zero on any failure — or, where RDMALAB_CHECK_RECORDS
+// names a file (CTest's docs.browser), records the checks by part and exits 0 once the run
+// completes, each part's CTest test giving its verdict.
 //   node docs/tests/browser.mjs [--screenshots DIR] [--page /extra-path ...]
 // (--page: one more page to visit; with --screenshots, also a PNG of it whole)
 import { appendFileSync, writeFileSync } from 'node:fs';

@@ -54,6 +54,12 @@ TEST(TransferJob, RefusesJobsThatCannotBeLaidOut) {
     EXPECT_EQ(refusal(JobPattern::kPairwise, 0, 4, 65535), "");  // pair 0 still fits
 }
 
+TEST(TransferJob, CountsTheInitiatorsOfEachPattern) {
+    EXPECT_EQ(job_initiators(JobPattern::kPairwise, 6), 3);
+    EXPECT_EQ(job_initiators(JobPattern::kManyToOne, 6), 5);
+    EXPECT_EQ(role(JobPattern::kManyToOne, 0, 6).initiators, 5U);
+}
+
 TEST(TransferJob, PutsTheRankIntoARecordsName) {
     EXPECT_EQ(with_rank("out/r{rank}.json", 7), "out/r7.json");
     EXPECT_EQ(with_rank("{rank}-{rank}", 12), "12-12");

@@ -162,6 +162,11 @@ TEST(TransferBatch, SlicesOfADeadRailGoToTheOtherAndTheBatchLands) {
     EXPECT_EQ(batch.landed_on(1), 0U);
 }
 
+TEST(TransferRails, AQPsRetryTimeIsItsSendsTimesItsAckTimeout) {
+    EXPECT_EQ(retry_time(3, 14), std::chrono::nanoseconds(268'435'456));     // the tuned pair
+    EXPECT_EQ(retry_time(7, 20), std::chrono::nanoseconds(34'359'738'368));  // NCCL's defaults
+}
+
 TEST(TransferBatch, ARailGivenUpOnHandsBackWhatItHeldAndGoesDown) {
     std::vector<Request> requests{{.length = 4 * 64 * 1024}};
     BatchProgress batch(cut_into_slices(requests, 64 * 1024), false);

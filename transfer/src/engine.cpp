@@ -96,28 +96,26 @@ std::string Engine::provider(std::size_t rail) const {
 // device, as the verbs require.
 Engine::~Engine() = default;
 
+int segment_access(unsigned remote_access, bool local_write) {
+    // Remote write access needs local write access too (the verbs' rule).
+    if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
+        remote_access |= static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE);
+    return static_cast<int>(remote_access);
+}
+
 SegmentId Engine::register_segment(std::span<std::byte> bytes, unsigned remote_access,
                                    bool local_write) {
     if (bytes.empty()) fail("register_segment: an empty segment");
-    // Remote write access needs local write access too (the verbs' rule).
-    unsigned access = remote_access;
-    if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
-        access |= static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE);
-    Segment segment{.address = reinterpret_cast<std::uintptr_t>(bytes.data()),
-                    .length = bytes.size(),
-                    .lkeys = {},
-                    .rkeys = {},
-                    .owned = {}};
+    std::vector<MemoryRegion> owned;
+    std::vector<ibv_mr*> per_rail;
     for (Rail& rail : rails_) {
-        MemoryRegion mr{
-            ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(), static_cast<int>(access))};
-        check_ptr(mr.get(), "ibv_reg_mr(segment)");
-        segment.lkeys.push_back(mr->lkey);
-        segment.rkeys.push_back(mr->rkey);
-        segment.owned.push_back(std::move(mr));
+        owned.emplace_back(ibv_reg_mr(rail.pd.get(), bytes.data(), bytes.size(),
+                                      segment_access(remote_access, local_write)));
+        per_rail.push_back(check_ptr(owned.back().get(), "ibv_reg_mr(segment)"));
     }
-    const SegmentId id = next_segment_++;
-    segments_.emplace(id, std::move(segment));
+    const SegmentId id = add_registered_segment(reinterpret_cast<std::uintptr_t>(bytes.data()),
+                                                bytes.size(), per_rail);
+    segments_.at(id).owned = std::move(owned);
     return id;
 }
 
@@ -307,8 +305,7 @@ int Engine::post_empty_write(std::size_t rail, std::uint64_t wr_id, const Segmen
 // again elsewhere (idempotent), and the rail, down, is renewed after its back-off.
 void Engine::give_up_stuck_rails() {
     const auto now = Clock::now();
-    const auto bound = 2 * (settings_.retry_cnt + 1) * std::chrono::nanoseconds(4096) *
-                       (std::int64_t{1} << settings_.timeout);
+    const auto bound = 2 * retry_time(settings_.retry_cnt, settings_.timeout);
     for (std::size_t rail = 0; rail < rails_.size(); ++rail) {
         const RailState& state = rail_states_[rail];
         const auto quiet_since =

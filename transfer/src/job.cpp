@@ -4,19 +4,23 @@
 
 namespace rdmalab::transfer {
 
+int job_initiators(JobPattern pattern, int ranks) {
+    return pattern == JobPattern::kManyToOne ? ranks - 1 : ranks / 2;
+}
+
 std::variant<JobRole, std::string> job_role(JobPattern pattern, int rank, int ranks,
                                             std::uint16_t base_port) {
     if (ranks < 2) return fmt::format("a job of {} rank(s): a transfer needs 2 or more", ranks);
     if (rank < 0 || rank >= ranks)
         return fmt::format("rank {} is not a place among {} ranks", rank, ranks);
     if (pattern == JobPattern::kManyToOne) {
-        if (ranks - 1 > kMaxJobInitiators)
+        if (job_initiators(pattern, ranks) > kMaxJobInitiators)
             return fmt::format("{} ranks: a target takes at most {} initiators", ranks,
                                kMaxJobInitiators);
         if (rank == 0)
             return JobRole{.target = true,
                            .peer = 0,
-                           .initiators = static_cast<std::uint32_t>(ranks - 1),
+                           .initiators = static_cast<std::uint32_t>(job_initiators(pattern, ranks)),
                            .port = base_port};
         return JobRole{.target = false, .peer = 0, .initiators = 0, .port = base_port};
     }

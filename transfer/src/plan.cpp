@@ -229,6 +229,10 @@ void Rails::retry_failed(std::size_t rail, const std::string& why, Clock::time_p
     went_down(rails_[rail], why, now);
 }
 
+std::chrono::nanoseconds retry_time(unsigned retry_cnt, unsigned timeout) {
+    return (retry_cnt + 1) * std::chrono::nanoseconds(4096) * (std::int64_t{1} << timeout);
+}
+
 void Rails::gave_up(std::size_t rail, const std::string& why, Clock::time_point now) {
     RailState& state = rails_[rail];
     if (state.in_flight_slices > 0) state.busy += now - state.busy_since;

@@ -280,9 +280,7 @@ class BenchSegment {
     BenchSegment(Engine& engine, const gpu::MemoryOptions& options, std::size_t bytes,
                  unsigned remote_access, bool local_write, const char* side)
         : memory_(options.memory, bytes) {
-        int access = static_cast<int>(remote_access);
-        if (local_write || (remote_access & IBV_ACCESS_REMOTE_WRITE) != 0)
-            access |= IBV_ACCESS_LOCAL_WRITE;  // remote write needs local write (the verbs' rule)
+        const int access = segment_access(remote_access, local_write);
         std::vector<ibv_mr*> mrs;
         for (std::size_t rail = 0; rail < engine.rails(); ++rail) {
             registered_.push_back(gpu::register_memory(engine.protection_domain(rail), memory_,
@@ -549,7 +547,9 @@ void report_run(const BenchOptions& options, const records::TransferRecord& reco
                 "client: rail {} went down {:.1f} ms after its last completion (the QP's bound: "
                 "({} + 1) x 4.096 us x 2^{} = {:.1f} ms); {}\n",
                 rail + 1, *state.detect_ms, options.retry_cnt, options.ack_timeout,
-                (options.retry_cnt + 1) * 4.096e-3 * (1U << options.ack_timeout),
+                std::chrono::duration<double, std::milli>(
+                    retry_time(options.retry_cnt, options.ack_timeout))
+                    .count(),
                 state.up ? fmt::format("back after {} failure(s)", state.failures)
                          : fmt::format("down: {}", state.down_because.value_or("")));
         }
@@ -584,8 +584,7 @@ std::optional<std::string> take_job_role(BenchOptions& options) {
     auto role = job_role(pattern, rank, static_cast<int>(hosts.size()), options.port);
     if (auto* why = std::get_if<std::string>(&role)) return "--hosts: " + *why;
     const JobRole& r = std::get<JobRole>(role);
-    const std::size_t initiators =
-        pattern == JobPattern::kManyToOne ? hosts.size() - 1 : hosts.size() / 2;
+    const int initiators = job_initiators(pattern, static_cast<int>(hosts.size()));
     if (!options.json.empty() && initiators > 1 && options.json.find("{rank}") == std::string::npos)
         return fmt::format("--json {}: {} initiators would each write it; put {{rank}} in the name",
                            options.json, initiators);

@@ -70,6 +70,12 @@ struct BatchStatus {
     std::string error;                          // when kFailed
 };
 
+// The access flags a segment is registered with: the remote access a peer needs
+// (IBV_ACCESS_REMOTE_WRITE for a segment it writes into, IBV_ACCESS_REMOTE_READ for one it reads),
+// plus LOCAL_WRITE where the NIC writes locally (a READ's destination) or remote write needs it.
+// Nothing more. For Engine::register_segment, and for a caller that registers memory itself.
+int segment_access(unsigned remote_access, bool local_write);
+
 class Engine {
   public:
     Engine(std::vector<RailDevice> rails, const Settings& settings);
@@ -84,9 +90,9 @@ class Engine {
     // The provider behind the rail's device, for records ("rxe", "mlx5").
     std::string provider(std::size_t rail) const;
 
-    // Registers the bytes on every rail with the access a peer needs — IBV_ACCESS_REMOTE_WRITE
-    // for a segment it writes into, IBV_ACCESS_REMOTE_READ for one it reads — plus LOCAL_WRITE
-    // where the NIC writes locally (a READ's destination, a WRITE's target). Nothing more.
+    // Registers host memory on every rail with segment_access(remote_access, local_write).
+    // (transfer-bench registers through gpu/'s ladder and add_registered_segment instead, so that
+    // its bytes can be GPU memory.)
     SegmentId register_segment(std::span<std::byte> bytes, unsigned remote_access,
                                bool local_write);
     // Memory the caller registered itself, one MR per rail on that rail's protection domain

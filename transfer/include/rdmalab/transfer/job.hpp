@@ -31,6 +31,10 @@ struct JobRole {
 std::variant<JobRole, std::string> job_role(JobPattern pattern, int rank, int ranks,
                                             std::uint16_t base_port);
 
+// The initiators of a job of `ranks` (its records, one each): ranks / 2 pairwise, ranks - 1 into
+// one target.
+int job_initiators(JobPattern pattern, int ranks);
+
 // A file name with "{rank}" replaced by the rank (each rank's record of its own).
 std::string with_rank(std::string_view path, int rank);
 

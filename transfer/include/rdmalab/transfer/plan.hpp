@@ -89,6 +89,10 @@ std::vector<Slice> cut_into_slices(std::span<const Request> requests, std::uint3
 
 enum class RailPolicy { kRoundRobin, kScore };
 
+// How long an RC QP takes to give up on a dead path: retry_cnt + 1 sends, each waiting
+// 4.096 us x 2^timeout for its ACK (14 and 3: 268 ms; NCCL's 20 and 7: 34 s).
+std::chrono::nanoseconds retry_time(unsigned retry_cnt, unsigned timeout);
+
 // When a rail that went down is tried again: after `first`, then twice as long after each
 // failure in a row, up to `longest` (Mooncake pauses a path for 30 s, doubling to 300 s). A
 // `first` of zero: a rail that went down stays down.
